@@ -1,0 +1,18 @@
+//===- harp-opt.cpp - harp's optimizer driver -----------------------------===//
+//
+// mlir-opt for harp: parses, verifies, transforms and prints .mlir files with
+// the harp dialect and its passes registered.
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/InitAllHarp.h"
+
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::harp::registerAllHarpPasses();
+  mlir::DialectRegistry registry;
+  mlir::harp::registerAllHarpDialects(registry);
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "harp optimizer driver\n", registry));
+}
