@@ -69,7 +69,7 @@ int main(void) {
   // CHECK: verified: 1
   printf("verified: %d\n", mlirOperationVerify(op));
   // CHECK: func.func @transpose_add
-  // CHECK: harp.view %{{.*}} #harp.view<(d0, d1) -> (d1, d0)>
+  // CHECK: harp.view %{{.*}} <(d0, d1) -> (d1, d0)>
   // CHECK: harp.map_reduce ins(
   // CHECK: arith.addf
   // CHECK: harp.yield

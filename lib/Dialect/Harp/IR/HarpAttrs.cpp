@@ -34,39 +34,46 @@ void HarpDialect::registerAttributes() {
 static ParseResult parsePad(AsmParser &parser, PadKind &kind,
                             Attribute &value) {
   Builder b(parser.getContext());
-  if (succeeded(parser.parseOptionalKeyword("zero"))) {
-    kind = PadKind::Zero;
-    return success();
-  }
-  if (succeeded(parser.parseOptionalKeyword("one"))) {
-    kind = PadKind::One;
+  auto expected = [&] {
+    return parser.emitError(parser.getCurrentLocation(),
+                            "expected a pad value: zero, one, -inf, +inf or a "
+                            "number");
+  };
+  StringRef keyword;
+  if (succeeded(parser.parseOptionalKeyword(&keyword))) {
+    if (keyword == "zero")
+      kind = PadKind::Zero;
+    else if (keyword == "one")
+      kind = PadKind::One;
+    else
+      return expected();
     return success();
   }
   bool negative = succeeded(parser.parseOptionalMinus());
   if (!negative)
     (void)parser.parseOptionalPlus();
-  if (succeeded(parser.parseOptionalKeyword("inf"))) {
+  if (succeeded(parser.parseOptionalKeyword(&keyword))) {
+    if (keyword != "inf")
+      return expected();
     kind = negative ? PadKind::NegInf : PadKind::PosInf;
     return success();
   }
   kind = PadKind::Value;
   APInt intValue;
+  SMLoc loc = parser.getCurrentLocation();
   OptionalParseResult intResult = parser.parseOptionalInteger(intValue);
   if (intResult.has_value()) {
     if (failed(*intResult))
       return failure();
     if (intValue.getSignificantBits() > 63)
-      return parser.emitError(parser.getCurrentLocation(),
-                              "pad value does not fit in 64 bits");
+      return parser.emitError(loc, "pad value does not fit in 64 bits");
     int64_t v = intValue.getSExtValue();
     value = b.getI64IntegerAttr(negative ? -v : v);
     return success();
   }
   double d;
   if (parser.parseFloat(d))
-    return parser.emitError(parser.getCurrentLocation(),
-                            "expected a pad value: zero, one, -inf, +inf or a "
-                            "number");
+    return failure();
   value = b.getF64FloatAttr(negative ? -d : d);
   return success();
 }

@@ -204,9 +204,6 @@ LogicalResult MapReduceOp::verifyRegions() {
       return op.emitOpError("is not allowed in a harp.map_reduce region; "
                             "only arith, math and complex scalar ops, "
                             "harp.index and harp.yield");
-    if (op.getNumRegions() != 0)
-      return op.emitOpError("has regions; harp.map_reduce regions are "
-                            "straight-line scalar code");
     for (Type type : op.getResultTypes())
       if (!isScalarType(type))
         return op.emitOpError("produces ")

@@ -95,17 +95,24 @@ static FailureOr<FlatLinearConstraints> buildDomain(ArrayRef<int64_t> shape,
   return cst;
 }
 
-/// A point of `cst` restricted to its first `rank` variables, if any.
+/// The lexicographically smallest point of `cst`, restricted to its first
+/// `rank` variables, if `cst` has any point. Lexmin keeps witnesses stable
+/// and tells the user the first offending index.
 static std::optional<SmallVector<int64_t>>
 samplePoint(const FlatLinearConstraints &cst, unsigned rank) {
-  std::optional<SmallVector<DynamicAPInt, 8>> sample =
-      cst.findIntegerSample();
-  if (!sample)
+  presburger::MaybeOptimum<SmallVector<DynamicAPInt, 8>> lexMin =
+      cst.findIntegerLexMin();
+  std::optional<SmallVector<DynamicAPInt, 8>> point;
+  if (lexMin.isBounded())
+    point = lexMin.getBoundedOptimum();
+  else
+    point = cst.findIntegerSample();
+  if (!point)
     return std::nullopt;
-  SmallVector<int64_t> point;
+  SmallVector<int64_t> result;
   for (unsigned i = 0; i < rank; ++i)
-    point.push_back(static_cast<int64_t>((*sample)[i]));
-  return point;
+    result.push_back(static_cast<int64_t>((*point)[i]));
+  return result;
 }
 
 FailureOr<std::optional<OutOfBoundsRead>>

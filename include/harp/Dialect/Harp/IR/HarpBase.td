@@ -53,9 +53,12 @@ def Harp_Dialect : Dialect {
 
 // Integers are signless: signedness is carried by the scalar ops a region
 // uses, as in `arith`.
-def Harp_IntElement : AnyTypeOf<[I1, I8, I16, I32, I64]>;
-def Harp_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
-def Harp_ComplexElement : AnyTypeOf<[Complex<F32>, Complex<F64>]>;
+def Harp_IntElement : AnyTypeOf<[I1, I8, I16, I32, I64],
+                                "harp integer element type (i1, i8, i16, i32, i64)">;
+def Harp_FloatElement : AnyTypeOf<[F16, BF16, F32, F64],
+                                  "harp float element type (f16, bf16, f32, f64)">;
+def Harp_ComplexElement : AnyTypeOf<[Complex<F32>, Complex<F64>],
+                                    "harp complex element type">;
 def Harp_ElementType : AnyTypeOf<[Harp_IntElement, Harp_FloatElement,
                                   Harp_ComplexElement],
                                  "harp element type (f16, bf16, f32, f64, "

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package harp needs to build and test. Idempotent and
+# quiet when everything is present; runs `apt-get update` only when something
+# is missing.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build ccache lld g++ git
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  python3 python3-numpy python3-pytest pybind11-dev
+  libgtest-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+      grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+$sudo apt-get update -q >/dev/null
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" \
+  >/dev/null
+echo "setup: done"

@@ -1,0 +1,251 @@
+// RUN: harp-opt %s --canonicalize --split-input-file | FileCheck %s
+
+// View composition, layout simplification, identity views, folding of views
+// of constants, and repeated materialisation.
+
+// CHECK-LABEL: func.func @identity_view
+// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @identity_view(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = harp.view %x <(d0, d1) -> (d0, d1)> : tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_twice
+// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @transpose_twice(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = harp.view %x <(d0, d1) -> (d1, d0)> : tensor<3x4xf32> -> tensor<4x3xf32>
+  %1 = harp.view %0 <(d0, d1) -> (d1, d0)> : tensor<4x3xf32> -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}
+
+// -----
+
+// A reshape 3x4 -> 2x6 and back: the composed floordiv/mod arithmetic
+// simplifies to the identity with the known index ranges.
+// CHECK-LABEL: func.func @reshape_round_trip
+// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @reshape_round_trip(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = harp.view %x <(d0, d1) -> ((d0 * 6 + d1) floordiv 4, (d0 * 6 + d1) mod 4)>
+      : tensor<3x4xf32> -> tensor<2x6xf32>
+  %1 = harp.view %0 <(d0, d1) -> ((d0 * 4 + d1) floordiv 6, (d0 * 4 + d1) mod 6)>
+      : tensor<2x6xf32> -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}
+
+// -----
+
+// Flatten then unflatten into a different factorisation: one view remains
+// with the index arithmetic of the composition.
+// CHECK-LABEL: func.func @reshape_chain
+// CHECK-NEXT: %[[V:.*]] = harp.view %{{.*}} <(d0, d1) -> ((d0 * 6 + d1) floordiv 4, (d0 * 6 + d1) mod 4)> : tensor<3x4xf32> -> tensor<2x6xf32>
+// CHECK-NEXT: return %[[V]]
+func.func @reshape_chain(%x: tensor<3x4xf32>) -> tensor<2x6xf32> {
+  %0 = harp.view %x <(d0) -> (d0 floordiv 4, d0 mod 4)> : tensor<3x4xf32> -> tensor<12xf32>
+  %1 = harp.view %0 <(d0, d1) -> (d0 * 6 + d1)> : tensor<12xf32> -> tensor<2x6xf32>
+  return %1 : tensor<2x6xf32>
+}
+
+// -----
+
+// A strided slice of a flip of a broadcast composes into one view.
+// CHECK-LABEL: func.func @three_views
+// CHECK-NEXT: %[[V:.*]] = harp.view %{{.*}} <(d0, d1) -> (d1 * -2 + 7)> : tensor<8xf32> -> tensor<5x4xf32>
+// CHECK-NEXT: return %[[V]]
+func.func @three_views(%v: tensor<8xf32>) -> tensor<5x4xf32> {
+  %0 = harp.view %v <(d0, d1) -> (d1)> : tensor<8xf32> -> tensor<5x8xf32>
+  %1 = harp.view %0 <(d0, d1) -> (d0, 7 - d1)> : tensor<5x8xf32> -> tensor<5x8xf32>
+  %2 = harp.view %1 <(d0, d1) -> (d0, d1 * 2)> : tensor<5x8xf32> -> tensor<5x4xf32>
+  return %2 : tensor<5x4xf32>
+}
+
+// -----
+
+// Padding then 3-wide windows (a padded unfold): the inner mask is read
+// through the outer map.
+// CHECK-LABEL: func.func @pad_then_unfold
+// CHECK-NEXT: %[[V:.*]] = harp.view %{{.*}} <(d0, d1) -> (d0 + d1 - 1), mask_ge = (d0, d1) -> (d0 + d1 - 1, -d0 - d1 + 4)> : tensor<4xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: return %[[V]]
+func.func @pad_then_unfold(%v: tensor<4xf32>) -> tensor<4x3xf32> {
+  %0 = harp.view %v <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4)>
+      : tensor<4xf32> -> tensor<6xf32>
+  %1 = harp.view %0 <(d0, d1) -> (d0 + d1)> : tensor<6xf32> -> tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+
+// -----
+
+// Two masks with the same pad: their conjunction (tril of a padded matrix).
+// CHECK-LABEL: func.func @same_pad_masks
+// CHECK-NEXT: %[[V:.*]] = harp.view %{{.*}} <(d0, d1) -> (d0, d1 - 1), mask_ge = (d0, d1) -> (d0 - d1, d1 - 1)> : tensor<4x3xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: return %[[V]]
+func.func @same_pad_masks(%x: tensor<4x3xf32>) -> tensor<4x4xf32> {
+  %0 = harp.view %x <(d0, d1) -> (d0, d1 - 1), mask_ge = (d0, d1) -> (d1 - 1)>
+      : tensor<4x3xf32> -> tensor<4x4xf32>
+  %1 = harp.view %0 <(d0, d1) -> (d0, d1), mask_ge = (d0, d1) -> (d0 - d1)>
+      : tensor<4x4xf32> -> tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
+
+// -----
+
+// Different pads cannot share one mask: both views stay.
+// CHECK-LABEL: func.func @different_pads
+// CHECK-NEXT: %[[A:.*]] = harp.view %{{.*}} mask_ge = (d0) -> (d0 - 1)> : tensor<4xf32> -> tensor<5xf32>
+// CHECK-NEXT: %[[B:.*]] = harp.view %[[A]] <(d0) -> (d0), mask_ge = (d0) -> (-d0 + 3), pad = -inf> : tensor<5xf32> -> tensor<5xf32>
+// CHECK-NEXT: return %[[B]]
+func.func @different_pads(%v: tensor<4xf32>) -> tensor<5xf32> {
+  %0 = harp.view %v <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1)>
+      : tensor<4xf32> -> tensor<5xf32>
+  %1 = harp.view %0 <(d0) -> (d0), mask_ge = (d0) -> (3 - d0), pad = -inf>
+      : tensor<5xf32> -> tensor<5xf32>
+  return %1 : tensor<5xf32>
+}
+
+// -----
+
+// A mask that holds on the whole result box is dropped with its pad; then
+// the view is the identity and disappears.
+// CHECK-LABEL: func.func @mask_always_true
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @mask_always_true(%v: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = harp.view %v <(d0) -> (d0), mask_ge = (d0) -> (d0, 3 - d0), pad = -inf>
+      : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Constraints implied by the box go; duplicates go; the rest stays.
+// CHECK-LABEL: func.func @mask_pruned
+// CHECK-NEXT: harp.view %{{.*}} <(d0) -> (d0 - 2), mask_ge = (d0) -> (d0 - 2)> : tensor<4xf32> -> tensor<6xf32>
+func.func @mask_pruned(%v: tensor<4xf32>) -> tensor<6xf32> {
+  %0 = harp.view %v <(d0) -> (d0 - 2), mask_ge = (d0) -> (d0 - 2, d0, d0 - 2, 5 - d0)>
+      : tensor<4xf32> -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+// A mask that holds nowhere: the view is a fill with its pad.
+// CHECK-LABEL: func.func @mask_always_false
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<0xFF800000> : tensor<3xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @mask_always_false(%v: tensor<4xf32>) -> tensor<3xf32> {
+  %0 = harp.view %v <(d0) -> (d0), mask_ge = (d0) -> (d0 - 5), pad = -inf>
+      : tensor<4xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mask_always_false_complex
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<(1.000000e+00,0.000000e+00)> : tensor<2xcomplex<f32>>
+// CHECK-NEXT: return %[[C]]
+func.func @mask_always_false_complex(%v: tensor<4xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
+  %0 = harp.view %v <(d0) -> (d0), mask_eq = (d0) -> (d0 + 1), pad = one>
+      : tensor<4xcomplex<f32>> -> tensor<2xcomplex<f32>>
+  return %0 : tensor<2xcomplex<f32>>
+}
+
+// -----
+
+// A broadcast of a splat is a bigger splat.
+// CHECK-LABEL: func.func @view_of_splat
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<2.500000e+00> : tensor<8x4xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @view_of_splat() -> tensor<8x4xf32> {
+  %c = arith.constant dense<2.5> : tensor<4xf32>
+  %0 = harp.view %c <(d0, d1) -> (d1)> : tensor<4xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// Padding a splat with its own value is still a splat.
+// CHECK-LABEL: func.func @pad_splat_with_itself
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<1> : tensor<6xi32>
+// CHECK-NEXT: return %[[C]]
+func.func @pad_splat_with_itself() -> tensor<6xi32> {
+  %c = arith.constant dense<1> : tensor<4xi32>
+  %0 = harp.view %c <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, 4 - d0), pad = one>
+      : tensor<4xi32> -> tensor<6xi32>
+  return %0 : tensor<6xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_constant
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<{{\[}}[1, 4], [2, 5], [3, 6]]> : tensor<3x2xi64>
+// CHECK-NEXT: return %[[C]]
+func.func @transpose_constant() -> tensor<3x2xi64> {
+  %c = arith.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %0 = harp.view %c <(d0, d1) -> (d1, d0)> : tensor<2x3xi64> -> tensor<3x2xi64>
+  return %0 : tensor<3x2xi64>
+}
+
+// -----
+
+// Padding with -inf, a flip and a reshape of constants.
+// CHECK-LABEL: func.func @pad_flip_reshape_constant
+// CHECK-DAG: arith.constant dense<[0xFF800000, 1.000000e+00, 2.000000e+00, 3.000000e+00, 0xFF800000]> : tensor<5xf32>
+// CHECK-DAG: arith.constant dense<[3.000000e+00, 2.000000e+00, 1.000000e+00]> : tensor<3xf32>
+// CHECK-DAG: arith.constant dense<{{\[}}[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi8>
+func.func @pad_flip_reshape_constant() -> (tensor<5xf32>, tensor<3xf32>, tensor<3x2xi8>) {
+  %c = arith.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %0 = harp.view %c <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, 3 - d0), pad = -inf>
+      : tensor<3xf32> -> tensor<5xf32>
+  %1 = harp.view %c <(d0) -> (2 - d0)> : tensor<3xf32> -> tensor<3xf32>
+  %i = arith.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi8>
+  %2 = harp.view %i <(d0, d1) -> ((d0 * 2 + d1) floordiv 3, (d0 * 2 + d1) mod 3)>
+      : tensor<2x3xi8> -> tensor<3x2xi8>
+  return %0, %1, %2 : tensor<5xf32>, tensor<3xf32>, tensor<3x2xi8>
+}
+
+// -----
+
+// Non-splat constants beyond 65536 result elements stay views.
+// CHECK-LABEL: func.func @large_constant_view
+// CHECK: harp.view
+func.func @large_constant_view() -> tensor<300x300xi32> {
+  %c = arith.constant dense<[1, 2, 3]> : tensor<3xi32>
+  %0 = harp.view %c <(d0, d1) -> (d1 mod 3)> : tensor<3xi32> -> tensor<300x300xi32>
+  return %0 : tensor<300x300xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @contiguous_twice
+// CHECK-NEXT: %[[C:.*]] = harp.contiguous %{{.*}} : tensor<4xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @contiguous_twice(%v: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = harp.contiguous %v : tensor<4xf32>
+  %1 = harp.contiguous %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @contiguous_constant
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<3.000000e+00> : tensor<4xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @contiguous_constant() -> tensor<4xf32> {
+  %c = arith.constant dense<3.0> : tensor<4xf32>
+  %0 = harp.contiguous %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Views are pure: an unused one is erased.
+// CHECK-LABEL: func.func @dead_view
+// CHECK-NOT: harp.view
+func.func @dead_view(%v: tensor<4xf32>) {
+  %0 = harp.view %v <(d0) -> (3 - d0)> : tensor<4xf32> -> tensor<4xf32>
+  return
+}
