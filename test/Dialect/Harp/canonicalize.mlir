@@ -249,3 +249,32 @@ func.func @dead_view(%v: tensor<4xf32>) {
   %0 = harp.view %v <(d0) -> (3 - d0)> : tensor<4xf32> -> tensor<4xf32>
   return
 }
+
+// -----
+
+// Two zero pads of 1 (4 -> 6 -> 8): the outer pad's constraints are implied
+// by the inner ones read through the map, and go.
+// CHECK-LABEL: func.func @pad_twice
+// CHECK-NEXT: %[[V:.*]] = harp.view %{{.*}} <(d0) -> (d0 - 2), mask_ge = (d0) -> (d0 - 2, -d0 + 5)> : tensor<4xf32> -> tensor<8xf32>
+// CHECK-NEXT: return %[[V]]
+func.func @pad_twice(%v: tensor<4xf32>) -> tensor<8xf32> {
+  %0 = harp.view %v <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, 4 - d0)>
+      : tensor<4xf32> -> tensor<6xf32>
+  %1 = harp.view %0 <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, 6 - d0)>
+      : tensor<6xf32> -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// `pad = 0` and `pad = 0.0` are the zero pad: the two views compose.
+// CHECK-LABEL: func.func @pad_spellings
+// CHECK-NEXT: %[[V:.*]] = harp.view %{{.*}} <(d0) -> (-d0 + 4), mask_ge = (d0) -> (-d0 + 4, d0 - 1)> : tensor<4xf32> -> tensor<6xf32>
+// CHECK-NEXT: return %[[V]]
+func.func @pad_spellings(%v: tensor<4xf32>) -> tensor<6xf32> {
+  %0 = harp.view %v <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, 4 - d0), pad = 0>
+      : tensor<4xf32> -> tensor<6xf32>
+  %1 = harp.view %0 <(d0) -> (5 - d0), mask_ge = (d0) -> (4 - d0), pad = 0.0>
+      : tensor<6xf32> -> tensor<6xf32>
+  return %1 : tensor<6xf32>
+}

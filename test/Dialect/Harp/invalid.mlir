@@ -940,3 +940,22 @@ func.func @result_types(%x: tensor<4xf32>) {
   %0 = harp.autodiff @loss(%x) wrt [0] : (tensor<4xf32>) -> tensor<f32>
   return
 }
+
+// -----
+
+func.func private @decl(%x: tensor<4xf32>) -> tensor<f32>
+
+func.func @declaration_callee(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'harp.autodiff' op callee @decl is a declaration; it has no body to differentiate}}
+  %0:2 = harp.autodiff @decl(%x) wrt [0] : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// The witness index is exact even where int64 arithmetic would overflow.
+func.func @oob_huge(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'harp.view' op reads out of bounds: result index [3] reads index 4611686018427387904 of source dim 0, which has size 3}}
+  %0 = harp.view %x <(d0) -> ((d0 * 4611686018427387904) floordiv 3), mask_ge = (d0) -> (d0 - 3)> : tensor<3xf32> -> tensor<4xf32>
+  return
+}

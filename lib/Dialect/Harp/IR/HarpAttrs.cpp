@@ -68,13 +68,22 @@ static ParseResult parsePad(AsmParser &parser, PadKind &kind,
     if (intValue.getSignificantBits() > 63)
       return parser.emitError(loc, "pad value does not fit in 64 bits");
     int64_t v = intValue.getSExtValue();
-    value = b.getI64IntegerAttr(negative ? -v : v);
+    v = negative ? -v : v;
+    // 0 and 1 are the zero and one pads, so equal pads compare equal.
+    if (v == 0 || v == 1)
+      kind = v == 0 ? PadKind::Zero : PadKind::One;
+    else
+      value = b.getI64IntegerAttr(v);
     return success();
   }
   double d;
   if (parser.parseFloat(d))
     return failure();
-  value = b.getF64FloatAttr(negative ? -d : d);
+  d = negative ? -d : d;
+  if ((d == 0.0 && !std::signbit(d)) || d == 1.0)
+    kind = d == 0.0 ? PadKind::Zero : PadKind::One;
+  else
+    value = b.getF64FloatAttr(d);
   return success();
 }
 

@@ -51,10 +51,11 @@ static DenseElementsAttr foldConstantView(DenseElementsAttr source,
     if (!containsPoint(layout.getMask(), index)) {
       folded.push_back(pad);
     } else {
+      // In bounds (the view verified), so each index fits int64.
       int64_t linear = 0;
       for (auto [expr, size] :
            llvm::zip(layout.getMap().getResults(), sourceShape))
-        linear = linear * size + evaluate(expr, index);
+        linear = linear * size + static_cast<int64_t>(evaluate(expr, index));
       folded.push_back(values[linear]);
     }
     // Advance the row-major index.

@@ -81,11 +81,14 @@ LogicalResult ViewOp::verify() {
       layout, resultType.getShape(), sourceType.getShape());
   if (failed(oob))
     return emitOpError("layout could not be analysed for bounds");
-  if (std::optional<OutOfBoundsRead> read = *oob)
+  if (std::optional<OutOfBoundsRead> read = *oob) {
+    std::string index;
+    llvm::raw_string_ostream(index) << read->sourceIndex;
     return emitOpError("reads out of bounds: result index ")
-           << formatList(read->resultIndex) << " reads index "
-           << read->sourceIndex << " of source dim " << read->sourceDim
+           << formatList(read->resultIndex) << " reads index " << index
+           << " of source dim " << read->sourceDim
            << ", which has size " << sourceType.getDimSize(read->sourceDim);
+  }
   return success();
 }
 
@@ -421,6 +424,10 @@ AutodiffOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!callee)
     return emitOpError("'") << getCallee()
                             << "' does not reference a func.func";
+  if (callee.isExternal())
+    return emitOpError("callee @")
+           << getCallee() << " is a declaration; it has no body to "
+                             "differentiate";
   FunctionType fnType = callee.getFunctionType();
   if (fnType.getNumInputs() != getArgs().size())
     return emitOpError("callee @")

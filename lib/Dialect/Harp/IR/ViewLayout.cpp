@@ -18,31 +18,31 @@ using presburger::BoundType;
 // Point evaluation
 //===----------------------------------------------------------------------===//
 
-int64_t mlir::harp::evaluate(AffineExpr expr, ArrayRef<int64_t> dims) {
+DynamicAPInt mlir::harp::evaluate(AffineExpr expr, ArrayRef<int64_t> dims) {
   switch (expr.getKind()) {
   case AffineExprKind::Constant:
-    return cast<AffineConstantExpr>(expr).getValue();
+    return DynamicAPInt(cast<AffineConstantExpr>(expr).getValue());
   case AffineExprKind::DimId:
-    return dims[cast<AffineDimExpr>(expr).getPosition()];
+    return DynamicAPInt(dims[cast<AffineDimExpr>(expr).getPosition()]);
   case AffineExprKind::SymbolId:
     llvm_unreachable("view layouts have no symbols");
   default:
     break;
   }
   auto bin = cast<AffineBinaryOpExpr>(expr);
-  int64_t lhs = evaluate(bin.getLHS(), dims);
-  int64_t rhs = evaluate(bin.getRHS(), dims);
+  DynamicAPInt lhs = evaluate(bin.getLHS(), dims);
+  DynamicAPInt rhs = evaluate(bin.getRHS(), dims);
   switch (expr.getKind()) {
   case AffineExprKind::Add:
     return lhs + rhs;
   case AffineExprKind::Mul:
     return lhs * rhs;
   case AffineExprKind::FloorDiv:
-    return llvm::divideFloorSigned(lhs, rhs);
+    return floorDiv(lhs, rhs);
   case AffineExprKind::CeilDiv:
-    return llvm::divideCeilSigned(lhs, rhs);
+    return ceilDiv(lhs, rhs);
   case AffineExprKind::Mod:
-    return llvm::mod(lhs, rhs);
+    return mod(lhs, rhs);
   default:
     llvm_unreachable("unexpected affine expression kind");
   }
@@ -53,7 +53,7 @@ bool mlir::harp::containsPoint(IntegerSet mask, ArrayRef<int64_t> dims) {
     return true;
   for (auto [expr, isEq] :
        llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
-    int64_t v = evaluate(expr, dims);
+    DynamicAPInt v = evaluate(expr, dims);
     if (isEq ? v != 0 : v < 0)
       return false;
   }
@@ -160,21 +160,23 @@ bool mlir::harp::isMaskAlwaysFalse(ViewAttr layout,
   return succeeded(domain) && domain->isIntegerEmpty();
 }
 
-/// Whether `expr >= 0` (or `expr == 0`) holds on the whole box.
-static bool holdsOnBox(AffineExpr expr, bool isEq, ArrayRef<int64_t> shape) {
-  FailureOr<FlatLinearConstraints> box = buildDomain(shape, IntegerSet());
-  if (failed(box))
+/// Whether `expr >= 0` (or `expr == 0`) holds on every index of the `shape`
+/// box that satisfies `given` (a null set for the whole box).
+static bool holdsOn(AffineExpr expr, bool isEq, ArrayRef<int64_t> shape,
+                    IntegerSet given) {
+  FailureOr<FlatLinearConstraints> domain = buildDomain(shape, given);
+  if (failed(domain))
     return false;
-  FailureOr<unsigned> pos = appendExprVar(*box, expr);
+  FailureOr<unsigned> pos = appendExprVar(*domain, expr);
   if (failed(pos))
     return false;
-  FlatLinearConstraints below = *box;
+  FlatLinearConstraints below = *domain;
   below.addBound(BoundType::UB, *pos, -1);
   if (!below.isIntegerEmpty())
     return false;
   if (!isEq)
     return true;
-  FlatLinearConstraints above = *box;
+  FlatLinearConstraints above = *domain;
   above.addBound(BoundType::LB, *pos, 1);
   return above.isIntegerEmpty();
 }
@@ -333,15 +335,31 @@ ViewAttr mlir::harp::simplifyLayout(ViewAttr layout,
     for (auto [expr, isEq] :
          llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
       AffineExpr c = simplify(expr);
-      if (holdsOnBox(c, isEq, resultShape))
-        continue;
       bool duplicate = false;
       for (auto [prev, prevEq] : llvm::zip(constraints, eqFlags))
         duplicate |= prev == c && prevEq == isEq;
-      if (duplicate)
-        continue;
-      constraints.push_back(c);
-      eqFlags.push_back(isEq);
+      if (!duplicate) {
+        constraints.push_back(c);
+        eqFlags.push_back(isEq);
+      }
+    }
+    // Drop each constraint implied by the box and the constraints still
+    // kept. Greedy removal is sound: every dropped constraint follows from
+    // the final set, by induction from the last one dropped.
+    for (size_t k = 0; k < constraints.size();) {
+      SmallVector<AffineExpr> others(constraints);
+      SmallVector<bool> otherFlags(eqFlags);
+      others.erase(others.begin() + k);
+      otherFlags.erase(otherFlags.begin() + k);
+      IntegerSet given = others.empty()
+                             ? IntegerSet()
+                             : IntegerSet::get(rank, 0, others, otherFlags);
+      if (holdsOn(constraints[k], eqFlags[k], resultShape, given)) {
+        constraints.erase(constraints.begin() + k);
+        eqFlags.erase(eqFlags.begin() + k);
+      } else {
+        ++k;
+      }
     }
     if (constraints.empty()) {
       mask = IntegerSet();

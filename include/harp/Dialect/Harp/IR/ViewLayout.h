@@ -12,6 +12,7 @@
 #include "harp/Dialect/Harp/IR/HarpAttrs.h"
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DynamicAPInt.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
@@ -24,7 +25,7 @@ struct OutOfBoundsRead {
   SmallVector<int64_t> resultIndex;
   /// The source dimension it reads out of, and the index it reads there.
   unsigned sourceDim;
-  int64_t sourceIndex;
+  DynamicAPInt sourceIndex;
 };
 
 /// Looks for an unmasked index of the `resultShape` box whose read through
@@ -49,8 +50,9 @@ ViewAttr simplifyLayout(ViewAttr layout, ArrayRef<int64_t> resultShape);
 /// null when the two cannot be one view (both masked with different pads).
 ViewAttr composeLayouts(ViewAttr outer, ViewAttr inner);
 
-/// Evaluates a pure affine expression at integer dimension values.
-int64_t evaluate(AffineExpr expr, ArrayRef<int64_t> dims);
+/// Evaluates a pure affine expression at integer dimension values, exactly
+/// (no int64 overflow, whatever the constants).
+DynamicAPInt evaluate(AffineExpr expr, ArrayRef<int64_t> dims);
 
 /// Whether every constraint of `mask` holds at `dims` (true for a null mask).
 bool containsPoint(IntegerSet mask, ArrayRef<int64_t> dims);

@@ -1,0 +1,179 @@
+# RUN: %python %s --harp-opt harp-opt --seeds %harp_src_root/test/Dialect/Harp --seeds %harp_src_root/examples | FileCheck %s
+# CHECK: fuzz: {{[0-9]+}} inputs
+# CHECK-SAME: 0 crashes
+
+"""Feeds harp-opt many malformed and mutated versions of valid harp IR.
+
+Every run must end in exit code 0 (the mutant is still valid IR) or 1 with an
+`error:` diagnostic, never a signal or another code. Each mutant is parsed and
+verified, then canonicalized (the folders must survive strange but valid IR).
+Mutants are run in batches through --split-input-file; a batch that crashes is
+rerun one input at a time to name the culprit.
+"""
+
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+
+SPLIT = "// -----"
+
+NUMBERS = ["-1", "0", "1", "2", "3", "7", "100", "2147483648",
+           "9223372036854775807", "-9223372036854775808",
+           "99999999999999999999", "0.5", "-0.0", "1e309"]
+TYPES = ["f32", "f64", "f16", "bf16", "i1", "i8", "i32", "i64", "index",
+         "complex<f32>", "ui8", "i128", "none", "vector<4xf32>"]
+KEYWORDS = ["sum", "prod", "max", "min", "umax", "umin", "keepdim",
+            "mask_ge", "mask_eq", "pad", "zero", "one", "-inf", "+inf",
+            "dims", "seed", "wrt", "dim", "into", "ins", "reduce"]
+OPS = ["harp.view", "harp.map_reduce", "harp.concat", "harp.gather",
+       "harp.scatter_add", "harp.rand", "harp.arange", "harp.contiguous",
+       "harp.autodiff", "harp.index", "harp.yield", "arith.addf",
+       "func.return"]
+PUNCT = list("()[]{}<>,:=%^#@-") + ["->", "floordiv", "mod", "ceildiv"]
+TOKEN = re.compile(r"[A-Za-z_][\w.$-]*|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|\S")
+
+
+def strip_checks(text):
+    # Drop test directives so a mutant carries no expected-error markers.
+    lines = [l for l in text.splitlines()
+             if not l.lstrip().startswith("//")]
+    return "\n".join(lines) + "\n"
+
+
+def chunks_of(path):
+    with open(path) as f:
+        text = f.read()
+    return [strip_checks(c) for c in text.split(SPLIT) if "func.func" in c]
+
+
+def mutate(text, rng):
+    if not text:
+        return text
+    tokens = list(TOKEN.finditer(text))
+    kind = rng.randrange(9)
+    if kind == 0:  # truncate anywhere
+        return text[:rng.randrange(len(text))]
+    if not tokens:
+        return text
+    tok = rng.choice(tokens)
+    start, end = tok.span()
+    word = tok.group()
+    if kind == 1:  # delete a token
+        return text[:start] + text[end:]
+    if kind == 2:  # change a number
+        nums = [t for t in tokens if re.fullmatch(r"-?\d+(\.\d+)?", t.group())]
+        if nums:
+            t = rng.choice(nums)
+            return text[:t.start()] + rng.choice(NUMBERS) + text[t.end():]
+        return text[:start] + rng.choice(NUMBERS) + text[end:]
+    if kind == 3:  # change an element type
+        types = [m for m in re.finditer(r"\b(f16|bf16|f32|f64|i1|i8|i16|i32|i64)\b", text)]
+        if types:
+            t = rng.choice(types)
+            return text[:t.start()] + rng.choice(TYPES) + text[t.end():]
+        return text
+    if kind == 4:  # change a shape
+        shapes = list(re.finditer(r"tensor<([\dx?]*)", text))
+        if shapes:
+            t = rng.choice(shapes)
+            dims = [d for d in t.group(1).split("x") if d]
+            op = rng.randrange(3)
+            if op == 0 and dims:
+                dims[rng.randrange(len(dims))] = rng.choice(["0", "1", "5", "?", "9"])
+            elif op == 1 and dims:
+                dims.pop(rng.randrange(len(dims)))
+            else:
+                dims.insert(rng.randrange(len(dims) + 1), rng.choice(["1", "3"]))
+            new = "tensor<" + "".join(d + "x" for d in dims)
+            return text[:t.start()] + new + text[t.end():]
+        return text
+    if kind == 5:  # swap a keyword or op name
+        pool = KEYWORDS if rng.random() < 0.5 else OPS
+        return text[:start] + rng.choice(pool) + text[end:]
+    if kind == 6:  # insert punctuation
+        return text[:start] + rng.choice(PUNCT) + text[start:]
+    if kind == 7:  # duplicate or drop a line
+        lines = text.splitlines()
+        i = rng.randrange(len(lines))
+        if rng.random() < 0.5:
+            lines.insert(i, lines[i])
+        else:
+            lines.pop(i)
+        return "\n".join(lines) + "\n"
+    # swap two tokens
+    other = rng.choice(tokens)
+    if other.start() < start:
+        tok, other = other, tok
+    a, b = tok.span(), other.span()
+    if a[1] > b[0]:
+        return text
+    return (text[:a[0]] + other.group() + text[a[1]:b[0]] + tok.group() +
+            text[b[1]:])
+
+
+def run(harp_opt, text, extra):
+    proc = subprocess.run([harp_opt, "-", "--split-input-file"] + extra,
+                          input=text.encode(), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, timeout=120)
+    return proc.returncode, proc.stderr.decode(errors="replace")
+
+
+def acceptable(rc, stderr):
+    return rc == 0 or (rc == 1 and "error:" in stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--harp-opt", required=True)
+    ap.add_argument("--seeds", action="append", required=True)
+    ap.add_argument("--mutants-per-input", type=int,
+                    default=int(os.environ.get("HARP_FUZZ_MUTANTS", "40")))
+    ap.add_argument("--seed", type=int,
+                    default=int(os.environ.get("HARP_FUZZ_SEED", "20261122")))
+    ap.add_argument("--batch", type=int, default=60)
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    originals = []
+    for d in args.seeds:
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".mlir"):
+                originals += chunks_of(os.path.join(d, name))
+    inputs = []
+    for text in originals:
+        for _ in range(args.mutants_per_input):
+            m = mutate(text, rng)
+            if rng.random() < 0.3:
+                m = mutate(m, rng)
+            inputs.append(m)
+
+    crashes = []
+    for i in range(0, len(inputs), args.batch):
+        batch = inputs[i:i + args.batch]
+        for extra in ([], ["--canonicalize"]):
+            rc, err = run(args.harp_opt, ("\n" + SPLIT + "\n").join(batch),
+                          extra)
+            if acceptable(rc, err):
+                continue
+            for text in batch:  # find the culprit
+                rc1, err1 = run(args.harp_opt, text, extra)
+                if not acceptable(rc1, err1):
+                    crashes.append((rc1, extra, text, err1))
+
+    # One more plain run of everything counts the diagnostics produced.
+    joined = ("\n" + SPLIT + "\n").join(inputs)
+    _, err = run(args.harp_opt, joined, [])
+    rejected = len(re.findall(r"^<stdin>:\d+:\d+: error:", err, re.M))
+    for rc, extra, text, err in crashes[:5]:
+        sys.stdout.write("CRASH (exit %d, %s):\n%s\n--- stderr ---\n%s\n" %
+                         (rc, " ".join(extra) or "parse", text, err[-2000:]))
+    print("fuzz: %d inputs from %d originals, %d diagnostics, %d crashes" %
+          (len(inputs), len(originals), rejected, len(crashes)))
+    return 1 if crashes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
