@@ -35,9 +35,7 @@ inline void registerAllHarpDialects(DialectRegistry &registry) {
 }
 
 /// harp's passes and the upstream passes its pipelines use.
-inline void registerAllHarpPasses() {
-  registerTransformsPasses();
-}
+inline void registerAllHarpPasses() { registerTransformsPasses(); }
 
 } // namespace mlir::harp
 

@@ -2,8 +2,8 @@
 
 #include "harp-c/Dialects.h"
 
-#include "harp/InitAllHarp.h"
 #include "harp/Dialect/Harp/IR/HarpDialect.h"
+#include "harp/InitAllHarp.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"

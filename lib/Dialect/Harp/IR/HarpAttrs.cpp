@@ -282,10 +282,10 @@ TypedAttr ViewAttr::getPadAttr(Type elementType) const {
           floatType, APFloat::getInf(sem, getPadKind() == PadKind::NegInf));
       break;
     case PadKind::Value: {
-      double v = isa<IntegerAttr>(getPadValue())
-                     ? static_cast<double>(
-                           cast<IntegerAttr>(getPadValue()).getInt())
-                     : cast<FloatAttr>(getPadValue()).getValueAsDouble();
+      double v =
+          isa<IntegerAttr>(getPadValue())
+              ? static_cast<double>(cast<IntegerAttr>(getPadValue()).getInt())
+              : cast<FloatAttr>(getPadValue()).getValueAsDouble();
       APFloat f(v);
       bool losesInfo;
       f.convert(sem, APFloat::rmNearestTiesToEven, &losesInfo);

@@ -42,8 +42,8 @@ static void printReductionKind(OpAsmPrinter &printer, Operation *,
 /// "[4, 8]": shapes and indices in diagnostics.
 static std::string formatList(ArrayRef<int64_t> values) {
   return "[" +
-         llvm::join(llvm::map_range(values,
-                                    [](int64_t v) { return std::to_string(v); }),
+         llvm::join(llvm::map_range(
+                        values, [](int64_t v) { return std::to_string(v); }),
                     ", ") +
          "]";
 }
@@ -68,17 +68,17 @@ LogicalResult ViewOp::verify() {
            << "; a view moves no data and cannot convert";
   if (layout.getResultRank() != resultType.getRank())
     return emitOpError("layout map has ")
-           << layout.getResultRank() << " dims but the result "
-           << resultType << " has rank " << resultType.getRank();
+           << layout.getResultRank() << " dims but the result " << resultType
+           << " has rank " << resultType.getRank();
   if (layout.getSourceRank() != sourceType.getRank())
     return emitOpError("layout map has ")
-           << layout.getSourceRank() << " results but the source "
-           << sourceType << " has rank " << sourceType.getRank();
+           << layout.getSourceRank() << " results but the source " << sourceType
+           << " has rank " << sourceType.getRank();
   if (layout.hasMask() && !layout.getPadAttr(elementType))
     return emitOpError("pad value cannot be represented in element type ")
            << elementType;
-  FailureOr<std::optional<OutOfBoundsRead>> oob = findOutOfBoundsRead(
-      layout, resultType.getShape(), sourceType.getShape());
+  FailureOr<std::optional<OutOfBoundsRead>> oob =
+      findOutOfBoundsRead(layout, resultType.getShape(), sourceType.getShape());
   if (failed(oob))
     return emitOpError("layout could not be analysed for bounds");
   if (std::optional<OutOfBoundsRead> read = *oob) {
@@ -86,8 +86,8 @@ LogicalResult ViewOp::verify() {
     llvm::raw_string_ostream(index) << read->sourceIndex;
     return emitOpError("reads out of bounds: result index ")
            << formatList(read->resultIndex) << " reads index " << index
-           << " of source dim " << read->sourceDim
-           << ", which has size " << sourceType.getDimSize(read->sourceDim);
+           << " of source dim " << read->sourceDim << ", which has size "
+           << sourceType.getDimSize(read->sourceDim);
   }
   return success();
 }
@@ -117,9 +117,8 @@ static LogicalResult verifyReductionType(MapReduceOp op, ReductionKind kind,
   case ReductionKind::Max:
   case ReductionKind::Min:
     if (isa<ComplexType>(type))
-      return op.emitOpError()
-             << stringifyReductionKind(kind)
-             << " reduction is not defined on complex numbers";
+      return op.emitOpError() << stringifyReductionKind(kind)
+                              << " reduction is not defined on complex numbers";
     return success();
   case ReductionKind::UMax:
   case ReductionKind::UMin:
@@ -304,10 +303,9 @@ LogicalResult GatherOp::verify() {
     return emitOpError("index has rank ")
            << indexType.getRank() << " but the input has rank " << rank;
   if (resultType.getShape() != indexType.getShape())
-    return emitOpError("result shape ")
-           << formatList(resultType.getShape())
-           << " differs from the index shape "
-           << formatList(indexType.getShape());
+    return emitOpError("result shape ") << formatList(resultType.getShape())
+                                        << " differs from the index shape "
+                                        << formatList(indexType.getShape());
   if (resultType.getElementType() != inputType.getElementType())
     return emitOpError("result element type ")
            << resultType.getElementType() << " differs from the input's "
@@ -353,11 +351,9 @@ LogicalResult ArangeOp::verify() {
            << elementType;
   for (auto [name, attr] : {std::make_pair("start", getStart()),
                             std::make_pair("step", getStep())}) {
-    if (attr.getType() != elementType ||
-        !isa<IntegerAttr, FloatAttr>(attr))
-      return emitOpError()
-             << name << " must be a number of the element type "
-             << elementType << ", got " << attr;
+    if (attr.getType() != elementType || !isa<IntegerAttr, FloatAttr>(attr))
+      return emitOpError() << name << " must be a number of the element type "
+                           << elementType << ", got " << attr;
   }
   if (auto step = dyn_cast<IntegerAttr>(getStep())) {
     if (step.getValue().isZero())
@@ -370,9 +366,10 @@ LogicalResult ArangeOp::verify() {
       auto ext = [&](const APInt &v) {
         return isSigned ? v.sext(192) : v.zext(192);
       };
-      APInt last = ext(start) + ext(step.getValue()) * APInt(192, n > 0 ? n - 1 : 0);
-      APInt lo = isSigned ? APInt::getSignedMinValue(width).sext(192)
-                          : APInt(192, 0);
+      APInt last =
+          ext(start) + ext(step.getValue()) * APInt(192, n > 0 ? n - 1 : 0);
+      APInt lo =
+          isSigned ? APInt::getSignedMinValue(width).sext(192) : APInt(192, 0);
       APInt hi = isSigned ? APInt::getSignedMaxValue(width).sext(192)
                           : APInt::getMaxValue(width).zext(192);
       return last.sge(lo) && last.sle(hi);
@@ -417,17 +414,16 @@ LogicalResult AutodiffOp::verify() {
   return success();
 }
 
-LogicalResult
-AutodiffOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult AutodiffOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto callee =
       symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());
   if (!callee)
-    return emitOpError("'") << getCallee()
-                            << "' does not reference a func.func";
+    return emitOpError("'")
+           << getCallee() << "' does not reference a func.func";
   if (callee.isExternal())
-    return emitOpError("callee @")
-           << getCallee() << " is a declaration; it has no body to "
-                             "differentiate";
+    return emitOpError("callee @") << getCallee()
+                                   << " is a declaration; it has no body to "
+                                      "differentiate";
   FunctionType fnType = callee.getFunctionType();
   if (fnType.getNumInputs() != getArgs().size())
     return emitOpError("callee @")
@@ -445,10 +441,10 @@ AutodiffOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (getSeeds().empty()) {
     Type only = fnType.getNumResults() == 1 ? fnType.getResult(0) : Type();
     auto tensor = dyn_cast_or_null<RankedTensorType>(only);
-    bool scalarLoss = only && (tensor ? tensor.getRank() == 0 &&
-                                            isa<FloatType>(
-                                                tensor.getElementType())
-                                      : isa<FloatType>(only));
+    bool scalarLoss =
+        only && (tensor ? tensor.getRank() == 0 &&
+                              isa<FloatType>(tensor.getElementType())
+                        : isa<FloatType>(only));
     if (!scalarLoss)
       return emitOpError("seed may be omitted only when @")
              << getCallee()
@@ -463,8 +459,8 @@ AutodiffOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
          llvm::enumerate(getSeeds().getTypes(), fnType.getResults()))
       if (seed != expected)
         return emitOpError("seed #")
-               << i << " has type " << seed << " but result #" << i
-               << " of @" << getCallee() << " has type " << expected;
+               << i << " has type " << seed << " but result #" << i << " of @"
+               << getCallee() << " has type " << expected;
   }
 
   SmallVector<Type> expected(fnType.getResults());

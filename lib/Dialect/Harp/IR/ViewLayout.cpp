@@ -256,8 +256,7 @@ static void collectTerms(AffineExpr expr, SmallVectorImpl<AffineExpr> &terms) {
 
 /// Rewrites `e floordiv c`, `e ceildiv c` and `e mod c` where `e = c * q + r`
 /// with `r` provably in `[0, c)`: the quotient is `q` and the remainder `r`.
-static AffineExpr simplifyWithRanges(AffineExpr expr,
-                                     ArrayRef<Interval> dims) {
+static AffineExpr simplifyWithRanges(AffineExpr expr, ArrayRef<Interval> dims) {
   auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
   if (!bin)
     return expr;
