@@ -316,8 +316,17 @@ ViewAttr mlir::harp::simplifyLayout(ViewAttr layout,
   SmallVector<Interval> dims;
   for (int64_t size : resultShape)
     dims.push_back({0, size - 1});
+  // Range rewriting exposes terms that the affine simplifier merges and vice
+  // versa; iterate to a fixed point (a few rounds suffice in practice).
   auto simplify = [&](AffineExpr e) {
-    return simplifyAffineExpr(simplifyWithRanges(e, dims), rank, 0);
+    for (int round = 0; round < 8; ++round) {
+      AffineExpr next =
+          simplifyAffineExpr(simplifyWithRanges(e, dims), rank, 0);
+      if (next == e)
+        break;
+      e = next;
+    }
+    return e;
   };
 
   AffineMap oldMap = layout.getMap();
