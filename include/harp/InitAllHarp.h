@@ -14,9 +14,7 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Transforms/Passes.h"
 
 namespace mlir::harp {
 
@@ -27,15 +25,13 @@ inline void registerHarpDialects(DialectRegistry &registry) {
                   func::FuncDialect, math::MathDialect>();
 }
 
-/// Everything `harp-opt` understands: harp's dialects plus the upstream
-/// dialects its pipelines produce.
-inline void registerAllHarpDialects(DialectRegistry &registry) {
-  registerHarpDialects(registry);
-  registry.insert<tensor::TensorDialect>();
-}
+/// Everything harp's pipelines produce on the way to LLVM, with the
+/// bufferization models they rely on. Defined in lib/Pipelines.
+void registerAllHarpDialects(DialectRegistry &registry);
 
-/// harp's passes and the upstream passes its pipelines use.
-inline void registerAllHarpPasses() { registerTransformsPasses(); }
+/// harp's passes and pipelines, and the upstream passes a harp-opt user
+/// composes with them. Defined in lib/Pipelines.
+void registerAllHarpPasses();
 
 } // namespace mlir::harp
 

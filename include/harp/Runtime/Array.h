@@ -1,0 +1,64 @@
+//===- Array.h - dense host arrays passed to and from kernels ---*- C++ -*-===//
+
+#ifndef HARP_RUNTIME_ARRAY_H
+#define HARP_RUNTIME_ARRAY_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harp {
+
+/// The element types harp tensors hold.
+enum class ElementKind { F16, BF16, F32, F64, I1, I8, I16, I32, I64, C64, C128 };
+
+/// Bytes per element (i1 is stored as one byte, like NumPy's bool).
+size_t elementSize(ElementKind kind);
+/// "f32", "i1", "complex<f32>"...: the MLIR spelling.
+std::string elementName(ElementKind kind);
+/// The inverse of elementName, for MLIR element type spellings.
+std::optional<ElementKind> parseElementName(const std::string &name);
+
+struct TensorType {
+  ElementKind kind;
+  std::vector<int64_t> shape;
+  int64_t numElements() const;
+  /// "tensor<2x3xf32>".
+  std::string str() const;
+  bool operator==(const TensorType &other) const {
+    return kind == other.kind && shape == other.shape;
+  }
+};
+
+/// A dense, row-major host array. Copies share the data.
+class Array {
+public:
+  Array() = default;
+  /// Allocates zero-initialised storage (64-byte aligned).
+  static Array allocate(TensorType type);
+  /// Borrows `data`, which must outlive every copy of the array.
+  static Array borrow(TensorType type, void *data);
+
+  const TensorType &type() const { return ty; }
+  ElementKind kind() const { return ty.kind; }
+  const std::vector<int64_t> &shape() const { return ty.shape; }
+  int64_t numElements() const { return ty.numElements(); }
+  size_t byteSize() const { return numElements() * elementSize(ty.kind); }
+  void *data() const { return ptr; }
+  template <typename T>
+  T *as() const {
+    return static_cast<T *>(ptr);
+  }
+
+private:
+  TensorType ty{ElementKind::F32, {}};
+  void *ptr = nullptr;
+  std::shared_ptr<void> owner;
+};
+
+} // namespace harp
+
+#endif // HARP_RUNTIME_ARRAY_H

@@ -1,0 +1,95 @@
+//===- Jit.h - compile harp modules to native code and run them -*- C++ -*-===//
+//
+// harp::Jit lowers a harp module with the harp-to-llvm pipeline, compiles it
+// at -O3 for the host CPU with ORC, and calls its functions on dense arrays.
+// Compiled objects are cached in memory and on disk, keyed by a hash of the
+// module's canonical text, the pipeline options, the CPU and LLVM's version.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_RUNTIME_JIT_H
+#define HARP_RUNTIME_JIT_H
+
+#include "harp/Runtime/Array.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace harp {
+
+/// The tensor types of one function's arguments and results.
+struct FunctionSignature {
+  std::string name;
+  std::vector<TensorType> inputs;
+  std::vector<TensorType> results;
+};
+
+/// A compiled module: call its functions by name.
+class Executable {
+public:
+  virtual ~Executable();
+  /// The public functions, in module order.
+  virtual llvm::ArrayRef<FunctionSignature> functions() const = 0;
+  /// Looks up `name`, or null.
+  const FunctionSignature *lookup(llvm::StringRef name) const;
+  /// Calls `name` on `inputs` (checked against its signature: count, element
+  /// type and shape) and returns freshly allocated results.
+  virtual llvm::Expected<std::vector<Array>>
+  call(llvm::StringRef name, llvm::ArrayRef<Array> inputs) const = 0;
+};
+
+struct JitOptions {
+  /// LLVM optimisation level for the generated code.
+  unsigned optLevel = 3;
+  /// On-disk cache directory; empty means $HARP_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/harp, else ~/.cache/harp.
+  std::string cacheDir;
+  /// Whether compiled objects are read from and written to `cacheDir`.
+  bool diskCache = true;
+  /// Run harp-fuse before lowering (fusion's own issue adds the pass).
+  bool fuse = true;
+};
+
+/// How the last compile calls were served.
+struct JitStats {
+  unsigned memoryHits = 0;
+  unsigned diskHits = 0;
+  unsigned compilations = 0;
+  /// Disk entries found corrupt or stale and rebuilt.
+  unsigned rejectedDiskEntries = 0;
+};
+
+class Jit {
+public:
+  explicit Jit(JitOptions options = {});
+  ~Jit();
+  Jit(const Jit &) = delete;
+  Jit &operator=(const Jit &) = delete;
+
+  /// Parses, verifies, lowers and compiles harp IR given as text.
+  llvm::Expected<std::shared_ptr<Executable>> compile(llvm::StringRef source);
+  /// Compiles `module` (which is not modified).
+  llvm::Expected<std::shared_ptr<Executable>> compile(mlir::ModuleOp module);
+
+  const JitStats &stats() const;
+  const JitOptions &options() const;
+  /// The directory of the on-disk cache (resolved from the options).
+  const std::string &cacheDir() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace harp
+
+#endif // HARP_RUNTIME_JIT_H

@@ -1,0 +1,121 @@
+//===- DataMovement.cpp - concat, gather, scatter_add ---------------------===//
+
+#include "KernelBuilder.h"
+
+#include "harp/Conversion/HarpToLinalg/HarpToLinalg.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::harp;
+
+namespace {
+/// Inserts each operand into an empty result at its offset along `dim`.
+struct ConcatToInsertSlices : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t dim = op.getDim();
+    Value result = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                           type.getElementType());
+    int64_t offset = 0;
+    for (Value input : op.getInputs()) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      offsets[dim] = rewriter.getIndexAttr(offset);
+      SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+          inputType.getShape(),
+          [&](int64_t s) -> OpFoldResult { return rewriter.getIndexAttr(s); });
+      SmallVector<OpFoldResult> strides(type.getRank(),
+                                        rewriter.getIndexAttr(1));
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                             offsets, sizes, strides);
+      offset += inputType.getDimSize(dim);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// result[i] = input[i with i[dim] = index[i]], one kernel over the index.
+struct GatherToGeneric : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    Value input = op.getInput();
+    RankedTensorType inputType = op.getInput().getType();
+    int64_t dim = op.getDim();
+    Value result = lowering::buildKernel(
+        rewriter, op.getLoc(), op.getIndex().getType().getShape(),
+        op.getIndex(), {}, std::nullopt, inputType.getElementType(),
+        [&](OpBuilder &b, Location loc, ValueRange scalars,
+            ValueRange indices) -> Value {
+          Value at = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                                scalars.front());
+          SmallVector<Value> coords(indices);
+          coords[dim] =
+              lowering::clampIndex(b, loc, at, inputType.getDimSize(dim));
+          return tensor::ExtractOp::create(b, loc, input, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// A loop nest over the index, accumulating into a copy of dest: scatters
+/// may hit one position many times, so this is sequential by nature.
+struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ScatterAddOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType destType = op.getDest().getType();
+    ArrayRef<int64_t> shape = op.getIndex().getType().getShape();
+    int64_t dim = op.getDim();
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t size : shape) {
+      lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
+      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
+      steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
+    }
+    Value src = op.getSrc(), index = op.getIndex();
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps, ValueRange{op.getDest()},
+        [&](OpBuilder &b, Location l, ValueRange ivs,
+            ValueRange acc) -> scf::ValueVector {
+          Value raw = tensor::ExtractOp::create(b, l, index, ivs);
+          Value at = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+          SmallVector<Value> coords(ivs);
+          coords[dim] = lowering::clampIndex(b, l, at, destType.getDimSize(dim));
+          Value add = tensor::ExtractOp::create(b, l, src, ivs);
+          Value old = tensor::ExtractOp::create(b, l, acc.front(), coords);
+          Value sum;
+          if (isa<ComplexType>(add.getType()))
+            sum = complex::AddOp::create(b, l, old, add);
+          else if (isa<FloatType>(add.getType()))
+            sum = arith::AddFOp::create(b, l, old, add);
+          else
+            sum = arith::AddIOp::create(b, l, old, add);
+          return {tensor::InsertOp::create(b, l, sum, acc.front(), coords)};
+        });
+    rewriter.replaceOp(op, nest.results.front());
+    return success();
+  }
+};
+} // namespace
+
+void mlir::harp::populateDataMovementToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ConcatToInsertSlices, GatherToGeneric, ScatterAddToLoops>(
+      patterns.getContext());
+}

@@ -1,0 +1,288 @@
+//===- KernelBuilder.cpp - one linalg.generic per harp kernel -------------===//
+
+#include "KernelBuilder.h"
+
+#include "harp/Dialect/Harp/IR/ViewLayout.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::harp;
+using namespace mlir::harp::lowering;
+
+Value lowering::buildScalarConstant(OpBuilder &b, Location loc, TypedAttr attr) {
+  if (auto number = dyn_cast<complex::NumberAttr>(attr)) {
+    auto type = cast<ComplexType>(number.getType());
+    Type part = type.getElementType();
+    auto parts = b.getArrayAttr(
+        {FloatAttr::get(part, number.getReal()),
+         FloatAttr::get(part, number.getImag())});
+    return complex::ConstantOp::create(b, loc, type, parts);
+  }
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
+Value lowering::clampIndex(OpBuilder &b, Location loc, Value index,
+                         int64_t size) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value last = arith::ConstantIndexOp::create(b, loc, size - 1);
+  Value low = arith::MaxSIOp::create(b, loc, index, zero);
+  return arith::MinSIOp::create(b, loc, low, last);
+}
+
+/// Follows a chain of views from `value` to the tensor they read, composing
+/// their layouts. Stops where two masks with different pads meet; that inner
+/// view is then materialised on its own.
+static std::pair<Value, ViewAttr> peelViews(Value value) {
+  ViewAttr layout;
+  while (auto view = value.getDefiningOp<ViewOp>()) {
+    ViewAttr composed =
+        layout ? composeLayouts(layout, view.getLayout()) : view.getLayout();
+    if (!composed)
+      break;
+    layout = composed;
+    value = view.getSource();
+  }
+  return {value, layout};
+}
+
+/// linalg checks that a source dim read by a bare loop index has exactly the
+/// loop's size. A view that reads a prefix (a slice starting at 0) reads a
+/// larger dim that way; cut the source to the loop's size, which is free.
+static Value sliceForBareDims(OpBuilder &b, Location loc, Value source,
+                              AffineMap map, ArrayRef<int64_t> domain) {
+  auto type = cast<RankedTensorType>(source.getType());
+  SmallVector<int64_t> sizes(type.getShape());
+  bool changed = false;
+  for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (dim && sizes[j] != domain[dim.getPosition()]) {
+      sizes[j] = domain[dim.getPosition()];
+      changed = true;
+    }
+  }
+  if (!changed)
+    return source;
+  SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizeAttrs = llvm::map_to_vector(
+      sizes, [&](int64_t s) -> OpFoldResult { return b.getIndexAttr(s); });
+  return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizeAttrs,
+                                        strides);
+}
+
+/// Reads `source` through a masked `layout` at domain point `indices`: the
+/// source index is clamped so the load is always in bounds, and the pad is
+/// selected where the mask is false.
+static Value readMasked(OpBuilder &b, Location loc, Value source,
+                        ViewAttr layout, ValueRange indices) {
+  auto type = cast<RankedTensorType>(source.getType());
+  Type elementType = type.getElementType();
+  Value pad = buildScalarConstant(b, loc, layout.getPadAttr(elementType));
+  if (llvm::is_contained(type.getShape(), 0))
+    return pad;
+  unsigned rank = layout.getResultRank();
+  auto apply = [&](AffineExpr expr) -> Value {
+    return affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(rank, 0, expr, b.getContext()), indices);
+  };
+  SmallVector<Value> sourceIndices;
+  for (auto [j, expr] : llvm::enumerate(layout.getMap().getResults()))
+    sourceIndices.push_back(
+        clampIndex(b, loc, apply(expr), type.getDimSize(j)));
+  Value element = tensor::ExtractOp::create(b, loc, source, sourceIndices);
+
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value inside;
+  IntegerSet mask = layout.getMask();
+  for (auto [expr, isEq] :
+       llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
+    Value holds = arith::CmpIOp::create(
+        b, loc, isEq ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge,
+        apply(expr), zero);
+    inside = inside ? arith::AndIOp::create(b, loc, inside, holds) : holds;
+  }
+  return arith::SelectOp::create(b, loc, inside, element, pad);
+}
+
+/// The value a reduction starts from.
+static TypedAttr reductionIdentity(OpBuilder &b, ReductionKind kind,
+                                   Type type) {
+  if (auto complexType = dyn_cast<ComplexType>(type))
+    return complex::NumberAttr::get(complexType,
+                                    kind == ReductionKind::Prod ? 1.0 : 0.0,
+                                    0.0);
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    switch (kind) {
+    case ReductionKind::Sum:
+      return b.getFloatAttr(type, 0.0);
+    case ReductionKind::Prod:
+      return b.getFloatAttr(type, 1.0);
+    case ReductionKind::Max:
+      return FloatAttr::get(type, APFloat::getInf(sem, /*Negative=*/true));
+    case ReductionKind::Min:
+      return FloatAttr::get(type, APFloat::getInf(sem, /*Negative=*/false));
+    default:
+      llvm_unreachable("verifier allows only integer umax/umin");
+    }
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt value;
+  switch (kind) {
+  case ReductionKind::Sum:
+  case ReductionKind::UMax:
+    value = APInt(width, 0);
+    break;
+  case ReductionKind::Prod:
+    value = APInt(width, 1);
+    break;
+  case ReductionKind::Max: // i1: or, starting from false
+    value = width == 1 ? APInt(1, 0) : APInt::getSignedMinValue(width);
+    break;
+  case ReductionKind::Min: // i1: and, starting from true
+    value = width == 1 ? APInt(1, 1) : APInt::getSignedMaxValue(width);
+    break;
+  case ReductionKind::UMin:
+    value = APInt::getAllOnes(width);
+    break;
+  }
+  return IntegerAttr::get(type, value);
+}
+
+/// Combines the accumulator with a new value.
+static Value combine(OpBuilder &b, Location loc, ReductionKind kind, Value acc,
+                     Value value) {
+  Type type = value.getType();
+  bool isFloat = isa<FloatType>(type);
+  bool isComplex = isa<ComplexType>(type);
+  bool isBool = type.isInteger(1);
+  switch (kind) {
+  case ReductionKind::Sum:
+    if (isComplex)
+      return complex::AddOp::create(b, loc, acc, value);
+    if (isFloat)
+      return arith::AddFOp::create(b, loc, acc, value);
+    return arith::AddIOp::create(b, loc, acc, value);
+  case ReductionKind::Prod:
+    if (isComplex)
+      return complex::MulOp::create(b, loc, acc, value);
+    if (isFloat)
+      return arith::MulFOp::create(b, loc, acc, value);
+    return arith::MulIOp::create(b, loc, acc, value);
+  case ReductionKind::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, acc, value);
+    if (isBool)
+      return arith::OrIOp::create(b, loc, acc, value);
+    return arith::MaxSIOp::create(b, loc, acc, value);
+  case ReductionKind::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, acc, value);
+    if (isBool)
+      return arith::AndIOp::create(b, loc, acc, value);
+    return arith::MinSIOp::create(b, loc, acc, value);
+  case ReductionKind::UMax:
+    return arith::MaxUIOp::create(b, loc, acc, value);
+  case ReductionKind::UMin:
+    return arith::MinUIOp::create(b, loc, acc, value);
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
+Value lowering::buildKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> domain,
+                          ValueRange operands, ArrayRef<int64_t> reduceDims,
+                          std::optional<ReductionKind> kind, Type elementType,
+                          KernelBody body) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = domain.size();
+
+  // How each operand is read: a linalg input with an indexing map, or a
+  // masked read in the body.
+  struct Read {
+    std::optional<unsigned> input;
+    Value source;
+    ViewAttr layout;
+  };
+  SmallVector<Read> reads;
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands) {
+    auto [source, layout] = peelViews(operand);
+    if (layout && layout.hasMask()) {
+      reads.push_back({std::nullopt, source, layout});
+      continue;
+    }
+    AffineMap map = layout ? layout.getMap()
+                           : AffineMap::getMultiDimIdentityMap(rank, ctx);
+    reads.push_back({static_cast<unsigned>(inputs.size()), {}, {}});
+    inputs.push_back(sliceForBareDims(b, loc, source, map, domain));
+    maps.push_back(map);
+  }
+
+  SmallVector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (unsigned d = 0; d < rank; ++d) {
+    if (llvm::is_contained(reduceDims, static_cast<int64_t>(d))) {
+      iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    iterators.push_back(utils::IteratorType::parallel);
+    outShape.push_back(domain[d]);
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  }
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+
+  // linalg derives each loop's range from an operand dim read by that bare
+  // loop index. A loop read only through compound indices (the kh of an
+  // unfold, say) gets a tiny carrier operand that states its range.
+  for (unsigned d = 0; d < rank; ++d) {
+    auto bare = [&](AffineMap m) {
+      return llvm::is_contained(m.getResults(), getAffineDimExpr(d, ctx));
+    };
+    if (bare(outMap) || llvm::any_of(maps, bare))
+      continue;
+    inputs.push_back(tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{domain[d]}, b.getI8Type()));
+    maps.push_back(AffineMap::get(rank, 0, getAffineDimExpr(d, ctx)));
+  }
+  maps.push_back(outMap);
+
+  Value init = tensor::EmptyOp::create(b, loc, outShape, elementType);
+  if (kind) {
+    Value identity = buildScalarConstant(
+        b, loc, reductionIdentity(b, *kind, elementType));
+    init = linalg::FillOp::create(b, loc, identity, init).getResult(0);
+  }
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        SmallVector<Value> indices;
+        for (unsigned d = 0; d < rank; ++d)
+          indices.push_back(linalg::IndexOp::create(nb, nloc, d));
+        SmallVector<Value> scalars;
+        for (const Read &read : reads)
+          scalars.push_back(read.input ? args[*read.input]
+                                       : readMasked(nb, nloc, read.source,
+                                                    read.layout, indices));
+        Value value = body(nb, nloc, scalars, indices);
+        if (kind)
+          value = combine(nb, nloc, *kind, args.back(), value);
+        linalg::YieldOp::create(nb, nloc, value);
+      });
+  return generic.getResult(0);
+}
+
+Value lowering::materializeView(OpBuilder &b, Location loc, Value view) {
+  auto type = cast<RankedTensorType>(view.getType());
+  return buildKernel(
+      b, loc, type.getShape(), view, {}, std::nullopt, type.getElementType(),
+      [](OpBuilder &, Location, ValueRange scalars, ValueRange) {
+        return scalars.front();
+      });
+}

@@ -1,0 +1,70 @@
+//===- InitAllHarp.cpp - registration for tools and embedders -------------===//
+//
+// Out of line so that only the tools that want everything link everything.
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/InitAllHarp.h"
+
+#include "harp/Conversion/Passes.h"
+#include "harp/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::harp::registerAllHarpDialects(DialectRegistry &registry) {
+  registerHarpDialects(registry);
+  registry.insert<affine::AffineDialect, bufferization::BufferizationDialect,
+                  cf::ControlFlowDialect, index::IndexDialect,
+                  linalg::LinalgDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect>();
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+void mlir::harp::registerAllHarpPasses() {
+  registerTransformsPasses();
+  registerHarpConversionPasses();
+  registerHarpPipelines();
+  // The upstream conversions harp-to-llvm is made of, for experimenting
+  // with its steps one at a time.
+  registerArithToLLVMConversionPass();
+  registerConvertComplexToLLVMPass();
+  registerConvertComplexToStandardPass();
+  registerConvertControlFlowToLLVMPass();
+  registerConvertFuncToLLVMPass();
+  registerConvertIndexToLLVMPass();
+  registerConvertMathToLLVMPass();
+  registerConvertMathToLibmPass();
+  registerFinalizeMemRefToLLVMConversionPass();
+  registerLowerAffinePass();
+  registerReconcileUnrealizedCastsPass();
+  registerSCFToControlFlowPass();
+  registerLinalgPasses();
+  bufferization::registerBufferizationPasses();
+  bufferization::registerBufferizationPipelines();
+  memref::registerMemRefPasses();
+}

@@ -1,0 +1,600 @@
+//===- Jit.cpp - compile harp modules to native code and run them ---------===//
+//
+// The JIT drives ORC's LLJIT directly rather than mlir::ExecutionEngine: the
+// on-disk cache needs to hand ORC a compiled object instead of a module, and
+// ExecutionEngine offers no hook for that (docs/Runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/Runtime/Jit.h"
+
+#include "harp/Dialect/Harp/IR/HarpDialect.h"
+#include "harp/InitAllHarp.h"
+#include "harp/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+using namespace harp;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+/// Bump when the object format or the calling convention changes.
+static constexpr char kCacheFormat[] = "harp-jit-object-v1";
+static constexpr char kMagic[8] = {'H', 'A', 'R', 'P', 'O', 'B', 'J', '1'};
+
+static Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime support called by generated code
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct UnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+} // namespace
+
+/// memref.copy between non-contiguous memrefs lowers to a call to this
+/// (`memrefCopy`); harp provides it instead of linking MLIR's runner library.
+extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
+                               UnrankedMemRef *dst) {
+  int64_t rank = src->rank;
+  auto fields = [](UnrankedMemRef *m) {
+    return static_cast<int64_t *>(m->descriptor);
+  };
+  int64_t *s = fields(src), *d = fields(dst);
+  auto *srcBase = reinterpret_cast<char *>(s[1]) + s[2] * elementSize;
+  auto *dstBase = reinterpret_cast<char *>(d[1]) + d[2] * elementSize;
+  const int64_t *sizes = s + 3;
+  const int64_t *srcStrides = s + 3 + rank, *dstStrides = d + 3 + rank;
+  int64_t total = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    total *= sizes[i];
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t so = 0, dof = 0;
+    for (int64_t i = 0; i < rank; ++i) {
+      so += index[i] * srcStrides[i];
+      dof += index[i] * dstStrides[i];
+    }
+    std::memcpy(dstBase + dof * elementSize, srcBase + so * elementSize,
+                elementSize);
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      if (++index[i] < sizes[i])
+        break;
+      index[i] = 0;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Signatures
+//===----------------------------------------------------------------------===//
+
+static std::optional<ElementKind> elementKindOf(mlir::Type type) {
+  if (type.isF16())
+    return ElementKind::F16;
+  if (type.isBF16())
+    return ElementKind::BF16;
+  if (type.isF32())
+    return ElementKind::F32;
+  if (type.isF64())
+    return ElementKind::F64;
+  if (type.isInteger(1))
+    return ElementKind::I1;
+  if (type.isInteger(8))
+    return ElementKind::I8;
+  if (type.isInteger(16))
+    return ElementKind::I16;
+  if (type.isInteger(32))
+    return ElementKind::I32;
+  if (type.isInteger(64))
+    return ElementKind::I64;
+  if (auto complex = llvm::dyn_cast<mlir::ComplexType>(type)) {
+    if (complex.getElementType().isF32())
+      return ElementKind::C64;
+    if (complex.getElementType().isF64())
+      return ElementKind::C128;
+  }
+  return std::nullopt;
+}
+
+static Expected<TensorType> tensorTypeOf(mlir::Type type,
+                                         const llvm::Twine &what) {
+  auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+  std::optional<ElementKind> kind =
+      tensor ? elementKindOf(tensor.getElementType()) : std::nullopt;
+  if (!tensor || !tensor.hasStaticShape() || !kind) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    type.print(os);
+    return makeError(what + " has type " + text +
+                     "; the JIT calls functions on statically shaped "
+                     "tensors of harp element types");
+  }
+  return TensorType{*kind, std::vector<int64_t>(tensor.getShape().begin(),
+                                                tensor.getShape().end())};
+}
+
+static Expected<std::vector<FunctionSignature>>
+signaturesOf(mlir::ModuleOp module) {
+  std::vector<FunctionSignature> result;
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    if (func.isExternal() || !func.isPublic())
+      continue;
+    FunctionSignature sig;
+    sig.name = func.getSymName().str();
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto t = tensorTypeOf(type, "argument #" + llvm::Twine(i) + " of @" +
+                                      sig.name);
+      if (!t)
+        return t.takeError();
+      sig.inputs.push_back(*t);
+    }
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+      auto t =
+          tensorTypeOf(type, "result #" + llvm::Twine(i) + " of @" + sig.name);
+      if (!t)
+        return t.takeError();
+      sig.results.push_back(*t);
+    }
+    result.push_back(std::move(sig));
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Executable
+//===----------------------------------------------------------------------===//
+
+Executable::~Executable() = default;
+
+const FunctionSignature *Executable::lookup(StringRef name) const {
+  for (const FunctionSignature &sig : functions())
+    if (sig.name == name)
+      return &sig;
+  return nullptr;
+}
+
+namespace {
+using PackedFn = void (*)(void **);
+
+class JitExecutable : public Executable {
+public:
+  JitExecutable(std::unique_ptr<llvm::orc::LLJIT> jit,
+                std::vector<FunctionSignature> sigs,
+                std::vector<PackedFn> entries)
+      : jit(std::move(jit)), sigs(std::move(sigs)),
+        entries(std::move(entries)) {}
+
+  llvm::ArrayRef<FunctionSignature> functions() const override {
+    return sigs;
+  }
+
+  Expected<std::vector<Array>> call(StringRef name,
+                                    llvm::ArrayRef<Array> inputs) const override;
+
+private:
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::vector<FunctionSignature> sigs;
+  std::vector<PackedFn> entries;
+};
+} // namespace
+
+/// A memref descriptor for a contiguous row-major array:
+/// {allocated, aligned, offset, sizes..., strides...}.
+static std::vector<int64_t> descriptorOf(const Array &array) {
+  const std::vector<int64_t> &shape = array.shape();
+  std::vector<int64_t> d;
+  auto ptr = reinterpret_cast<int64_t>(array.data());
+  d.push_back(ptr);
+  d.push_back(ptr);
+  d.push_back(0);
+  d.insert(d.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  d.insert(d.end(), strides.begin(), strides.end());
+  return d;
+}
+
+Expected<std::vector<Array>>
+JitExecutable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
+  size_t at = 0;
+  while (at < sigs.size() && sigs[at].name != name)
+    ++at;
+  if (at == sigs.size())
+    return makeError("no public function @" + name + " in the module");
+  const FunctionSignature &sig = sigs[at];
+  if (inputs.size() != sig.inputs.size())
+    return makeError("@" + name + " takes " + llvm::Twine(sig.inputs.size()) +
+                     " inputs but " + llvm::Twine(inputs.size()) +
+                     " were given");
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    if (!(input.type() == sig.inputs[i]))
+      return makeError("input #" + llvm::Twine(i) + " of @" + name +
+                       " has type " + input.type().str() + " but " +
+                       sig.inputs[i].str() + " is expected");
+    if (!input.data() && input.numElements() != 0)
+      return makeError("input #" + llvm::Twine(i) + " of @" + name +
+                       " has no data");
+  }
+  std::vector<Array> results;
+  for (const TensorType &type : sig.results)
+    results.push_back(Array::allocate(type));
+
+  std::vector<std::vector<int64_t>> descriptors;
+  for (const Array &input : inputs)
+    descriptors.push_back(descriptorOf(input));
+  for (const Array &result : results)
+    descriptors.push_back(descriptorOf(result));
+  std::vector<void *> args;
+  for (std::vector<int64_t> &d : descriptors)
+    args.push_back(d.data());
+  entries[at](args.data());
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+/// Adds `_harp_packed_<name>(void **args)` calling
+/// `_mlir_ciface_<name>(args[0], args[1], ...)`: one calling convention for
+/// every function, whatever its arity.
+static Error addPackedWrappers(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  std::vector<llvm::Function *> interfaces;
+  for (llvm::Function &f : module.functions())
+    if (f.getName().starts_with("_mlir_ciface_") && !f.isDeclaration())
+      interfaces.push_back(&f);
+  auto *ptrType = llvm::PointerType::getUnqual(ctx);
+  for (llvm::Function *f : interfaces) {
+    std::string name =
+        ("_harp_packed_" + f->getName().drop_front(strlen("_mlir_ciface_")))
+            .str();
+    auto *type =
+        llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrType}, false);
+    auto *wrapper = llvm::Function::Create(
+        type, llvm::GlobalValue::ExternalLinkage, name, module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+    std::vector<llvm::Value *> args;
+    for (auto [i, param] : llvm::enumerate(f->args())) {
+      if (!param.getType()->isPointerTy())
+        return makeError("@" + f->getName() +
+                         " has a non-memref parameter after lowering");
+      llvm::Value *slot = b.CreateConstGEP1_64(ptrType, wrapper->getArg(0), i);
+      args.push_back(b.CreateLoad(ptrType, slot));
+    }
+    b.CreateCall(f, args);
+    b.CreateRetVoid();
+  }
+  return Error::success();
+}
+
+/// The cache entry: magic, payload checksum, payload size, key, payload.
+struct CacheHeader {
+  char magic[8];
+  uint64_t checksum;
+  uint64_t size;
+  char key[64];
+};
+
+struct Jit::Impl {
+  JitOptions options;
+  std::string cacheDir;
+  JitStats stats;
+  mlir::MLIRContext context;
+  std::string cpu, features;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<Executable>> memory;
+
+  explicit Impl(JitOptions opts) : options(std::move(opts)) {
+    mlir::DialectRegistry registry;
+    mlir::harp::registerAllHarpDialects(registry);
+    mlir::registerBuiltinDialectTranslation(registry);
+    mlir::registerLLVMDialectTranslation(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    context.disableMultithreading();
+
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> featureMap = llvm::sys::getHostCPUFeatures();
+    std::vector<std::string> list;
+    for (auto &f : featureMap)
+      list.push_back((f.second ? "+" : "-") + f.first().str());
+    llvm::sort(list);
+    features = llvm::join(list, ",");
+    cacheDir = resolveCacheDir();
+  }
+
+  std::string resolveCacheDir() const {
+    if (!options.cacheDir.empty())
+      return options.cacheDir;
+    if (std::optional<std::string> env =
+            llvm::sys::Process::GetEnv("HARP_CACHE_DIR"))
+      return *env;
+    llvm::SmallString<256> path;
+    if (std::optional<std::string> xdg =
+            llvm::sys::Process::GetEnv("XDG_CACHE_HOME")) {
+      path = *xdg;
+    } else if (std::optional<std::string> home =
+                   llvm::sys::Process::GetEnv("HOME")) {
+      path = *home;
+      llvm::sys::path::append(path, ".cache");
+    } else {
+      path = "/tmp";
+    }
+    llvm::sys::path::append(path, "harp");
+    return std::string(path);
+  }
+
+  std::string keyOf(StringRef moduleText) const {
+    llvm::SHA256 hasher;
+    for (StringRef part :
+         {StringRef(kCacheFormat), StringRef(LLVM_VERSION_STRING),
+          StringRef(cpu), StringRef(features),
+          StringRef(options.fuse ? "fuse" : "nofuse")}) {
+      hasher.update(part);
+      hasher.update(StringRef("\0", 1));
+    }
+    hasher.update(std::to_string(options.optLevel));
+    hasher.update(moduleText);
+    return llvm::toHex(hasher.result(), /*LowerCase=*/true);
+  }
+
+  std::string pathOf(const std::string &key) const {
+    llvm::SmallString<256> path(cacheDir);
+    llvm::sys::path::append(path, key + ".o");
+    return std::string(path);
+  }
+
+  /// The cached object for `key`, or null if absent, corrupt or stale.
+  std::unique_ptr<llvm::MemoryBuffer> readCache(const std::string &key) {
+    auto file = llvm::MemoryBuffer::getFile(pathOf(key), /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (!file)
+      return nullptr;
+    StringRef data = (*file)->getBuffer();
+    CacheHeader header;
+    bool valid = data.size() >= sizeof(header);
+    if (valid) {
+      std::memcpy(&header, data.data(), sizeof(header));
+      StringRef payload = data.drop_front(sizeof(header));
+      valid = std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0 &&
+              header.size == payload.size() &&
+              StringRef(header.key, sizeof(header.key)) == key &&
+              header.checksum == llvm::xxh3_64bits(payload);
+    }
+    if (!valid) {
+      ++stats.rejectedDiskEntries;
+      return nullptr;
+    }
+    return llvm::MemoryBuffer::getMemBufferCopy(
+        data.drop_front(sizeof(header)), key);
+  }
+
+  void writeCache(const std::string &key, StringRef object) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
+      return; // The cache is an optimisation; compiling still worked.
+    CacheHeader header;
+    std::memcpy(header.magic, kMagic, sizeof(kMagic));
+    header.checksum = llvm::xxh3_64bits(object);
+    header.size = object.size();
+    std::memcpy(header.key, key.data(), sizeof(header.key));
+    // Write a temporary and rename it: readers never see a partial entry.
+    llvm::SmallString<256> temp;
+    int fd;
+    if (llvm::sys::fs::createUniqueFile(pathOf(key) + ".tmp-%%%%%%", fd, temp))
+      return;
+    {
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os.write(reinterpret_cast<const char *>(&header), sizeof(header));
+      os << object;
+    }
+    if (llvm::sys::fs::rename(temp, pathOf(key)))
+      llvm::sys::fs::remove(temp);
+  }
+
+  Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine() const {
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder)
+      return builder.takeError();
+    builder->setCPU(cpu);
+    builder->getFeatures().addFeaturesVector(
+        llvm::SmallVector<std::string>(llvm::split(features, ',')));
+    builder->setCodeGenOptLevel(options.optLevel >= 3
+                                    ? llvm::CodeGenOptLevel::Aggressive
+                                    : llvm::CodeGenOptLevel::Default);
+    return builder->createTargetMachine();
+  }
+
+  /// Lowers `module` through harp-to-llvm and compiles it to an object.
+  Expected<std::unique_ptr<llvm::MemoryBuffer>>
+  compileObject(mlir::ModuleOp module, const std::string &key) {
+    mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());
+    std::string diagnostics;
+    llvm::raw_string_ostream diagOS(diagnostics);
+    mlir::ScopedDiagnosticHandler handler(
+        &context, [&](mlir::Diagnostic &diag) {
+          diag.getLocation().print(diagOS);
+          diagOS << ": " << diag << "\n";
+          return mlir::success();
+        });
+    mlir::PassManager pm(&context);
+    mlir::harp::HarpToLLVMOptions pipelineOptions;
+    pipelineOptions.fuse = options.fuse;
+    mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions);
+    if (mlir::failed(pm.run(*clone)))
+      return makeError("lowering failed:\n" + diagnostics);
+
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        mlir::translateModuleToLLVMIR(*clone, llvmContext, "harp");
+    if (!llvmModule)
+      return makeError("translation to LLVM IR failed:\n" + diagnostics);
+    if (Error err = addPackedWrappers(*llvmModule))
+      return std::move(err);
+    auto tm = targetMachine();
+    if (!tm)
+      return tm.takeError();
+    llvmModule->setDataLayout((*tm)->createDataLayout());
+    llvmModule->setTargetTriple((*tm)->getTargetTriple());
+    auto optimize =
+        mlir::makeOptimizingTransformer(options.optLevel, 0, tm->get());
+    if (Error err = optimize(llvmModule.get()))
+      return std::move(err);
+    llvm::orc::SimpleCompiler compiler(**tm);
+    auto object = compiler(*llvmModule);
+    if (!object)
+      return object.takeError();
+    (void)key;
+    return std::move(*object);
+  }
+
+  /// Loads an object into a fresh LLJIT and finds the packed entries.
+  Expected<std::shared_ptr<Executable>>
+  load(std::unique_ptr<llvm::MemoryBuffer> object,
+       std::vector<FunctionSignature> sigs) {
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder)
+      return builder.takeError();
+    auto jit = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(std::move(*builder))
+                   .create();
+    if (!jit)
+      return jit.takeError();
+    llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+    auto process =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+            (*jit)->getDataLayout().getGlobalPrefix());
+    if (!process)
+      return process.takeError();
+    main.addGenerator(std::move(*process));
+    llvm::orc::SymbolMap runtime;
+    runtime[(*jit)->mangleAndIntern("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&harpMemrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    if (Error err = main.define(llvm::orc::absoluteSymbols(runtime)))
+      return std::move(err);
+    if (Error err = (*jit)->addObjectFile(std::move(object)))
+      return std::move(err);
+    std::vector<PackedFn> entries;
+    for (const FunctionSignature &sig : sigs) {
+      auto symbol = (*jit)->lookup("_harp_packed_" + sig.name);
+      if (!symbol)
+        return symbol.takeError();
+      entries.push_back(symbol->toPtr<PackedFn>());
+    }
+    return std::make_shared<JitExecutable>(std::move(*jit), std::move(sigs),
+                                           std::move(entries));
+  }
+
+  Expected<std::shared_ptr<Executable>> compile(mlir::ModuleOp module) {
+    std::string text;
+    {
+      llvm::raw_string_ostream os(text);
+      module.print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
+    }
+    std::string key = keyOf(text);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = memory.find(key); it != memory.end()) {
+      ++stats.memoryHits;
+      return it->second;
+    }
+    auto sigs = signaturesOf(module);
+    if (!sigs)
+      return sigs.takeError();
+
+    if (options.diskCache) {
+      if (std::unique_ptr<llvm::MemoryBuffer> cached = readCache(key)) {
+        auto exe = load(std::move(cached), *sigs);
+        if (exe) {
+          ++stats.diskHits;
+          memory[key] = *exe;
+          return exe;
+        }
+        // An entry that verified but does not load is not trusted either.
+        llvm::consumeError(exe.takeError());
+        ++stats.rejectedDiskEntries;
+      }
+    }
+    auto object = compileObject(module, key);
+    if (!object)
+      return object.takeError();
+    ++stats.compilations;
+    if (options.diskCache)
+      writeCache(key, (*object)->getBuffer());
+    auto exe = load(std::move(*object), std::move(*sigs));
+    if (!exe)
+      return exe.takeError();
+    memory[key] = *exe;
+    return exe;
+  }
+};
+
+Jit::Jit(JitOptions options) : impl(std::make_unique<Impl>(std::move(options))) {}
+Jit::~Jit() = default;
+
+const JitStats &Jit::stats() const { return impl->stats; }
+const JitOptions &Jit::options() const { return impl->options; }
+const std::string &Jit::cacheDir() const { return impl->cacheDir; }
+
+Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
+  if (mlir::failed(mlir::verify(module)))
+    return makeError("the module does not verify");
+  return impl->compile(module);
+}
+
+Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, "<input>"), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &impl->context, os);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &impl->context);
+  if (!module)
+    return makeError("invalid IR:\n" + diagnostics);
+  return impl->compile(*module);
+}

@@ -1,0 +1,324 @@
+//===- harp-run.cpp - run a function of a harp module ---------------------===//
+//
+// Compiles a .mlir file with harp's JIT and runs one of its functions on
+// inputs from .npy files or on seeded random inputs, then writes the results
+// to .npy files or prints them:
+//
+//   harp-run model.mlir --input x.npy --input w.npy --output y.npy
+//   harp-run model.mlir --entry main --random-inputs 42 --print --stats
+//
+// Every failure (unreadable file, missing entry, wrong counts or types, a
+// compile error) is reported as "harp-run: error: ..." with exit code 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/Runtime/Array.h"
+#include "harp/Runtime/Jit.h"
+#include "harp/Runtime/Npy.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace harp;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory harpRunCategory("harp-run options");
+
+static cl::opt<std::string> sourceFile(cl::Positional, cl::Required,
+                                       cl::desc("<file.mlir, or - for stdin>"),
+                                       cl::cat(harpRunCategory));
+
+static cl::opt<std::string>
+    entryName("entry",
+              cl::desc("Function to run (default: the only public function, "
+                       "else @main)"),
+              cl::value_desc("name"), cl::cat(harpRunCategory));
+
+static cl::list<std::string>
+    inputFiles("input",
+               cl::desc("A .npy file for the next argument; repeat once per "
+                        "argument, in order"),
+               cl::value_desc("file.npy"), cl::cat(harpRunCategory));
+
+static cl::opt<uint64_t> randomSeed(
+    "random-inputs",
+    cl::desc("Run on pseudo-random inputs drawn from this seed: floats in "
+             "[-1, 1), integers in [-5, 5], booleans 0/1"),
+    cl::value_desc("seed"), cl::cat(harpRunCategory));
+
+static cl::list<std::string>
+    outputFiles("output",
+                cl::desc("A .npy file for the next result; repeat once per "
+                         "result, in order"),
+                cl::value_desc("file.npy"), cl::cat(harpRunCategory));
+
+static cl::opt<bool>
+    printResults("print",
+                 cl::desc("Print the results (the default without --output)"),
+                 cl::cat(harpRunCategory));
+
+static cl::opt<bool> noDiskCache("no-disk-cache",
+                                 cl::desc("Neither read nor write the on-disk "
+                                          "kernel cache"),
+                                 cl::cat(harpRunCategory));
+
+static cl::opt<std::string>
+    cacheDir("cache-dir",
+             cl::desc("On-disk kernel cache (default: $HARP_CACHE_DIR, else "
+                      "$XDG_CACHE_HOME/harp, else ~/.cache/harp)"),
+             cl::value_desc("dir"), cl::cat(harpRunCategory));
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "harp-run") << message << "\n";
+  return 1;
+}
+
+static std::string functionList(llvm::ArrayRef<FunctionSignature> functions) {
+  std::string s;
+  for (const FunctionSignature &f : functions)
+    s += (s.empty() ? "@" : ", @") + f.name;
+  return s;
+}
+
+/// Picks the function to run, or explains why none fits.
+static llvm::Expected<const FunctionSignature *>
+pickEntry(const Executable &exe) {
+  llvm::ArrayRef<FunctionSignature> functions = exe.functions();
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   message.str());
+  };
+  if (functions.empty())
+    return error(sourceFile + " has no public function to run");
+  if (!entryName.empty()) {
+    // Accept "@main" as well as "main".
+    llvm::StringRef name = llvm::StringRef(entryName).ltrim('@');
+    if (const FunctionSignature *f = exe.lookup(name))
+      return f;
+    return error("no public function @" + name + " in " + sourceFile +
+                 "; it has " + functionList(functions));
+  }
+  if (functions.size() == 1)
+    return &functions.front();
+  if (const FunctionSignature *f = exe.lookup("main"))
+    return f;
+  return error(sourceFile + " has several public functions and no @main; " +
+               "pick one with --entry: " + functionList(functions));
+}
+
+namespace {
+/// Deterministic inputs for a seed, whatever the standard library: values
+/// come straight from mt19937_64's bits, not from <random>'s distributions,
+/// whose algorithms differ between implementations.
+class RandomInputs {
+public:
+  explicit RandomInputs(uint64_t seed) : rng(seed) {}
+
+  Array make(const TensorType &type) {
+    Array array = Array::allocate(type);
+    char *data = static_cast<char *>(array.data());
+    size_t size = elementSize(type.kind);
+    for (int64_t i = 0, e = array.numElements(); i < e; ++i)
+      fill(type.kind, data + i * size);
+    return array;
+  }
+
+private:
+  /// Uniform in [-1, 1) with `bits` significant bits, so that the value is
+  /// exact in a type with that precision and rounding never reaches 1.
+  double uniform(unsigned bits) {
+    double unit = std::ldexp(static_cast<double>(rng() >> (64 - bits)),
+                             -static_cast<int>(bits));
+    return 2 * unit - 1;
+  }
+
+  template <typename T>
+  static void store(char *dst, T value) {
+    std::memcpy(dst, &value, sizeof(T));
+  }
+
+  static uint16_t toHalfBits(double value,
+                             const llvm::fltSemantics &semantics) {
+    llvm::APFloat f(value);
+    bool losesInfo;
+    f.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    return static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
+  }
+
+  void fill(ElementKind kind, char *dst) {
+    switch (kind) {
+    case ElementKind::F16:
+      return store(dst, toHalfBits(uniform(11), llvm::APFloat::IEEEhalf()));
+    case ElementKind::BF16:
+      return store(dst, toHalfBits(uniform(8), llvm::APFloat::BFloat()));
+    case ElementKind::F32:
+      return store(dst, static_cast<float>(uniform(24)));
+    case ElementKind::F64:
+      return store(dst, uniform(53));
+    case ElementKind::I1:
+      return store(dst, static_cast<uint8_t>(rng() >> 63));
+    case ElementKind::I8:
+      return store(dst, static_cast<int8_t>(smallInt()));
+    case ElementKind::I16:
+      return store(dst, static_cast<int16_t>(smallInt()));
+    case ElementKind::I32:
+      return store(dst, static_cast<int32_t>(smallInt()));
+    case ElementKind::I64:
+      return store(dst, smallInt());
+    case ElementKind::C64:
+      store(dst, static_cast<float>(uniform(24)));
+      return store(dst + 4, static_cast<float>(uniform(24)));
+    case ElementKind::C128:
+      store(dst, uniform(53));
+      return store(dst + 8, uniform(53));
+    }
+  }
+
+  /// Uniform in [-5, 5]; the modulo bias is below 1e-18.
+  int64_t smallInt() { return static_cast<int64_t>(rng() % 11) - 5; }
+
+  std::mt19937_64 rng;
+};
+} // namespace
+
+/// Loads or makes the inputs of `entry` and checks them against its
+/// signature.
+static llvm::Expected<std::vector<Array>>
+prepareInputs(const FunctionSignature &entry) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   message.str());
+  };
+  std::vector<Array> inputs;
+  size_t expected = entry.inputs.size();
+  if (randomSeed.getNumOccurrences()) {
+    RandomInputs random(randomSeed);
+    for (const TensorType &type : entry.inputs)
+      inputs.push_back(random.make(type));
+    return inputs;
+  }
+  if (inputFiles.size() != expected) {
+    std::string message =
+        "@" + entry.name + " expects " + std::to_string(expected) +
+        (expected == 1 ? " input" : " inputs") + " but " +
+        std::to_string(inputFiles.size()) +
+        (inputFiles.size() == 1 ? " was" : " were") + " given";
+    if (inputFiles.empty())
+      message += "; pass them with --input FILE.npy, or use --random-inputs "
+                 "SEED";
+    return error(message);
+  }
+  for (auto [index, path] : llvm::enumerate(inputFiles)) {
+    llvm::Expected<Array> array = readNpy(path);
+    if (!array)
+      return array.takeError();
+    const TensorType &want = entry.inputs[index];
+    if (!(array->type() == want))
+      return error("input #" + llvm::Twine(index + 1) + " (" + path +
+                   ") has type " + array->type().str() + " but @" + entry.name +
+                   " expects " + want.str());
+    inputs.push_back(std::move(*array));
+  }
+  return inputs;
+}
+
+static void reportStats(const Jit &jit) {
+  const JitStats &stats = jit.stats();
+  llvm::errs() << "harp-run: jit: " << stats.memoryHits << " memory hits, "
+               << stats.diskHits << " disk hits, " << stats.compilations
+               << " compilations, " << stats.rejectedDiskEntries
+               << " rejected disk entries; disk cache ";
+  if (jit.options().diskCache)
+    llvm::errs() << jit.cacheDir() << "\n";
+  else
+    llvm::errs() << "disabled\n";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  // libLLVM registers its own -stats (pass statistics, compiled out of
+  // release builds) the first time the parser is used, and a second "stats"
+  // is a fatal error; harp-run's --stats reports the JIT instead, so it takes
+  // the name over and is registered only after LLVM's is gone.
+  if (cl::Option *llvmStats = cl::getRegisteredOptions().lookup("stats"))
+    llvmStats->removeArgument();
+  cl::opt<bool> printStats(
+      "stats", cl::desc("Print how the JIT served the module to stderr"),
+      cl::cat(harpRunCategory));
+  cl::HideUnrelatedOptions(harpRunCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "harp-run: compile a harp module and run one of its functions\n");
+
+  if (randomSeed.getNumOccurrences() && !inputFiles.empty())
+    return fail("--input and --random-inputs cannot be used together");
+
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> source =
+      llvm::MemoryBuffer::getFileOrSTDIN(sourceFile, /*IsText=*/true);
+  if (!source)
+    return fail("cannot read '" + sourceFile +
+                "': " + source.getError().message());
+
+  JitOptions options;
+  options.diskCache = !noDiskCache;
+  options.cacheDir = cacheDir;
+  Jit jit(options);
+  llvm::Expected<std::shared_ptr<Executable>> exe =
+      jit.compile((*source)->getBuffer());
+  if (printStats)
+    reportStats(jit);
+  if (!exe)
+    return fail(llvm::toString(exe.takeError()));
+
+  llvm::Expected<const FunctionSignature *> entry = pickEntry(**exe);
+  if (!entry)
+    return fail(llvm::toString(entry.takeError()));
+  const FunctionSignature &signature = **entry;
+
+  // Check what can be checked before running: a long kernel should not run
+  // only to find it has nowhere to put its results.
+  if (!outputFiles.empty() && outputFiles.size() != signature.results.size())
+    return fail("@" + signature.name + " has " +
+                llvm::Twine(signature.results.size()) +
+                (signature.results.size() == 1 ? " result" : " results") +
+                " but " + llvm::Twine(outputFiles.size()) +
+                (outputFiles.size() == 1 ? " --output file was"
+                                         : " --output files were") +
+                " given");
+
+  llvm::Expected<std::vector<Array>> inputs = prepareInputs(signature);
+  if (!inputs)
+    return fail(llvm::toString(inputs.takeError()));
+
+  llvm::Expected<std::vector<Array>> results =
+      (*exe)->call(signature.name, *inputs);
+  if (!results)
+    return fail(llvm::toString(results.takeError()));
+  if (results->size() != signature.results.size())
+    return fail("@" + signature.name + " returned " +
+                llvm::Twine(results->size()) + " results, expected " +
+                llvm::Twine(signature.results.size()));
+
+  for (auto [path, result] : llvm::zip(outputFiles, *results))
+    if (llvm::Error err = writeNpy(path, result))
+      return fail(llvm::toString(std::move(err)));
+
+  if (printResults || outputFiles.empty()) {
+    for (auto [index, result] : llvm::enumerate(*results)) {
+      if (index != 0)
+        llvm::outs() << "\n";
+      llvm::outs() << formatArray(result) << "\n";
+    }
+  }
+  llvm::outs().flush();
+  return 0;
+}
