@@ -1,0 +1,58 @@
+// RUN: harp-opt %s --convert-harp-to-linalg --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<2x5xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x8xf32>
+// CHECK: %[[S0:.*]] = tensor.insert_slice %[[A]] into %[[E]][0, 0] [2, 3] [1, 1]
+// CHECK: %[[S1:.*]] = tensor.insert_slice %[[B]] into %[[S0]][0, 3] [2, 5] [1, 1]
+// CHECK: return %[[S1]]
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  %0 = harp.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// gather: one kernel over the index; the index is clamped, then extracted.
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: (%[[X:.*]]: tensor<4x5xf32>, %[[I:.*]]: tensor<4x2xi64>)
+// CHECK: linalg.generic {{.*}} ins(%[[I]] : tensor<4x2xi64>)
+// CHECK: ^bb0(%[[V:.*]]: i64, %{{.*}}: f32):
+// CHECK: %[[R:.*]] = linalg.index 0 : index
+// CHECK: %[[C:.*]] = arith.index_cast %[[V]] : i64 to index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[C]], %{{.*}} : index
+// CHECK: %[[AT:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: tensor.extract %[[X]][%[[R]], %[[AT]]] : tensor<4x5xf32>
+func.func @gather(%x: tensor<4x5xf32>, %idx: tensor<4x2xi64>) -> tensor<4x2xf32> {
+  %0 = harp.gather %x[%idx] dim(1) : (tensor<4x5xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// scatter_add: a loop nest over the index carrying the accumulated tensor.
+// CHECK-LABEL: func.func @scatter_add
+// CHECK-SAME: (%[[S:.*]]: tensor<2x3xf32>, %[[D:.*]]: tensor<5x3xf32>, %[[I:.*]]: tensor<2x3xi32>)
+// CHECK: scf.for %[[P:.*]] = {{.*}} iter_args(%[[ACC0:.*]] = %[[D]])
+// CHECK: scf.for %[[Q:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[ACC0]])
+// CHECK: tensor.extract %[[I]][%[[P]], %[[Q]]]
+// CHECK: %[[ADD:.*]] = tensor.extract %[[S]][%[[P]], %[[Q]]]
+// CHECK: %[[OLD:.*]] = tensor.extract %[[ACC]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[OLD]], %[[ADD]] : f32
+// CHECK: tensor.insert %[[SUM]] into %[[ACC]]
+func.func @scatter_add(%src: tensor<2x3xf32>, %dest: tensor<5x3xf32>, %idx: tensor<2x3xi32>) -> tensor<5x3xf32> {
+  %0 = harp.scatter_add %src into %dest[%idx] dim(0) : tensor<2x3xf32> into tensor<5x3xf32>[tensor<2x3xi32>]
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+// A view operand of a data-movement op is materialised first.
+// CHECK-LABEL: func.func @concat_of_view
+// CHECK: %[[T:.*]] = linalg.generic
+// CHECK: tensor.insert_slice %[[T]]
+func.func @concat_of_view(%a: tensor<3x2xf32>) -> tensor<4x3xf32> {
+  %t = harp.view %a <(d0, d1) -> (d1, d0)> : tensor<3x2xf32> -> tensor<2x3xf32>
+  %0 = harp.concat dim(0) %t, %t : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}

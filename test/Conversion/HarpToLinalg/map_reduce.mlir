@@ -1,0 +1,177 @@
+// RUN: harp-opt %s --convert-harp-to-linalg --split-input-file | FileCheck %s
+
+// Each map_reduce becomes one linalg.generic; views feeding it become
+// indexing maps or masked reads in the body, never copies.
+
+// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @transpose_add
+// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>, %[[Y:.*]]: tensor<4x3xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x3xf32>
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[T]], #[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[X]], %[[Y]] : tensor<3x4xf32>, tensor<4x3xf32>) outs(%[[E]] : tensor<4x3xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[S:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT: linalg.yield %[[S]] : f32
+// CHECK: return %[[G]]
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: harp.
+func.func @transpose_add(%x: tensor<3x4xf32>, %y: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %t = harp.view %x <(d0, d1) -> (d1, d0)> : tensor<3x4xf32> -> tensor<4x3xf32>
+  %s = harp.map_reduce ins(%t, %y : tensor<4x3xf32>, tensor<4x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    harp.yield %c : f32
+  } : tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+// A sum reduction: filled init, reduction iterator, accumulate in the body.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @row_sum
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%{{.*}} : tensor<4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: outs(%[[F]] : tensor<4xf32>)
+// CHECK: ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[SQ:.*]] = arith.mulf %[[V]], %[[V]] : f32
+// CHECK: %[[R:.*]] = arith.addf %[[ACC]], %[[SQ]] : f32
+// CHECK: linalg.yield %[[R]]
+func.func @row_sum(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x8xf32>) {
+  ^bb0(%a: f32):
+    %sq = arith.mulf %a, %a : f32
+    harp.yield %sq : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// keepdim: the kernel drops the dim, an expand_shape restores it (free).
+// CHECK-LABEL: func.func @max_keepdim
+// CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[NEG]] : f32)
+// CHECK: arith.maximumf
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+func.func @max_keepdim(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x8xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(max, dims = [1], keepdim) : tensor<4x1xf32>
+  return %s : tensor<4x1xf32>
+}
+
+// -----
+
+// Integer, boolean and unsigned combiners and their identities.
+// CHECK-LABEL: func.func @int_kinds
+// CHECK-DAG: arith.constant -2147483648 : i32
+// CHECK-DAG: arith.maxsi
+// CHECK-DAG: arith.constant true
+// CHECK-DAG: arith.andi
+// CHECK-DAG: arith.constant -1 : i32
+// CHECK-DAG: arith.minui
+func.func @int_kinds(%x: tensor<4xi32>, %b: tensor<4xi1>) -> (tensor<i32>, tensor<i1>, tensor<i32>) {
+  %m = harp.map_reduce ins(%x : tensor<4xi32>) {
+  ^bb0(%a: i32):
+    harp.yield %a : i32
+  } reduce(max, dims = [0]) : tensor<i32>
+  %all = harp.map_reduce ins(%b : tensor<4xi1>) {
+  ^bb0(%a: i1):
+    harp.yield %a : i1
+  } reduce(min, dims = [0]) : tensor<i1>
+  %u = harp.map_reduce ins(%x : tensor<4xi32>) {
+  ^bb0(%a: i32):
+    harp.yield %a : i32
+  } reduce(umin, dims = [0]) : tensor<i32>
+  return %m, %all, %u : tensor<i32>, tensor<i1>, tensor<i32>
+}
+
+// -----
+
+// harp.index becomes linalg.index; no operands: the output sets the domain.
+// CHECK-LABEL: func.func @iota
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel", "parallel"]} outs(
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: %[[J:.*]] = linalg.index 1 : index
+// CHECK: arith.addi %[[I]], %[[J]] : index
+func.func @iota() -> tensor<3x5xi64> {
+  %0 = harp.map_reduce {
+    %i = harp.index 0
+    %j = harp.index 1
+    %s = arith.addi %i, %j : index
+    %v = arith.index_cast %s : index to i64
+    harp.yield %v : i64
+  } : tensor<3x5xi64>
+  return %0 : tensor<3x5xi64>
+}
+
+// -----
+
+// A masked (padded) view is read in the body: clamped extract, mask, select.
+// CHECK-DAG: #[[SHIFT:.*]] = affine_map<(d0) -> (d0 - 1)>
+// CHECK-DAG: #[[UPPER:.*]] = affine_map<(d0) -> (-d0 + 4)>
+// CHECK-LABEL: func.func @padded
+// CHECK-SAME: (%[[V:.*]]: tensor<4xf32>)
+// CHECK: linalg.generic
+// CHECK-NOT: ins(
+// CHECK: %[[I:.*]] = linalg.index 0
+// CHECK: %[[AT:.*]] = affine.apply #[[SHIFT]](%[[I]])
+// CHECK: %[[LO:.*]] = arith.maxsi %[[AT]], %{{.*}} : index
+// CHECK: %[[C:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: %[[E:.*]] = tensor.extract %[[V]][%[[C]]] : tensor<4xf32>
+// CHECK: arith.cmpi sge
+// CHECK: affine.apply #[[UPPER]](%[[I]])
+// CHECK: %[[IN:.*]] = arith.andi
+// CHECK: %[[SEL:.*]] = arith.select %[[IN]], %[[E]], %{{.*}} : f32
+// CHECK: math.exp %[[SEL]]
+func.func @padded(%v: tensor<4xf32>) -> tensor<6xf32> {
+  %p = harp.view %v <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4), pad = one>
+      : tensor<4xf32> -> tensor<6xf32>
+  %e = harp.map_reduce ins(%p : tensor<6xf32>) {
+  ^bb0(%a: f32):
+    %x = math.exp %a : f32
+    harp.yield %x : f32
+  } : tensor<6xf32>
+  return %e : tensor<6xf32>
+}
+
+// -----
+
+// Loops read only through compound indices (the k of an unfold) get a
+// tiny carrier operand that states their range.
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2) -> (d0 * 2 + d2)>
+// CHECK-DAG: #[[CARRY:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @unfold_sum
+// CHECK: %[[K:.*]] = tensor.empty() : tensor<3xi8>
+// CHECK: linalg.generic {indexing_maps = [#[[WIN]], #[[CARRY]], #{{.*}}]
+// CHECK-SAME: ins(%{{.*}}, %[[K]] : tensor<10xf32>, tensor<3xi8>)
+func.func @unfold_sum(%x: tensor<10xf32>) -> tensor<4x2xf32> {
+  %u = harp.view %x <(d0, d1, d2) -> (d0 * 2 + d2)> : tensor<10xf32> -> tensor<4x2x3xf32>
+  %s = harp.map_reduce ins(%u : tensor<4x2x3xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [2]) : tensor<4x2xf32>
+  return %s : tensor<4x2xf32>
+}
+
+// -----
+
+// A view reading a prefix of a larger dim with the bare loop index: the
+// source is cut to the loop's size first (extract_slice, no copy).
+// CHECK-LABEL: func.func @prefix
+// CHECK: %[[S:.*]] = tensor.extract_slice %{{.*}}[0] [3] [1] : tensor<8xf32> to tensor<3xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<3xf32>)
+func.func @prefix(%x: tensor<8xf32>) -> tensor<3xf32> {
+  %v = harp.view %x <(d0) -> (d0)> : tensor<8xf32> -> tensor<3xf32>
+  %s = harp.map_reduce ins(%v : tensor<3xf32>) {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    harp.yield %n : f32
+  } : tensor<3xf32>
+  return %s : tensor<3xf32>
+}

@@ -1,0 +1,132 @@
+"""harp-run as a command: the on-disk kernel cache across processes (hits,
+corrupt entries rebuilt) and every error path ending in a message and exit
+code 1, never a signal."""
+
+import glob
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harptest as h  # noqa: E402
+
+ADD = """
+func.func @main(%x: tensor<3x4xf32>, %y: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %t = harp.view %x <(d0, d1) -> (d1, d0)> : tensor<3x4xf32> -> tensor<4x3xf32>
+  %s = harp.map_reduce ins(%t, %y : tensor<4x3xf32>, tensor<4x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    harp.yield %c : f32
+  } : tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    (tmp_path / "add.mlir").write_text(ADD)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = np.full((4, 3), 0.5, np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    return tmp_path
+
+
+def harp_run(args, cwd, cache=None):
+    env = dict(os.environ)
+    if cache is not None:
+        env["HARP_CACHE_DIR"] = str(cache)
+    return subprocess.run([h.HARP_RUN] + args, cwd=cwd, capture_output=True,
+                          text=True, env=env)
+
+
+def run_add(workdir, cache):
+    proc = harp_run(["add.mlir", "--input", "x.npy", "--input", "y.npy",
+                     "--output", "out.npy", "--stats"], workdir, cache)
+    assert proc.returncode == 0, proc.stderr
+    out = np.load(workdir / "out.npy")
+    x = np.load(workdir / "x.npy")
+    h.assert_close(out, x.T + np.float32(0.5))
+    return proc.stderr
+
+
+def test_disk_cache_hit_in_second_process(workdir):
+    cache = workdir / "cache"
+    first = run_add(workdir, cache)
+    assert "0 disk hits, 1 compilations" in first
+    assert len(glob.glob(str(cache / "*.o"))) == 1
+    second = run_add(workdir, cache)
+    assert "1 disk hits, 0 compilations" in second
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage"])
+def test_corrupt_entry_is_rebuilt(workdir, damage):
+    cache = workdir / "cache"
+    run_add(workdir, cache)
+    (entry,) = glob.glob(str(cache / "*.o"))
+    data = bytearray(open(entry, "rb").read())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0xFF
+    elif damage == "truncate":
+        data = data[: len(data) // 3]
+    elif damage == "empty":
+        data = bytearray()
+    else:
+        data = bytearray(os.urandom(len(data)))
+    open(entry, "wb").write(bytes(data))
+    rebuilt = run_add(workdir, cache)
+    assert "0 disk hits, 1 compilations, 1 rejected disk entries" in rebuilt
+    # The rebuilt entry is trusted again.
+    assert "1 disk hits, 0 compilations, 0 rejected" in run_add(workdir, cache)
+
+
+def test_no_disk_cache_writes_nothing(workdir):
+    cache = workdir / "cache"
+    proc = harp_run(["add.mlir", "--random-inputs", "3", "--no-disk-cache"],
+                    workdir, cache)
+    assert proc.returncode == 0, proc.stderr
+    assert not cache.exists()
+
+
+def test_random_inputs_are_deterministic(workdir):
+    a = harp_run(["add.mlir", "--random-inputs", "7", "--print"], workdir)
+    b = harp_run(["add.mlir", "--random-inputs", "7", "--print"], workdir)
+    c = harp_run(["add.mlir", "--random-inputs", "8", "--print"], workdir)
+    assert a.returncode == 0 and a.stdout == b.stdout and a.stdout != c.stdout
+    assert "tensor<4x3xf32>" in a.stdout
+
+
+ERRORS = [
+    (["add.mlir", "--input", "x.npy"], "expects 2 inputs but 1 was given"),
+    (["add.mlir", "--input", "x.npy", "--input", "x.npy"],
+     "has type tensor<3x4xf32> but @main expects tensor<4x3xf32>"),
+    (["add.mlir", "--input", "x64.npy", "--input", "y.npy"],
+     "has type tensor<3x4xf64> but @main expects tensor<3x4xf32>"),
+    (["add.mlir", "--entry", "nope", "--random-inputs", "1"], "nope"),
+    (["missing.mlir", "--random-inputs", "1"], "missing.mlir"),
+    (["add.mlir", "--input", "missing.npy", "--input", "y.npy"], "missing.npy"),
+    (["add.mlir", "--input", "bad.npy", "--input", "y.npy"], "bad.npy"),
+    (["bad.mlir", "--random-inputs", "1"], "invalid IR"),
+    (["oob.mlir", "--random-inputs", "1"], "reads out of bounds"),
+    (["add.mlir", "--random-inputs", "1", "--output", "a.npy", "--output", "b.npy"],
+     "output"),
+]
+
+
+@pytest.mark.parametrize("args,message", ERRORS, ids=[m for _, m in ERRORS])
+def test_errors_are_messages(workdir, args, message):
+    np.save(workdir / "x64.npy", np.zeros((3, 4), np.float64))
+    (workdir / "bad.npy").write_bytes(b"\x93NUMPY garbage")
+    (workdir / "bad.mlir").write_text("func.func @main( {")
+    (workdir / "oob.mlir").write_text(
+        "func.func @main(%x: tensor<4xf32>) -> tensor<5xf32> {\n"
+        "  %v = harp.view %x <(d0) -> (d0)> : tensor<4xf32> -> tensor<5xf32>\n"
+        "  return %v : tensor<5xf32>\n}\n")
+    proc = harp_run(args, workdir, workdir / "cache")
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "harp-run: error:" in proc.stderr
+    assert message in proc.stderr, proc.stderr

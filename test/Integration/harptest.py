@@ -1,0 +1,154 @@
+"""Helpers for harp's integration tests: run harp IR through harp-run on
+NumPy arrays and compare the results with references at the tolerances of
+torch.testing.assert_close."""
+
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HARP_RUN = os.environ.get("HARP_RUN", os.path.join(ROOT, "build", "bin", "harp-run"))
+
+# MLIR element type spellings of the NumPy dtypes harp exchanges.
+MLIR_TYPES = {
+    np.dtype(np.float16): "f16",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.bool_): "i1",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.complex64): "complex<f32>",
+    np.dtype(np.complex128): "complex<f64>",
+}
+
+# The dtypes every op family is checked with.
+DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64]
+
+# rtol, atol as torch.testing.assert_close uses them by dtype.
+TOLERANCES = {
+    np.dtype(np.float16): (1e-3, 1e-5),
+    np.dtype(np.float32): (1.3e-6, 1e-5),
+    np.dtype(np.float64): (1e-7, 1e-7),
+    np.dtype(np.complex64): (1.3e-6, 1e-5),
+    np.dtype(np.complex128): (1e-7, 1e-7),
+}
+
+
+def elt(dtype):
+    return MLIR_TYPES[np.dtype(dtype)]
+
+
+def tensor(shape, dtype):
+    """tensor<2x3xf32> for shape (2, 3) and float32."""
+    dims = "".join("%dx" % d for d in shape)
+    return "tensor<%s%s>" % (dims, elt(dtype))
+
+
+def is_float(dtype):
+    return np.issubdtype(np.dtype(dtype), np.floating)
+
+
+def is_complex(dtype):
+    return np.issubdtype(np.dtype(dtype), np.complexfloating)
+
+
+def is_bool(dtype):
+    return np.dtype(dtype) == np.bool_
+
+
+def random(shape, dtype, rng, low=-3, high=3):
+    """Random data of any harp dtype: small integers, uniform floats."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(low, high + 1, size=shape).astype(dtype)
+    if np.issubdtype(dtype, np.complexfloating):
+        re = rng.uniform(low, high, size=shape)
+        im = rng.uniform(low, high, size=shape)
+        return (re + 1j * im).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+class HarpError(Exception):
+    """harp-run exited non-zero; the message is its stderr."""
+
+
+def run(module, *inputs, entry=None, extra_args=(), env=None):
+    """Runs `entry` (default: the only function) of the MLIR text `module` on
+    `inputs` and returns the results as a list of arrays."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "module.mlir")
+        with open(path, "w") as f:
+            f.write(module)
+        cmd = [HARP_RUN, path]
+        if entry:
+            cmd += ["--entry", entry]
+        for i, array in enumerate(inputs):
+            name = os.path.join(tmp, "in%d.npy" % i)
+            np.save(name, np.ascontiguousarray(array))
+            cmd += ["--input", name]
+        n_out = module_result_count(module, entry)
+        outs = [os.path.join(tmp, "out%d.npy" % i) for i in range(n_out)]
+        for name in outs:
+            cmd += ["--output", name]
+        cmd += list(extra_args)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise HarpError(proc.stderr)
+        return [np.load(name) for name in outs]
+
+
+def module_result_count(module, entry):
+    """Counts the results of `entry` from its `func.func` line."""
+    import re
+    funcs = re.findall(r"func\.func @(\w+)\(.*?\)\s*(->\s*(\(.*?\)|[^{]*))?\s*\{",
+                       module, re.S)
+    for name, arrow, _ in funcs:
+        if entry is None or name == entry:
+            if not arrow:
+                return 0
+            results = arrow.strip()[2:].strip()
+            if results.startswith("("):
+                results = results[1:-1]
+            return len(split_types(results))
+    raise ValueError("no function %s in module" % entry)
+
+
+def split_types(text):
+    """Splits 'tensor<2xf32>, tensor<complex<f32>>' at top-level commas."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def assert_close(actual, expected, rtol=None, atol=None):
+    """torch.testing.assert_close semantics on NumPy arrays: same shape and
+    dtype, exact for integers and bools, rtol/atol by dtype for floats."""
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    dtype = np.dtype(actual.dtype)
+    if dtype in TOLERANCES:
+        r, a = TOLERANCES[dtype]
+        np.testing.assert_allclose(actual, expected,
+                                   rtol=r if rtol is None else rtol,
+                                   atol=a if atol is None else atol,
+                                   equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual, expected)
