@@ -1,0 +1,52 @@
+// RUN: harp-opt %s --harp-to-llvm --split-input-file | FileCheck %s
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{fuse=false})' --split-input-file | FileCheck %s
+
+// The whole pipeline on a transpose feeding an add: the view is an index
+// map, the result is written straight into the caller's buffer (the last
+// argument of the C interface): no allocation, no copy, one loop nest.
+
+// CHECK-LABEL: llvm.func @transpose_add
+// CHECK-NOT: llvm.call @malloc
+// CHECK-NOT: memrefCopy
+// CHECK-NOT: "llvm.intr.memcpy"
+// CHECK: llvm.return
+// CHECK: llvm.func @_mlir_ciface_transpose_add(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-NOT: harp.
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.
+func.func @transpose_add(%x: tensor<3x4xf32>, %y: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %t = harp.view %x <(d0, d1) -> (d1, d0)> : tensor<3x4xf32> -> tensor<4x3xf32>
+  %s = harp.map_reduce ins(%t, %y : tensor<4x3xf32>, tensor<4x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    harp.yield %c : f32
+  } : tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+// Math functions without an LLVM intrinsic become libm calls.
+// CHECK-LABEL: llvm.func @gelu_erf
+// CHECK: llvm.call @erff
+func.func @gelu_erf(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %y = harp.map_reduce ins(%x : tensor<8xf32>) {
+  ^bb0(%a: f32):
+    %e = math.erf %a : f32
+    harp.yield %e : f32
+  } : tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+// Private helpers get no C interface.
+// CHECK-LABEL: llvm.func @entry
+// CHECK-NOT: _mlir_ciface_helper
+func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func @entry(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
