@@ -1,4 +1,4 @@
-# RUN: %python %s --harp-opt harp-opt --seeds %harp_src_root/test/Dialect/Harp --seeds %harp_src_root/examples | FileCheck %s
+# RUN: %python %s --harp-opt harp-opt --seeds %harp_src_root/test/Dialect/Harp --seeds %harp_src_root/test/Conversion/HarpToLinalg --seeds %harp_src_root/examples | FileCheck %s
 # CHECK: fuzz: {{[0-9]+}} inputs
 # CHECK-SAME: 0 crashes
 
@@ -6,7 +6,8 @@
 
 Every run must end in exit code 0 (the mutant is still valid IR) or 1 with an
 `error:` diagnostic, never a signal or another code. Each mutant is parsed and
-verified, then canonicalized (the folders must survive strange but valid IR).
+verified, then canonicalized and lowered to LLVM (folders and lowering must
+survive strange but valid IR).
 Mutants are run in batches through --split-input-file; a batch that crashes is
 rerun one input at a time to name the culprit.
 """
@@ -153,7 +154,7 @@ def main():
     crashes = []
     for i in range(0, len(inputs), args.batch):
         batch = inputs[i:i + args.batch]
-        for extra in ([], ["--canonicalize"]):
+        for extra in ([], ["--canonicalize"], ["--harp-to-llvm"]):
             rc, err = run(args.harp_opt, ("\n" + SPLIT + "\n").join(batch),
                           extra)
             if acceptable(rc, err):
