@@ -34,11 +34,11 @@
 
 void mlir::harp::registerAllHarpDialects(DialectRegistry &registry) {
   registerHarpDialects(registry);
-  registry.insert<affine::AffineDialect, bufferization::BufferizationDialect,
-                  cf::ControlFlowDialect, index::IndexDialect,
-                  linalg::LinalgDialect, LLVM::LLVMDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+  registry
+      .insert<affine::AffineDialect, bufferization::BufferizationDialect,
+              cf::ControlFlowDialect, index::IndexDialect,
+              linalg::LinalgDialect, LLVM::LLVMDialect, memref::MemRefDialect,
+              scf::SCFDialect, tensor::TensorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);

@@ -52,6 +52,11 @@ using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
 
+namespace harp {
+/// A hash of harp's compiler sources (generated: cmake/BuildId.cmake).
+const char *buildId();
+} // namespace harp
+
 /// Bump when the object format or the calling convention changes.
 static constexpr char kCacheFormat[] = "harp-jit-object-v1";
 static constexpr char kMagic[8] = {'H', 'A', 'R', 'P', 'O', 'B', 'J', '1'};
@@ -162,8 +167,8 @@ signaturesOf(mlir::ModuleOp module) {
     FunctionSignature sig;
     sig.name = func.getSymName().str();
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-      auto t = tensorTypeOf(type, "argument #" + llvm::Twine(i) + " of @" +
-                                      sig.name);
+      auto t = tensorTypeOf(type,
+                            "argument #" + llvm::Twine(i) + " of @" + sig.name);
       if (!t)
         return t.takeError();
       sig.inputs.push_back(*t);
@@ -204,12 +209,10 @@ public:
       : jit(std::move(jit)), sigs(std::move(sigs)),
         entries(std::move(entries)) {}
 
-  llvm::ArrayRef<FunctionSignature> functions() const override {
-    return sigs;
-  }
+  llvm::ArrayRef<FunctionSignature> functions() const override { return sigs; }
 
-  Expected<std::vector<Array>> call(StringRef name,
-                                    llvm::ArrayRef<Array> inputs) const override;
+  Expected<std::vector<Array>>
+  call(StringRef name, llvm::ArrayRef<Array> inputs) const override;
 
 private:
   std::unique_ptr<llvm::orc::LLJIT> jit;
@@ -371,8 +374,8 @@ struct Jit::Impl {
   std::string keyOf(StringRef moduleText) const {
     llvm::SHA256 hasher;
     for (StringRef part :
-         {StringRef(kCacheFormat), StringRef(LLVM_VERSION_STRING),
-          StringRef(cpu), StringRef(features),
+         {StringRef(kCacheFormat), StringRef(buildId()),
+          StringRef(LLVM_VERSION_STRING), StringRef(cpu), StringRef(features),
           StringRef(options.fuse ? "fuse" : "nofuse")}) {
       hasher.update(part);
       hasher.update(StringRef("\0", 1));
@@ -409,8 +412,8 @@ struct Jit::Impl {
       ++stats.rejectedDiskEntries;
       return nullptr;
     }
-    return llvm::MemoryBuffer::getMemBufferCopy(
-        data.drop_front(sizeof(header)), key);
+    return llvm::MemoryBuffer::getMemBufferCopy(data.drop_front(sizeof(header)),
+                                                key);
   }
 
   void writeCache(const std::string &key, StringRef object) {
@@ -454,12 +457,12 @@ struct Jit::Impl {
     mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());
     std::string diagnostics;
     llvm::raw_string_ostream diagOS(diagnostics);
-    mlir::ScopedDiagnosticHandler handler(
-        &context, [&](mlir::Diagnostic &diag) {
-          diag.getLocation().print(diagOS);
-          diagOS << ": " << diag << "\n";
-          return mlir::success();
-        });
+    mlir::ScopedDiagnosticHandler handler(&context,
+                                          [&](mlir::Diagnostic &diag) {
+                                            diag.getLocation().print(diagOS);
+                                            diagOS << ": " << diag << "\n";
+                                            return mlir::success();
+                                          });
     mlir::PassManager pm(&context);
     mlir::harp::HarpToLLVMOptions pipelineOptions;
     pipelineOptions.fuse = options.fuse;
@@ -572,7 +575,8 @@ struct Jit::Impl {
   }
 };
 
-Jit::Jit(JitOptions options) : impl(std::make_unique<Impl>(std::move(options))) {}
+Jit::Jit(JitOptions options)
+    : impl(std::make_unique<Impl>(std::move(options))) {}
 Jit::~Jit() = default;
 
 const JitStats &Jit::stats() const { return impl->stats; }

@@ -90,7 +90,10 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
             cmd += ["--entry", entry]
         for i, array in enumerate(inputs):
             name = os.path.join(tmp, "in%d.npy" % i)
-            np.save(name, np.ascontiguousarray(array))
+            array = np.asarray(array)  # keeps 0-d arrays 0-d
+            if not array.flags.c_contiguous:
+                array = array.copy(order="C")
+            np.save(name, array)
             cmd += ["--input", name]
         n_out = module_result_count(module, entry)
         outs = [os.path.join(tmp, "out%d.npy" % i) for i in range(n_out)]

@@ -23,10 +23,10 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
       llvm::cl::init(true)};
 };
 
-/// harp on tensors to the LLVM dialect: harp-function-abi, canonicalize, convert-harp-to-linalg,
-/// one-shot bufferization with results turned into out-parameters, buffer
-/// deallocation, loops, and the LLVM conversions (math functions without an
-/// LLVM intrinsic become libm calls).
+/// harp on tensors to the LLVM dialect: harp-function-abi, canonicalize,
+/// convert-harp-to-linalg, one-shot bufferization with results turned into
+/// out-parameters, buffer deallocation, loops, and the LLVM conversions (math
+/// functions without an LLVM intrinsic become libm calls).
 void buildHarpToLLVMPipeline(OpPassManager &pm,
                              const HarpToLLVMOptions &options);
 

@@ -13,7 +13,19 @@
 namespace harp {
 
 /// The element types harp tensors hold.
-enum class ElementKind { F16, BF16, F32, F64, I1, I8, I16, I32, I64, C64, C128 };
+enum class ElementKind {
+  F16,
+  BF16,
+  F32,
+  F64,
+  I1,
+  I8,
+  I16,
+  I32,
+  I64,
+  C64,
+  C128
+};
 
 /// Bytes per element (i1 is stored as one byte, like NumPy's bool).
 size_t elementSize(ElementKind kind);

@@ -96,7 +96,8 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
           Value raw = tensor::ExtractOp::create(b, l, index, ivs);
           Value at = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
           SmallVector<Value> coords(ivs);
-          coords[dim] = lowering::clampIndex(b, l, at, destType.getDimSize(dim));
+          coords[dim] =
+              lowering::clampIndex(b, l, at, destType.getDimSize(dim));
           Value add = tensor::ExtractOp::create(b, l, src, ivs);
           Value old = tensor::ExtractOp::create(b, l, acc.front(), coords);
           Value sum;

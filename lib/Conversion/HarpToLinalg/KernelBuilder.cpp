@@ -14,20 +14,20 @@ using namespace mlir;
 using namespace mlir::harp;
 using namespace mlir::harp::lowering;
 
-Value lowering::buildScalarConstant(OpBuilder &b, Location loc, TypedAttr attr) {
+Value lowering::buildScalarConstant(OpBuilder &b, Location loc,
+                                    TypedAttr attr) {
   if (auto number = dyn_cast<complex::NumberAttr>(attr)) {
     auto type = cast<ComplexType>(number.getType());
     Type part = type.getElementType();
-    auto parts = b.getArrayAttr(
-        {FloatAttr::get(part, number.getReal()),
-         FloatAttr::get(part, number.getImag())});
+    auto parts = b.getArrayAttr({FloatAttr::get(part, number.getReal()),
+                                 FloatAttr::get(part, number.getImag())});
     return complex::ConstantOp::create(b, loc, type, parts);
   }
   return arith::ConstantOp::create(b, loc, attr);
 }
 
 Value lowering::clampIndex(OpBuilder &b, Location loc, Value index,
-                         int64_t size) {
+                           int64_t size) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value last = arith::ConstantIndexOp::create(b, loc, size - 1);
   Value low = arith::MaxSIOp::create(b, loc, index, zero);
@@ -113,9 +113,8 @@ static Value readMasked(OpBuilder &b, Location loc, Value source,
 static TypedAttr reductionIdentity(OpBuilder &b, ReductionKind kind,
                                    Type type) {
   if (auto complexType = dyn_cast<ComplexType>(type))
-    return complex::NumberAttr::get(complexType,
-                                    kind == ReductionKind::Prod ? 1.0 : 0.0,
-                                    0.0);
+    return complex::NumberAttr::get(
+        complexType, kind == ReductionKind::Prod ? 1.0 : 0.0, 0.0);
   if (auto floatType = dyn_cast<FloatType>(type)) {
     const llvm::fltSemantics &sem = floatType.getFloatSemantics();
     switch (kind) {
@@ -194,10 +193,11 @@ static Value combine(OpBuilder &b, Location loc, ReductionKind kind, Value acc,
   llvm_unreachable("unknown reduction kind");
 }
 
-Value lowering::buildKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> domain,
-                          ValueRange operands, ArrayRef<int64_t> reduceDims,
-                          std::optional<ReductionKind> kind, Type elementType,
-                          KernelBody body) {
+Value lowering::buildKernel(OpBuilder &b, Location loc,
+                            ArrayRef<int64_t> domain, ValueRange operands,
+                            ArrayRef<int64_t> reduceDims,
+                            std::optional<ReductionKind> kind, Type elementType,
+                            KernelBody body) {
   MLIRContext *ctx = b.getContext();
   unsigned rank = domain.size();
 
@@ -217,8 +217,8 @@ Value lowering::buildKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> domain
       reads.push_back({std::nullopt, source, layout});
       continue;
     }
-    AffineMap map = layout ? layout.getMap()
-                           : AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap map =
+        layout ? layout.getMap() : AffineMap::getMultiDimIdentityMap(rank, ctx);
     reads.push_back({static_cast<unsigned>(inputs.size()), {}, {}});
     inputs.push_back(sliceForBareDims(b, loc, source, map, domain));
     maps.push_back(map);
@@ -255,8 +255,8 @@ Value lowering::buildKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> domain
 
   Value init = tensor::EmptyOp::create(b, loc, outShape, elementType);
   if (kind) {
-    Value identity = buildScalarConstant(
-        b, loc, reductionIdentity(b, *kind, elementType));
+    Value identity =
+        buildScalarConstant(b, loc, reductionIdentity(b, *kind, elementType));
     init = linalg::FillOp::create(b, loc, identity, init).getResult(0);
   }
   auto generic = linalg::GenericOp::create(
@@ -280,9 +280,9 @@ Value lowering::buildKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> domain
 
 Value lowering::materializeView(OpBuilder &b, Location loc, Value view) {
   auto type = cast<RankedTensorType>(view.getType());
-  return buildKernel(
-      b, loc, type.getShape(), view, {}, std::nullopt, type.getElementType(),
-      [](OpBuilder &, Location, ValueRange scalars, ValueRange) {
-        return scalars.front();
-      });
+  return buildKernel(b, loc, type.getShape(), view, {}, std::nullopt,
+                     type.getElementType(),
+                     [](OpBuilder &, Location, ValueRange scalars, ValueRange) {
+                       return scalars.front();
+                     });
 }

@@ -40,8 +40,7 @@ struct RandToGeneric : OpRewritePattern<RandOp> {
           // Row-major linear index.
           Value linear = c64(0);
           for (auto [d, size] : llvm::enumerate(shape)) {
-            Value at =
-                arith::IndexCastOp::create(b, loc, i64, indices[d]);
+            Value at = arith::IndexCastOp::create(b, loc, i64, indices[d]);
             linear = arith::AddIOp::create(
                 b, loc, arith::MulIOp::create(b, loc, linear, c64(size)), at);
           }
@@ -113,8 +112,8 @@ struct ArangeToGeneric : OpRewritePattern<ArangeOp> {
             return arith::AddFOp::create(
                 b, loc, start, arith::MulFOp::create(b, loc, f, step));
           }
-          Value i = arith::IndexCastOp::create(b, loc, elementType,
-                                               indices.front());
+          Value i =
+              arith::IndexCastOp::create(b, loc, elementType, indices.front());
           return arith::AddIOp::create(b, loc, start,
                                        arith::MulIOp::create(b, loc, i, step));
         });

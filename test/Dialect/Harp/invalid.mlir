@@ -55,6 +55,14 @@ func.func @pad_too_wide(%v: tensor<4xi64>) {
 
 // -----
 
+func.func @pad_too_negative(%v: tensor<4xi64>) {
+  // expected-error @+1 {{pad value does not fit in 64 bits}}
+  %0 = harp.view %v <(d0) -> (d0), mask_ge = (d0) -> (d0), pad = -9223372036854775809> : tensor<4xi64> -> tensor<4xi64>
+  return
+}
+
+// -----
+
 func.func @pad_not_a_value(%v: tensor<4xf32>) {
   // expected-error @+1 {{expected a pad value: zero, one, -inf, +inf or a number}}
   %0 = harp.view %v <(d0) -> (d0), mask_ge = (d0) -> (d0), pad = nan> : tensor<4xf32> -> tensor<4xf32>

@@ -55,6 +55,10 @@ func.func @view_forms(%x: tensor<3x4xf32>, %v: tensor<4xf32>, %s: tensor<f32>,
   // CHECK: mask_ge = (d0) -> (d0 - 1, -d0 + 4), pad = one>
   %14 = harp.view %c <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4), pad = one>
       : tensor<4xcomplex<f32>> -> tensor<6xcomplex<f32>>
+  // i64 bit patterns above 2^63 - 1 are their two's complement.
+  // CHECK: harp.view %{{.*}} mask_ge = (d0) -> (d0 - 1, -d0 + 4), pad = -1> : tensor<6xi32> -> tensor<6xi32>
+  %21 = harp.view %i <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4), pad = 18446744073709551615>
+      : tensor<6xi32> -> tensor<6xi32>
   // Explicit `pad = zero` is the default and is not printed.
   // CHECK: harp.view %{{.*}} <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4)> : tensor<4xf32> -> tensor<6xf32>
   %15 = harp.view %v <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4), pad = zero>

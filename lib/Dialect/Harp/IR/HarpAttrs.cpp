@@ -65,10 +65,14 @@ static ParseResult parsePad(AsmParser &parser, PadKind &kind,
   if (intResult.has_value()) {
     if (failed(*intResult))
       return failure();
-    if (intValue.getSignificantBits() > 63)
+    // -2^63 .. 2^64 - 1: literals above 2^63 - 1 are i64 bit patterns read
+    // as unsigned, and are stored as their two's complement.
+    if (intValue.getActiveBits() > 64)
       return parser.emitError(loc, "pad value does not fit in 64 bits");
-    int64_t v = intValue.getSExtValue();
-    v = negative ? -v : v;
+    uint64_t magnitude = intValue.getZExtValue();
+    if (negative && magnitude > (uint64_t(1) << 63))
+      return parser.emitError(loc, "pad value does not fit in 64 bits");
+    auto v = static_cast<int64_t>(negative ? 0 - magnitude : magnitude);
     // 0 and 1 are the zero and one pads, so equal pads compare equal.
     if (v == 0 || v == 1)
       kind = v == 0 ? PadKind::Zero : PadKind::One;
