@@ -7,6 +7,7 @@
 #include "harp/InitAllHarp.h"
 
 #include "harp/Conversion/Passes.h"
+#include "harp/Dialect/Harp/Transforms/Passes.h"
 #include "harp/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -54,6 +55,7 @@ void mlir::harp::registerAllHarpDialects(DialectRegistry &registry) {
 void mlir::harp::registerAllHarpPasses() {
   registerTransformsPasses();
   registerHarpConversionPasses();
+  registerHarpTransformsPasses();
   registerHarpPipelines();
   // The upstream conversions harp-to-llvm is made of, for experimenting
   // with its steps one at a time.

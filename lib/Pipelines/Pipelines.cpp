@@ -3,6 +3,7 @@
 #include "harp/Pipelines/Pipelines.h"
 
 #include "harp/Conversion/Passes.h"
+#include "harp/Dialect/Harp/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -20,8 +21,8 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
                                          const HarpToLLVMOptions &options) {
   pm.addPass(createHarpFunctionABIPass());
   pm.addPass(createCanonicalizerPass());
-  // harp-fuse joins here when it lands; `options.fuse` selects it.
-  (void)options.fuse;
+  if (options.fuse)
+    pm.addPass(createHarpFusePass());
   pm.addPass(createConvertHarpToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -71,6 +71,12 @@ static cl::opt<bool> noDiskCache("no-disk-cache",
                                           "kernel cache"),
                                  cl::cat(harpRunCategory));
 
+static cl::opt<bool>
+    noFuse("no-fuse",
+           cl::desc("Lower without harp-fuse (to compare fused and unfused "
+                    "results)"),
+           cl::cat(harpRunCategory));
+
 static cl::opt<std::string>
     cacheDir("cache-dir",
              cl::desc("On-disk kernel cache (default: $HARP_CACHE_DIR, else "
@@ -270,6 +276,7 @@ int main(int argc, char **argv) {
 
   JitOptions options;
   options.diskCache = !noDiskCache;
+  options.fuse = !noFuse;
   options.cacheDir = cacheDir;
   Jit jit(options);
   llvm::Expected<std::shared_ptr<Executable>> exe =

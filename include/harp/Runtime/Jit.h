@@ -55,7 +55,7 @@ struct JitOptions {
   std::string cacheDir;
   /// Whether compiled objects are read from and written to `cacheDir`.
   bool diskCache = true;
-  /// Run harp-fuse before lowering (fusion's own issue adds the pass).
+  /// Run harp-fuse before lowering.
   bool fuse = true;
 };
 

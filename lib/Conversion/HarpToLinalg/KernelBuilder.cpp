@@ -14,40 +14,12 @@ using namespace mlir;
 using namespace mlir::harp;
 using namespace mlir::harp::lowering;
 
-Value lowering::buildScalarConstant(OpBuilder &b, Location loc,
-                                    TypedAttr attr) {
-  if (auto number = dyn_cast<complex::NumberAttr>(attr)) {
-    auto type = cast<ComplexType>(number.getType());
-    Type part = type.getElementType();
-    auto parts = b.getArrayAttr({FloatAttr::get(part, number.getReal()),
-                                 FloatAttr::get(part, number.getImag())});
-    return complex::ConstantOp::create(b, loc, type, parts);
-  }
-  return arith::ConstantOp::create(b, loc, attr);
-}
-
 Value lowering::clampIndex(OpBuilder &b, Location loc, Value index,
                            int64_t size) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value last = arith::ConstantIndexOp::create(b, loc, size - 1);
   Value low = arith::MaxSIOp::create(b, loc, index, zero);
   return arith::MinSIOp::create(b, loc, low, last);
-}
-
-/// Follows a chain of views from `value` to the tensor they read, composing
-/// their layouts. Stops where two masks with different pads meet; that inner
-/// view is then materialised on its own.
-static std::pair<Value, ViewAttr> peelViews(Value value) {
-  ViewAttr layout;
-  while (auto view = value.getDefiningOp<ViewOp>()) {
-    ViewAttr composed =
-        layout ? composeLayouts(layout, view.getLayout()) : view.getLayout();
-    if (!composed)
-      break;
-    layout = composed;
-    value = view.getSource();
-  }
-  return {value, layout};
 }
 
 /// linalg checks that a source dim read by a bare loop index has exactly the
@@ -212,7 +184,7 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (Value operand : operands) {
-    auto [source, layout] = peelViews(operand);
+    auto [source, layout] = stripViews(operand);
     if (layout && layout.hasMask()) {
       reads.push_back({std::nullopt, source, layout});
       continue;

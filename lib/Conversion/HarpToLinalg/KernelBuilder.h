@@ -35,9 +35,6 @@ Value buildKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> domain,
 /// Copies the value of `view` (a harp.view result) into a new tensor.
 Value materializeView(OpBuilder &b, Location loc, Value view);
 
-/// A scalar constant of `attr`'s type (complex numbers included).
-Value buildScalarConstant(OpBuilder &b, Location loc, TypedAttr attr);
-
 /// Clamps an index value into [0, size - 1].
 Value clampIndex(OpBuilder &b, Location loc, Value index, int64_t size);
 

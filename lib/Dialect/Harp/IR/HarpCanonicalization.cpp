@@ -10,6 +10,7 @@
 #include "harp/Dialect/Harp/IR/ViewLayout.h"
 
 #include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -118,6 +119,60 @@ struct SimplifyLayout : OpRewritePattern<ViewOp> {
 void ViewOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
   results.add<ComposeViews, SimplifyLayout>(context);
+}
+
+namespace {
+/// Drops operands the region never reads and merges repeated ones. The first
+/// operand stays when a reduction needs it to define the domain.
+struct SimplifyMapReduceOperands : OpRewritePattern<MapReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MapReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    OperandRange inputs = op.getInputs();
+    SmallVector<int> keptAs(inputs.size(), -1); // new position, or -1
+    SmallVector<Value> kept;
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      bool used = !body.getArgument(i).use_empty();
+      bool needed = used || (i == 0 && op.hasReduction());
+      if (!needed)
+        continue;
+      auto first = llvm::find(kept, input);
+      if (first != kept.end()) {
+        keptAs[i] = first - kept.begin();
+        continue;
+      }
+      keptAs[i] = kept.size();
+      kept.push_back(input);
+    }
+    if (kept.size() == inputs.size())
+      return rewriter.notifyMatchFailure(op, "operands already minimal");
+
+    auto simplified = MapReduceOp::create(
+        rewriter, op.getLoc(), op.getType(), kept, op.getKindAttr(),
+        op.getDimsAttr(), op.getKeepdimAttr());
+    SmallVector<Type> types;
+    SmallVector<Location> locs;
+    for (Value input : kept) {
+      types.push_back(cast<RankedTensorType>(input.getType()).getElementType());
+      locs.push_back(op.getLoc());
+    }
+    Block *block = rewriter.createBlock(&simplified.getBody(), {}, types, locs);
+    IRMapping mapping;
+    for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+      if (keptAs[i] >= 0)
+        mapping.map(arg, block->getArgument(keptAs[i]));
+    for (Operation &inner : body)
+      rewriter.clone(inner, mapping);
+    rewriter.replaceOp(op, simplified.getResult());
+    return success();
+  }
+};
+} // namespace
+
+void MapReduceOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<SimplifyMapReduceOperands>(context);
 }
 
 OpFoldResult ContiguousOp::fold(FoldAdaptor adaptor) {

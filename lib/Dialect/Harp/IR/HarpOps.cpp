@@ -39,6 +39,35 @@ static void printReductionKind(OpAsmPrinter &printer, Operation *,
 #define GET_OP_CLASSES
 #include "harp/Dialect/Harp/IR/HarpOps.cpp.inc"
 
+//===----------------------------------------------------------------------===//
+// Utilities shared by transformations and lowerings
+//===----------------------------------------------------------------------===//
+
+std::pair<Value, ViewAttr> mlir::harp::stripViews(Value value) {
+  ViewAttr layout;
+  while (auto view = value.getDefiningOp<ViewOp>()) {
+    ViewAttr composed =
+        layout ? composeLayouts(layout, view.getLayout()) : view.getLayout();
+    if (!composed)
+      break;
+    layout = composed;
+    value = view.getSource();
+  }
+  return {value, layout};
+}
+
+Value mlir::harp::buildScalarConstant(OpBuilder &b, Location loc,
+                                      TypedAttr attr) {
+  if (auto number = dyn_cast<complex::NumberAttr>(attr)) {
+    auto type = cast<ComplexType>(number.getType());
+    Type part = type.getElementType();
+    auto parts = b.getArrayAttr({FloatAttr::get(part, number.getReal()),
+                                 FloatAttr::get(part, number.getImag())});
+    return complex::ConstantOp::create(b, loc, type, parts);
+  }
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
 /// "[4, 8]": shapes and indices in diagnostics.
 static std::string formatList(ArrayRef<int64_t> values) {
   return "[" +

@@ -18,4 +18,22 @@
 #define GET_OP_CLASSES
 #include "harp/Dialect/Harp/IR/HarpOps.h.inc"
 
+namespace mlir {
+class OpBuilder;
+} // namespace mlir
+
+namespace mlir::harp {
+
+/// Follows the chain of harp.view ops that produces `value` back to the
+/// tensor it reads, composing their layouts. Returns that tensor and the
+/// composed layout (null when `value` is not a view). Stops where two masks
+/// with different pads meet: the inner view is then the returned tensor.
+std::pair<Value, ViewAttr> stripViews(Value value);
+
+/// A scalar constant of `attr`'s type, complex numbers included
+/// (arith.constant or complex.constant).
+Value buildScalarConstant(OpBuilder &b, Location loc, TypedAttr attr);
+
+} // namespace mlir::harp
+
 #endif // HARP_DIALECT_HARP_IR_HARPOPS_H

@@ -1,0 +1,46 @@
+//===- Passes.td - harp dialect transformations ------------*- tablegen -*-===//
+
+#ifndef HARP_DIALECT_HARP_TRANSFORMS_PASSES_TD
+#define HARP_DIALECT_HARP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HarpFusePass : Pass<"harp-fuse"> {
+  let summary = "Fuse element-wise map_reduce producers into their consumers";
+  let description = [{
+    Inlines an element-wise `harp.map_reduce` (one without a reduction) into
+    a `harp.map_reduce` that reads it, directly or through views. The views
+    move onto the producer's operands; a masked view becomes a `select` on
+    the mask inside the fused region, so the pad is still what the consumer
+    reads where the mask is false. Reductions are never inlined into their
+    consumers. Nothing fuses across `harp.contiguous`, which is not a
+    map_reduce.
+
+    A producer read only on the way to one consumer, without a broadcast, is
+    always fused: its work moves. A producer with several readers, or read
+    through a broadcasting view (which repeats each of its elements), is
+    fused into each map_reduce reader and recomputed there when its region
+    has at most `recompute-bound` operations (constants are free);
+    otherwise it stays a kernel of its own. A fusion that would
+    give the consumer more than `max-operands` distinct operands is not done.
+
+    ```mlir
+    %a = harp.map_reduce ins(%x : tensor<8xf32>) { exp } : tensor<8xf32>
+    %s = harp.map_reduce ins(%a : tensor<8xf32>) { id } reduce(sum, dims = [0])
+    // becomes
+    %s = harp.map_reduce ins(%x : tensor<8xf32>) { exp } reduce(sum, dims = [0])
+    ```
+  }];
+  let options = [
+    Option<"recomputeBound", "recompute-bound", "unsigned", /*default=*/"8",
+           "Largest region (in operations) of a producer with several "
+           "readers that is recomputed in each of them">,
+    Option<"maxOperands", "max-operands", "unsigned", /*default=*/"16",
+           "Most distinct operands a fused map_reduce may have">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+#endif // HARP_DIALECT_HARP_TRANSFORMS_PASSES_TD
