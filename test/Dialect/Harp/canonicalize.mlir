@@ -278,3 +278,49 @@ func.func @pad_spellings(%v: tensor<4xf32>) -> tensor<6xf32> {
       : tensor<6xf32> -> tensor<6xf32>
   return %1 : tensor<6xf32>
 }
+
+// -----
+
+// map_reduce drops operands its region never reads and merges repeated ones.
+// CHECK-LABEL: func.func @map_reduce_operands
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK-NEXT: harp.map_reduce ins(%[[X]] : tensor<4xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: arith.mulf %[[A]], %[[A]] : f32
+func.func @map_reduce_operands(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = harp.map_reduce ins(%x, %y, %x : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: f32, %unused: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    harp.yield %m : f32
+  } : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A reduction keeps one operand to define its domain, even unread.
+// CHECK-LABEL: func.func @reduction_keeps_domain
+// CHECK-NEXT: harp.map_reduce ins(%{{.*}} : tensor<4x3xf32>) {
+// CHECK: } reduce(sum, dims = [1]) : tensor<4xf32>
+func.func @reduction_keeps_domain(%x: tensor<4x3xf32>, %y: tensor<4x3xf32>) -> tensor<4xf32> {
+  %0 = harp.map_reduce ins(%x, %y : tensor<4x3xf32>, tensor<4x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %one = arith.constant 1.0 : f32
+    harp.yield %one : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Without a reduction, unread operands all go: the result shape is the domain.
+// CHECK-LABEL: func.func @all_unread
+// CHECK-NEXT: harp.map_reduce {
+func.func @all_unread(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = harp.map_reduce ins(%x : tensor<4xf32>) {
+  ^bb0(%a: f32):
+    %one = arith.constant 1.0 : f32
+    harp.yield %one : f32
+  } : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,345 @@
+// RUN: harp-opt %s --harp-fuse --split-input-file | FileCheck %s
+// RUN: harp-opt %s --harp-fuse="recompute-bound=0" --split-input-file | FileCheck %s --check-prefix=NORECOMPUTE
+// RUN: harp-opt %s --harp-fuse="max-operands=2" --split-input-file | FileCheck %s --check-prefix=FEWOPS
+
+// A chain of element-wise ops becomes one map_reduce.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[X:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[R:.*]] = harp.map_reduce ins(%[[X]] : tensor<8xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[A]] : f32
+// CHECK-NEXT: %[[N:.*]] = arith.negf %[[E]] : f32
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[N]] : f32
+// CHECK-NEXT: harp.yield %[[T]] : f32
+// CHECK-NEXT: } : tensor<8xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @chain(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = harp.map_reduce ins(%x : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    harp.yield %e : f32
+  } : tensor<8xf32>
+  %b = harp.map_reduce ins(%a : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    harp.yield %n : f32
+  } : tensor<8xf32>
+  %c = harp.map_reduce ins(%b : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %t = math.tanh %v : f32
+    harp.yield %t : f32
+  } : tensor<8xf32>
+  return %c : tensor<8xf32>
+}
+
+// -----
+
+// An element-wise producer fuses into a reducing consumer.
+// CHECK-LABEL: func.func @into_reduction
+// CHECK-NEXT: harp.map_reduce ins(%{{.*}} : tensor<4x8xf32>) {
+// CHECK: math.exp
+// CHECK: } reduce(sum, dims = [1]) : tensor<4xf32>
+// CHECK-NEXT: return
+func.func @into_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %a = harp.map_reduce ins(%x : tensor<4x8xf32>) {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    harp.yield %e : f32
+  } : tensor<4x8xf32>
+  %s = harp.map_reduce ins(%a : tensor<4x8xf32>) {
+  ^bb0(%v: f32):
+    harp.yield %v : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// A reduction is never inlined into its consumer.
+// CHECK-LABEL: func.func @reduction_producer
+// CHECK-COUNT-2: harp.map_reduce
+func.func @reduction_producer(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x8xf32>) {
+  ^bb0(%v: f32):
+    harp.yield %v : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %r = harp.map_reduce ins(%s : tensor<4xf32>) {
+  ^bb0(%v: f32):
+    %n = math.sqrt %v : f32
+    harp.yield %n : f32
+  } : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A diamond: one cheap producer read twice is recomputed in the consumer
+// (both reads fuse), and the two operands that result are one.
+// CHECK-LABEL: func.func @diamond
+// CHECK-SAME: (%[[X:.*]]: tensor<8xf32>)
+// CHECK-NEXT: harp.map_reduce ins(%[[X]] : tensor<8xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: math.exp %[[A]]
+// CHECK-NEXT: math.exp %[[A]]
+// CHECK-NEXT: arith.mulf
+// NORECOMPUTE-LABEL: func.func @diamond
+// NORECOMPUTE-COUNT-2: harp.map_reduce
+func.func @diamond(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = harp.map_reduce ins(%x : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    harp.yield %e : f32
+  } : tensor<8xf32>
+  %b = harp.map_reduce ins(%a, %a : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.mulf %p, %q : f32
+    harp.yield %m : f32
+  } : tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+// A multi-use producer over the bound stays a kernel of its own.
+// CHECK-LABEL: func.func @expensive_shared
+// CHECK-COUNT-3: harp.map_reduce
+func.func @expensive_shared(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = harp.map_reduce ins(%x : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %e1 = math.exp %v : f32
+    %e2 = math.exp %e1 : f32
+    %e3 = math.exp %e2 : f32
+    %e4 = math.exp %e3 : f32
+    %e5 = math.exp %e4 : f32
+    %e6 = math.exp %e5 : f32
+    %e7 = math.exp %e6 : f32
+    %e8 = math.exp %e7 : f32
+    %e9 = math.exp %e8 : f32
+    harp.yield %e9 : f32
+  } : tensor<8xf32>
+  %b = harp.map_reduce ins(%a : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    harp.yield %n : f32
+  } : tensor<8xf32>
+  %c = harp.map_reduce ins(%a : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %n = math.sqrt %v : f32
+    harp.yield %n : f32
+  } : tensor<8xf32>
+  return %b, %c : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A producer also returned stays (its value is needed) but is still
+// recomputed in its cheap consumer.
+// CHECK-LABEL: func.func @returned_producer
+// CHECK: %[[A:.*]] = harp.map_reduce
+// CHECK: %[[B:.*]] = harp.map_reduce ins(%{{.*}} : tensor<8xf32>)
+// CHECK: math.exp
+// CHECK: arith.negf
+// CHECK: return %[[A]], %[[B]]
+// NORECOMPUTE-LABEL: func.func @returned_producer
+// NORECOMPUTE: %[[A:.*]] = harp.map_reduce
+// NORECOMPUTE: harp.map_reduce ins(%[[A]] : tensor<8xf32>)
+func.func @returned_producer(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = harp.map_reduce ins(%x : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    harp.yield %e : f32
+  } : tensor<8xf32>
+  %b = harp.map_reduce ins(%a : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    harp.yield %n : f32
+  } : tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Through a transpose: the view moves onto the producer's operand.
+// CHECK-LABEL: func.func @through_transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>, %[[Y:.*]]: tensor<4x3xf32>)
+// CHECK: %[[T:.*]] = harp.view %[[X]] <(d0, d1) -> (d1, d0)> : tensor<3x4xf32> -> tensor<4x3xf32>
+// CHECK: harp.map_reduce ins(%[[Y]], %[[T]] : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK: math.exp
+// CHECK: arith.addf
+func.func @through_transpose(%x: tensor<3x4xf32>, %y: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %a = harp.map_reduce ins(%x : tensor<3x4xf32>) {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    harp.yield %e : f32
+  } : tensor<3x4xf32>
+  %t = harp.view %a <(d0, d1) -> (d1, d0)> : tensor<3x4xf32> -> tensor<4x3xf32>
+  %s = harp.map_reduce ins(%t, %y : tensor<4x3xf32>, tensor<4x3xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %r = arith.addf %p, %q : f32
+    harp.yield %r : f32
+  } : tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+// Through a reshape (floordiv/mod) and a strided slice with a flip.
+// CHECK-LABEL: func.func @through_reshape_slice
+// CHECK: harp.view %{{.*}} <(d0, d1) -> ((d0 * 6 + d1) floordiv 4, (d0 * 6 + d1) mod 4)>
+// CHECK-NEXT: harp.map_reduce
+// CHECK: arith.negf
+// CHECK-NEXT: math.sqrt
+// CHECK: harp.view %{{.*}} <(d0) -> (d0 * -2 + 7)>
+// CHECK-NEXT: harp.map_reduce
+// CHECK: arith.negf
+// CHECK-NEXT: math.sqrt
+// CHECK-NOT: harp.map_reduce
+func.func @through_reshape_slice(%x: tensor<3x4xf32>, %v: tensor<8xf32>) -> (tensor<2x6xf32>, tensor<4xf32>) {
+  %a = harp.map_reduce ins(%x : tensor<3x4xf32>) {
+  ^bb0(%e: f32):
+    %n = arith.negf %e : f32
+    harp.yield %n : f32
+  } : tensor<3x4xf32>
+  %r = harp.view %a <(d0, d1) -> ((d0 * 6 + d1) floordiv 4, (d0 * 6 + d1) mod 4)> : tensor<3x4xf32> -> tensor<2x6xf32>
+  %b = harp.map_reduce ins(%r : tensor<2x6xf32>) {
+  ^bb0(%e: f32):
+    %s = math.sqrt %e : f32
+    harp.yield %s : f32
+  } : tensor<2x6xf32>
+  %c = harp.map_reduce ins(%v : tensor<8xf32>) {
+  ^bb0(%e: f32):
+    %n = arith.negf %e : f32
+    harp.yield %n : f32
+  } : tensor<8xf32>
+  %f = harp.view %c <(d0) -> (7 - d0 * 2)> : tensor<8xf32> -> tensor<4xf32>
+  %d = harp.map_reduce ins(%f : tensor<4xf32>) {
+  ^bb0(%e: f32):
+    %s = math.sqrt %e : f32
+    harp.yield %s : f32
+  } : tensor<4xf32>
+  return %b, %d : tensor<2x6xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Through a broadcast: the producer is recomputed per copy, which a cheap
+// producer is allowed (bias add), an expensive one not.
+// CHECK-LABEL: func.func @through_broadcast
+// CHECK-COUNT-1: harp.map_reduce
+// CHECK-NOT: harp.map_reduce
+// NORECOMPUTE-LABEL: func.func @through_broadcast
+// NORECOMPUTE-COUNT-2: harp.map_reduce
+func.func @through_broadcast(%b: tensor<4xf32>, %x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %a = harp.map_reduce ins(%b : tensor<4xf32>) {
+  ^bb0(%e: f32):
+    %n = arith.negf %e : f32
+    harp.yield %n : f32
+  } : tensor<4xf32>
+  %bb = harp.view %a <(d0, d1) -> (d1)> : tensor<4xf32> -> tensor<3x4xf32>
+  %s = harp.map_reduce ins(%x, %bb : tensor<3x4xf32>, tensor<3x4xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %r = arith.addf %p, %q : f32
+    harp.yield %r : f32
+  } : tensor<3x4xf32>
+  return %s : tensor<3x4xf32>
+}
+
+// -----
+
+// Through a pad (a masked view): the operand is read through the same map
+// and mask, and the producer's value is replaced by the pad where the mask
+// is false, so relu's result still reads -inf at the border.
+// CHECK-LABEL: func.func @through_pad
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK: %[[V:.*]] = harp.view %[[X]] <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4)> : tensor<4xf32> -> tensor<6xf32>
+// CHECK: harp.map_reduce ins(%[[V]] : tensor<6xf32>) {
+// CHECK: ^bb0(%[[A:.*]]: f32):
+// CHECK-DAG: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[RELU:.*]] = arith.maximumf %[[A]]
+// CHECK-DAG: harp.index 0
+// CHECK: %[[IN:.*]] = arith.andi
+// CHECK: %[[SEL:.*]] = arith.select %[[IN]], %[[RELU]], %[[NEG]] : f32
+// CHECK: } reduce(max, dims = [0]) : tensor<f32>
+func.func @through_pad(%x: tensor<4xf32>) -> tensor<f32> {
+  %a = harp.map_reduce ins(%x : tensor<4xf32>) {
+  ^bb0(%e: f32):
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %e, %z : f32
+    harp.yield %r : f32
+  } : tensor<4xf32>
+  %p = harp.view %a <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4), pad = -inf> : tensor<4xf32> -> tensor<6xf32>
+  %m = harp.map_reduce ins(%p : tensor<6xf32>) {
+  ^bb0(%e: f32):
+    harp.yield %e : f32
+  } reduce(max, dims = [0]) : tensor<f32>
+  return %m : tensor<f32>
+}
+
+// -----
+
+// A producer using harp.index, read through a flip: its index becomes the
+// flipped consumer index.
+// CHECK-LABEL: func.func @index_through_flip
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C:.*]] = arith.constant -1 : index
+// CHECK: %[[I:.*]] = harp.index 0
+// CHECK: %[[M:.*]] = arith.muli %[[I]], %[[C]] : index
+// CHECK: %[[J:.*]] = arith.addi %[[M]], %[[C4]] : index
+// CHECK: arith.index_cast %[[J]] : index to i64
+func.func @index_through_flip() -> tensor<5xi64> {
+  %a = harp.map_reduce {
+    %i = harp.index 0
+    %v = arith.index_cast %i : index to i64
+    harp.yield %v : i64
+  } : tensor<5xi64>
+  %f = harp.view %a <(d0) -> (4 - d0)> : tensor<5xi64> -> tensor<5xi64>
+  %b = harp.map_reduce ins(%f : tensor<5xi64>) {
+  ^bb0(%e: i64):
+    harp.yield %e : i64
+  } : tensor<5xi64>
+  return %b : tensor<5xi64>
+}
+
+// -----
+
+// contiguous is a barrier.
+// CHECK-LABEL: func.func @contiguous_barrier
+// CHECK: harp.map_reduce
+// CHECK: harp.contiguous
+// CHECK: harp.map_reduce
+func.func @contiguous_barrier(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = harp.map_reduce ins(%x : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    harp.yield %e : f32
+  } : tensor<8xf32>
+  %c = harp.contiguous %a : tensor<8xf32>
+  %b = harp.map_reduce ins(%c : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    harp.yield %n : f32
+  } : tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+// max-operands bounds the fused op's distinct operands.
+// CHECK-LABEL: func.func @many_operands
+// CHECK-COUNT-1: harp.map_reduce
+// CHECK-NOT: harp.map_reduce
+// FEWOPS-LABEL: func.func @many_operands
+// FEWOPS-COUNT-2: harp.map_reduce
+func.func @many_operands(%x: tensor<8xf32>, %y: tensor<8xf32>, %z: tensor<8xf32>) -> tensor<8xf32> {
+  %a = harp.map_reduce ins(%x, %y : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    harp.yield %s : f32
+  } : tensor<8xf32>
+  %b = harp.map_reduce ins(%a, %z : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.mulf %p, %q : f32
+    harp.yield %s : f32
+  } : tensor<8xf32>
+  return %b : tensor<8xf32>
+}
