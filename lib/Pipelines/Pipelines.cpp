@@ -25,6 +25,10 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createHarpFusePass());
   pm.addPass(createConvertHarpToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  if (options.fuse) {
+    pm.addNestedPass<func::FuncOp>(createHarpFuseEpiloguesPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createCSEPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -43,4 +43,35 @@ def HarpFusePass : Pass<"harp-fuse"> {
   ];
 }
 
+def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
+  let summary = "Fuse reductions into the element-wise kernels that read them";
+  let description = [{
+    Runs on linalg, after `convert-harp-to-linalg`. harp-fuse never inlines
+    a reduction into its consumers (the value must be complete before it is
+    read), so `relu(x @ W + b)` leaves a reduction kernel and an element-wise
+    epilogue. This pass tiles such an all-parallel `linalg.generic` by one
+    along its outer dims (its innermost dim stays whole) and fuses into the
+    tile the reductions it reads, and their initialisation, when it is
+    their only reader: one loop nest computes a row of the reduction and
+    applies the epilogue while the row is in cache.
+
+    ```mlir
+    // before: two loop nests
+    %mm = linalg.generic {... ["parallel", "parallel", "reduction"]} ...
+    %y = linalg.generic {... ["parallel", "parallel"]} ins(%mm, %b ...)
+    // after: one scf.for over rows with the row's reduction and epilogue
+    %y = scf.for %i = ... iter_args(...) {
+      %row = linalg.generic {...reduction...} // on a 1xN slice
+      %out = linalg.generic {...}             // on the same slice
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // HARP_DIALECT_HARP_TRANSFORMS_PASSES_TD

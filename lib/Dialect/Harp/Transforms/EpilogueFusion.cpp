@@ -1,0 +1,79 @@
+//===- EpilogueFusion.cpp - the harp-fuse-epilogues pass ------------------===//
+
+#include "harp/Dialect/Harp/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::harp {
+#define GEN_PASS_DEF_HARPFUSEEPILOGUESPASS
+#include "harp/Dialect/Harp/Transforms/Passes.h.inc"
+} // namespace mlir::harp
+
+using namespace mlir;
+
+static bool isReduction(linalg::GenericOp op) {
+  return op.getNumReductionLoops() > 0;
+}
+
+/// An all-parallel generic reading a reduction that only it reads.
+static bool isEpilogue(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() != 0 || op.getNumLoops() < 2 ||
+      op.getNumDpsInits() != 1)
+    return false;
+  return llvm::any_of(op.getDpsInputs(), [](Value input) {
+    auto producer = input.getDefiningOp<linalg::GenericOp>();
+    return producer && isReduction(producer) && input.hasOneUse();
+  });
+}
+
+namespace {
+struct HarpFuseEpiloguesPass
+    : harp::impl::HarpFuseEpiloguesPassBase<HarpFuseEpiloguesPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> epilogues;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (isEpilogue(op))
+        epilogues.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : epilogues) {
+      // Rows: every loop but the innermost one is tiled by one.
+      SmallVector<OpFoldResult> tiles(op.getNumLoops(),
+                                      rewriter.getIndexAttr(1));
+      tiles.back() = rewriter.getIndexAttr(0);
+      scf::SCFTileAndFuseOptions options;
+      options.tilingOptions.setTileSizes(tiles);
+      // Fuse what only this kernel reads: the reduction, its fill, empty
+      // tensors. Anything read elsewhere would be computed twice. (The
+      // untiled epilogue is still in the IR while fusion runs.)
+      Operation *original = op;
+      options.setFusionControlFn(
+          [original](tensor::ExtractSliceOp, OpResult producer, bool)
+              -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+            unsigned readers =
+                llvm::count_if(producer.getUses(), [&](OpOperand &use) {
+                  return use.getOwner() != original;
+                });
+            if (readers > 1)
+              return std::nullopt;
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          });
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTileAndFuseResult> result =
+          scf::tileConsumerAndFuseProducersUsingSCF(
+              rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(result))
+        continue; // Not tileable: the two kernels stay, still correct.
+      for (OpResult res : op->getResults())
+        if (Value replacement = result->replacements.lookup(res))
+          rewriter.replaceAllUsesWith(res, replacement);
+      rewriter.eraseOp(op);
+    }
+  }
+};
+} // namespace

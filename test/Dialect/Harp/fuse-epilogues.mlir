@@ -1,0 +1,68 @@
+// RUN: harp-opt %s --convert-harp-to-linalg --canonicalize --harp-fuse-epilogues --split-input-file | FileCheck %s
+
+// The reduction read only by an element-wise kernel moves into a loop over
+// that kernel's rows.
+// CHECK-LABEL: func.func @single_reader
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: %[[ROW:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: outs(%{{.*}} : tensor<1xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[ROW]], %{{.*}} : tensor<1xf32>, tensor<1x6xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[%[[I]], 0] [1, 6] [1, 1]
+func.func @single_reader(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x6xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x6xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<4x6xf32>, tensor<4x6xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %q = arith.divf %b, %a : f32
+    harp.yield %q : f32
+  } : tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}
+
+// -----
+
+// A reduction with two readers is computed once, in its own kernel.
+// CHECK-LABEL: func.func @two_readers
+// CHECK-NOT: scf.for
+// CHECK-COUNT-3: linalg.generic
+func.func @two_readers(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4xf32>) {
+  %s = harp.map_reduce ins(%x : tensor<4x6xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x6xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<4x6xf32>, tensor<4x6xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %q = arith.divf %b, %a : f32
+    harp.yield %q : f32
+  } : tensor<4x6xf32>
+  %n = harp.map_reduce ins(%s : tensor<4xf32>) {
+  ^bb0(%a: f32):
+    %q = arith.negf %a : f32
+    harp.yield %q : f32
+  } : tensor<4xf32>
+  return %y, %n : tensor<4x6xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Element-wise kernels reading no reduction, and rank-1 epilogues (no outer
+// dim to tile), stay as they are.
+// CHECK-LABEL: func.func @nothing_to_fuse
+// CHECK-NOT: scf.for
+// CHECK-COUNT-2: linalg.generic
+func.func @nothing_to_fuse(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<f32>) {
+  %e = harp.map_reduce ins(%x : tensor<4x6xf32>) {
+  ^bb0(%a: f32):
+    %q = math.exp %a : f32
+    harp.yield %q : f32
+  } : tensor<4x6xf32>
+  %s = harp.map_reduce ins(%x : tensor<4x6xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [0, 1]) : tensor<f32>
+  return %e, %s : tensor<4x6xf32>, tensor<f32>
+}
