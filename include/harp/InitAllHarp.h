@@ -9,6 +9,7 @@
 #define HARP_INITALLHARP_H
 
 #include "harp/Dialect/Harp/IR/HarpDialect.h"
+#include "harp/Dialect/Harp/IR/HarpInterfaces.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
@@ -23,6 +24,7 @@ namespace mlir::harp {
 inline void registerHarpDialects(DialectRegistry &registry) {
   registry.insert<HarpDialect, arith::ArithDialect, complex::ComplexDialect,
                   func::FuncDialect, math::MathDialect>();
+  registerScalarDerivativeModels(registry);
 }
 
 /// Everything harp's pipelines produce on the way to LLVM, with the

@@ -20,6 +20,7 @@ using namespace mlir;
 void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
                                          const HarpToLLVMOptions &options) {
   pm.addPass(createHarpFunctionABIPass());
+  pm.addPass(createHarpAutodiffPass());
   pm.addPass(createCanonicalizerPass());
   if (options.fuse)
     pm.addPass(createHarpFusePass());

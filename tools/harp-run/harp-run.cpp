@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GradCheck.h"
+
 #include "harp/Runtime/Array.h"
 #include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Npy.h"
@@ -82,6 +84,30 @@ static cl::opt<std::string>
              cl::desc("On-disk kernel cache (default: $HARP_CACHE_DIR, else "
                       "$XDG_CACHE_HOME/harp, else ~/.cache/harp)"),
              cl::value_desc("dir"), cl::cat(harpRunCategory));
+
+static cl::opt<bool> gradCheck(
+    "gradcheck",
+    cl::desc("Instead of printing results, compare harp-autodiff's gradient "
+             "of the entry with central finite differences (use f64 "
+             "inputs; f32 uses looser defaults)"),
+    cl::cat(harpRunCategory));
+
+static cl::list<int64_t>
+    gradWrt("wrt", cl::CommaSeparated,
+            cl::desc("With --gradcheck: the arguments to differentiate "
+                     "(default: every float or complex one)"),
+            cl::value_desc("i,j,..."), cl::cat(harpRunCategory));
+
+static cl::opt<double> gradStep("fd-step",
+                                cl::desc("With --gradcheck: the finite "
+                                         "difference step"),
+                                cl::cat(harpRunCategory));
+static cl::opt<double>
+    gradRtol("rtol", cl::desc("With --gradcheck: relative tolerance"),
+             cl::cat(harpRunCategory));
+static cl::opt<double>
+    gradAtol("atol", cl::desc("With --gradcheck: absolute tolerance"),
+             cl::cat(harpRunCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "harp-run") << message << "\n";
@@ -305,6 +331,20 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<Array>> inputs = prepareInputs(signature);
   if (!inputs)
     return fail(llvm::toString(inputs.takeError()));
+
+  if (gradCheck) {
+    GradCheckOptions check;
+    check.wrt.assign(gradWrt.begin(), gradWrt.end());
+    if (gradStep.getNumOccurrences())
+      check.step = gradStep;
+    if (gradRtol.getNumOccurrences())
+      check.rtol = gradRtol;
+    if (gradAtol.getNumOccurrences())
+      check.atol = gradAtol;
+    check.seed = randomSeed.getNumOccurrences() ? randomSeed + 1 : 1;
+    return runGradCheck(jit, (*source)->getBuffer(), signature,
+                        std::move(*inputs), check);
+  }
 
   llvm::Expected<std::vector<Array>> results =
       (*exe)->call(signature.name, *inputs);

@@ -23,7 +23,8 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
       llvm::cl::init(true)};
 };
 
-/// harp on tensors to the LLVM dialect: harp-function-abi, canonicalize,
+/// harp on tensors to the LLVM dialect: harp-function-abi, harp-autodiff,
+/// canonicalize,
 /// convert-harp-to-linalg, one-shot bufferization with results turned into
 /// out-parameters, buffer deallocation, loops, and the LLVM conversions (math
 /// functions without an LLVM intrinsic become libm calls).

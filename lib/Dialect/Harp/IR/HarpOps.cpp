@@ -68,6 +68,53 @@ Value mlir::harp::buildScalarConstant(OpBuilder &b, Location loc,
   return arith::ConstantOp::create(b, loc, attr);
 }
 
+Value mlir::harp::buildIndexExpr(OpBuilder &b, Location loc, AffineExpr expr,
+                                 ArrayRef<Value> dims) {
+  if (auto c = dyn_cast<AffineConstantExpr>(expr))
+    return arith::ConstantIndexOp::create(b, loc, c.getValue());
+  if (auto d = dyn_cast<AffineDimExpr>(expr))
+    return dims[d.getPosition()];
+  auto bin = cast<AffineBinaryOpExpr>(expr);
+  Value lhs = buildIndexExpr(b, loc, bin.getLHS(), dims);
+  Value rhs = buildIndexExpr(b, loc, bin.getRHS(), dims);
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return arith::AddIOp::create(b, loc, lhs, rhs);
+  case AffineExprKind::Mul:
+    return arith::MulIOp::create(b, loc, lhs, rhs);
+  case AffineExprKind::FloorDiv:
+    return arith::FloorDivSIOp::create(b, loc, lhs, rhs);
+  case AffineExprKind::CeilDiv:
+    return arith::CeilDivSIOp::create(b, loc, lhs, rhs);
+  case AffineExprKind::Mod: {
+    // Affine mod is non-negative; remsi takes the dividend's sign.
+    Value rem = arith::RemSIOp::create(b, loc, lhs, rhs);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value negative =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero);
+    Value wrapped = arith::AddIOp::create(b, loc, rem, rhs);
+    return arith::SelectOp::create(b, loc, negative, wrapped, rem);
+  }
+  default:
+    llvm_unreachable("views are pure affine");
+  }
+}
+
+Value mlir::harp::buildMaskCondition(OpBuilder &b, Location loc,
+                                     IntegerSet mask, ArrayRef<Value> dims) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value inside;
+  for (auto [expr, isEq] :
+       llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
+    Value v = buildIndexExpr(b, loc, expr, dims);
+    Value holds = arith::CmpIOp::create(
+        b, loc, isEq ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge, v,
+        zero);
+    inside = inside ? arith::AndIOp::create(b, loc, inside, holds) : holds;
+  }
+  return inside;
+}
+
 /// "[4, 8]": shapes and indices in diagnostics.
 static std::string formatList(ArrayRef<int64_t> values) {
   return "[" +

@@ -181,6 +181,16 @@ static bool holdsOn(AffineExpr expr, bool isEq, ArrayRef<int64_t> shape,
   return above.isIntegerEmpty();
 }
 
+bool mlir::harp::mapsAgreeOnBox(AffineMap a, AffineMap b,
+                                ArrayRef<int64_t> shape) {
+  if (a.getNumResults() != b.getNumResults())
+    return false;
+  for (auto [ea, eb] : llvm::zip(a.getResults(), b.getResults()))
+    if (!holdsOn(ea - eb, /*isEq=*/true, shape, IntegerSet()))
+      return false;
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Range-aware simplification
 //===----------------------------------------------------------------------===//

@@ -58,39 +58,6 @@ static unsigned regionCost(MapReduceOp op) {
   return cost;
 }
 
-/// `expr` over index values, in arith (the region dialects).
-static Value emitIndexExpr(OpBuilder &b, Location loc, AffineExpr expr,
-                           ArrayRef<Value> dims) {
-  if (auto c = dyn_cast<AffineConstantExpr>(expr))
-    return arith::ConstantIndexOp::create(b, loc, c.getValue());
-  if (auto d = dyn_cast<AffineDimExpr>(expr))
-    return dims[d.getPosition()];
-  auto bin = cast<AffineBinaryOpExpr>(expr);
-  Value lhs = emitIndexExpr(b, loc, bin.getLHS(), dims);
-  Value rhs = emitIndexExpr(b, loc, bin.getRHS(), dims);
-  switch (expr.getKind()) {
-  case AffineExprKind::Add:
-    return arith::AddIOp::create(b, loc, lhs, rhs);
-  case AffineExprKind::Mul:
-    return arith::MulIOp::create(b, loc, lhs, rhs);
-  case AffineExprKind::FloorDiv:
-    return arith::FloorDivSIOp::create(b, loc, lhs, rhs);
-  case AffineExprKind::CeilDiv:
-    return arith::CeilDivSIOp::create(b, loc, lhs, rhs);
-  case AffineExprKind::Mod: {
-    // Affine mod is non-negative; remsi takes the dividend's sign.
-    Value rem = arith::RemSIOp::create(b, loc, lhs, rhs);
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value negative =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero);
-    Value wrapped = arith::AddIOp::create(b, loc, rem, rhs);
-    return arith::SelectOp::create(b, loc, negative, wrapped, rem);
-  }
-  default:
-    llvm_unreachable("views are pure affine");
-  }
-}
-
 namespace {
 struct FuseProducer : OpRewritePattern<MapReduceOp> {
   FuseProducer(MLIRContext *ctx, const HarpFusePassOptions &options)
@@ -184,9 +151,9 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
     for (Operation &op : producerBody.without_terminator()) {
       if (auto idx = dyn_cast<IndexOp>(op)) {
         Value at = layout
-                       ? emitIndexExpr(rewriter, loc,
-                                       layout.getMap().getResult(idx.getDim()),
-                                       consumerIndices())
+                       ? buildIndexExpr(rewriter, loc,
+                                        layout.getMap().getResult(idx.getDim()),
+                                        consumerIndices())
                        : consumerIndices()[idx.getDim()];
         pmap.map(idx.getResult(), at);
         continue;
@@ -197,19 +164,8 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
         cast<YieldOp>(producerBody.getTerminator()).getValues().front());
     if (layout && layout.hasMask()) {
       // Where the mask is false the consumer read the pad, not the producer.
-      IntegerSet mask = layout.getMask();
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value inside;
-      for (auto [expr, isEq] :
-           llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
-        Value v = emitIndexExpr(rewriter, loc, expr, consumerIndices());
-        Value holds = arith::CmpIOp::create(rewriter, loc,
-                                            isEq ? arith::CmpIPredicate::eq
-                                                 : arith::CmpIPredicate::sge,
-                                            v, zero);
-        inside = inside ? arith::AndIOp::create(rewriter, loc, inside, holds)
-                        : holds;
-      }
+      Value inside = buildMaskCondition(rewriter, loc, layout.getMask(),
+                                        consumerIndices());
       Value pad = buildScalarConstant(rewriter, loc,
                                       layout.getPadAttr(value.getType()));
       value = arith::SelectOp::create(rewriter, loc, inside, value, pad);

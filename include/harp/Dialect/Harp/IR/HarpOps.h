@@ -5,6 +5,7 @@
 
 #include "harp/Dialect/Harp/IR/HarpAttrs.h"
 #include "harp/Dialect/Harp/IR/HarpDialect.h"
+#include "harp/Dialect/Harp/IR/HarpInterfaces.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -29,6 +30,15 @@ namespace mlir::harp {
 /// composed layout (null when `value` is not a view). Stops where two masks
 /// with different pads meet: the inner view is then the returned tensor.
 std::pair<Value, ViewAttr> stripViews(Value value);
+
+/// `expr` evaluated on index values with arith ops (the ops map_reduce
+/// regions may use): floordiv, ceildiv and affine (non-negative) mod.
+Value buildIndexExpr(OpBuilder &b, Location loc, AffineExpr expr,
+                     ArrayRef<Value> dims);
+
+/// An i1 that holds where every constraint of `mask` holds at `dims`.
+Value buildMaskCondition(OpBuilder &b, Location loc, IntegerSet mask,
+                         ArrayRef<Value> dims);
 
 /// A scalar constant of `attr`'s type, complex numbers included
 /// (arith.constant or complex.constant).

@@ -5,6 +5,7 @@
 
 include "harp/Dialect/Harp/IR/HarpBase.td"
 include "harp/Dialect/Harp/IR/HarpAttrs.td"
+include "harp/Dialect/Harp/IR/HarpInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
@@ -16,7 +17,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Views
 //===----------------------------------------------------------------------===//
 
-def Harp_ViewOp : Harp_Op<"view", [Pure]> {
+def Harp_ViewOp : Harp_Op<"view", [Pure, DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
   let summary = "zero-copy re-indexing of a tensor";
   let description = [{
     `harp.view` re-indexes its source through a `#harp.view` layout: element
@@ -56,7 +57,8 @@ def Harp_ViewOp : Harp_Op<"view", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Harp_MapReduceOp : Harp_Op<"map_reduce", [
-    Pure, IsolatedFromAbove, SingleBlock]> {
+    Pure, IsolatedFromAbove, SingleBlock,
+    DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
   let summary = "element-wise map followed by an optional reduction";
   let description = [{
     All operands share one shape, the iteration domain (with no operands the
@@ -139,7 +141,7 @@ def Harp_YieldOp : Harp_Op<"yield", [
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Harp_ConcatOp : Harp_Op<"concat", [Pure]> {
+def Harp_ConcatOp : Harp_Op<"concat", [Pure, DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
   let summary = "concatenate tensors along one dim";
   let description = [{
     All operands have the result's rank and element type and agree on every
@@ -158,7 +160,7 @@ def Harp_ConcatOp : Harp_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Harp_GatherOp : Harp_Op<"gather", [Pure]> {
+def Harp_GatherOp : Harp_Op<"gather", [Pure, DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
   let summary = "gather along a dim with an index tensor (torch.gather)";
   let description = [{
     `result[i][j][k] = input[index[i][j][k]][j][k]` for `dim = 0`, and so on:
@@ -182,7 +184,8 @@ def Harp_GatherOp : Harp_Op<"gather", [Pure]> {
 }
 
 def Harp_ScatterAddOp : Harp_Op<"scatter_add", [
-    Pure, AllTypesMatch<["dest", "result"]>]> {
+    Pure, AllTypesMatch<["dest", "result"]>,
+    DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
   let summary = "add src into a copy of dest at index positions";
   let description = [{
     Value semantics of `Tensor.scatter_add_`: the result is `dest` with
@@ -209,7 +212,7 @@ def Harp_ScatterAddOp : Harp_Op<"scatter_add", [
 // Sources
 //===----------------------------------------------------------------------===//
 
-def Harp_RandOp : Harp_Op<"rand", [Pure]> {
+def Harp_RandOp : Harp_Op<"rand", [Pure, DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
   let summary = "counter-based uniform random numbers in [0, 1)";
   let description = [{
     Fills a float tensor with uniform numbers in `[0, 1)` from a
@@ -226,7 +229,7 @@ def Harp_RandOp : Harp_Op<"rand", [Pure]> {
   let assemblyFormat = "`seed` `(` $seed `)` attr-dict `:` type($result)";
 }
 
-def Harp_ArangeOp : Harp_Op<"arange", [Pure]> {
+def Harp_ArangeOp : Harp_Op<"arange", [Pure, DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
   let summary = "an arithmetic sequence start, start + step, ...";
   let description = [{
     A rank-1 tensor with `result[i] = start + i * step`. `start` and `step`
@@ -251,7 +254,8 @@ def Harp_ArangeOp : Harp_Op<"arange", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Harp_ContiguousOp : Harp_Op<"contiguous", [
-    Pure, SameOperandsAndResultType]> {
+    Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
   let summary = "materialise a tensor; fusion never crosses it";
   let description = [{
     Returns its operand, computed into its own buffer. Views and map_reduce

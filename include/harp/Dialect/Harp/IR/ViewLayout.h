@@ -50,6 +50,10 @@ ViewAttr simplifyLayout(ViewAttr layout, ArrayRef<int64_t> resultShape);
 /// null when the two cannot be one view (both masked with different pads).
 ViewAttr composeLayouts(ViewAttr outer, ViewAttr inner);
 
+/// Whether `a` and `b` (same dims and result count) give the same value at
+/// every index of the `shape` box.
+bool mapsAgreeOnBox(AffineMap a, AffineMap b, ArrayRef<int64_t> shape);
+
 /// Evaluates a pure affine expression at integer dimension values, exactly
 /// (no int64 overflow, whatever the constants).
 DynamicAPInt evaluate(AffineExpr expr, ArrayRef<int64_t> dims);

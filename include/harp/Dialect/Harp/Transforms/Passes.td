@@ -43,6 +43,41 @@ def HarpFusePass : Pass<"harp-fuse"> {
   ];
 }
 
+def HarpAutodiffPass : Pass<"harp-autodiff", "ModuleOp"> {
+  let summary = "Replace harp.autodiff by calls to generated gradient functions";
+  let description = [{
+    For each `harp.autodiff @f(args) seed(cotangents) wrt [...]`, generates
+    (once per callee and set of wrt arguments) a function
+    `@__harp_grad_<f>_<mask>` taking `f`'s arguments and one cotangent per
+    result, returning `f`'s results followed by the gradients, and replaces
+    the op with a call to it. An omitted seed is 1.
+
+    The gradient function recomputes `f`'s body, then sweeps it in reverse,
+    asking each op for its operands' cotangents through
+    `DifferentiableOpInterface` (map_reduce regions are differentiated
+    symbolically with the scalar rules of `ScalarDerivativeOpInterface`).
+    Cotangents of a value used several times are summed. Only values that
+    depend on a wrt argument get cotangents (activity analysis). A
+    `func.call` is differentiated by generating the callee's gradient
+    function; recursion is reported as an error. The output is ordinary
+    harp IR, canonicalized, so the pass can differentiate it again.
+
+    ```mlir
+    %l, %g = harp.autodiff @loss(%x, %w) wrt [1]
+        : (tensor<8x4xf32>, tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+    // becomes
+    %one = arith.constant dense<1.0> : tensor<f32>
+    %l, %g = call @__harp_grad_loss_01(%x, %w, %one) : (...) -> (...)
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::complex::ComplexDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect"
+  ];
+}
+
 def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
   let summary = "Fuse reductions into the element-wise kernels that read them";
   let description = [{

@@ -1,0 +1,679 @@
+//===- HarpDerivatives.cpp - reverse-mode rules of harp's tensor ops ------===//
+//
+// DifferentiableOpInterface for every harp op. The cotangents are ordinary
+// harp IR (views, map_reduce, gather, scatter_add), so the output of
+// harp-autodiff can be differentiated again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/Dialect/Harp/IR/HarpOps.h"
+#include "harp/Dialect/Harp/IR/ViewLayout.h"
+
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <complex>
+
+using namespace mlir;
+using namespace mlir::harp;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static bool isDifferentiableType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    type = tensor.getElementType();
+  return isa<FloatType, ComplexType>(type);
+}
+
+/// A zero tensor of `type`.
+static Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
+  Type element = type.getElementType();
+  if (auto complexType = dyn_cast<ComplexType>(element)) {
+    const auto &sem =
+        cast<FloatType>(complexType.getElementType()).getFloatSemantics();
+    std::complex<APFloat> zero(APFloat::getZero(sem), APFloat::getZero(sem));
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(type, {zero}));
+  }
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getZeroAttr(element)));
+}
+
+static Value scalarZero(OpBuilder &b, Location loc, Type type) {
+  if (auto complexType = dyn_cast<ComplexType>(type))
+    return buildScalarConstant(b, loc,
+                               complex::NumberAttr::get(complexType, 0, 0));
+  return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+}
+
+static Value scalarOne(OpBuilder &b, Location loc, Type type) {
+  if (auto complexType = dyn_cast<ComplexType>(type))
+    return buildScalarConstant(b, loc,
+                               complex::NumberAttr::get(complexType, 1, 0));
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+}
+
+static Value view(OpBuilder &b, Location loc, Value source, ViewAttr layout,
+                  ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(source.getType()).getElementType());
+  return ViewOp::create(b, loc, type, source, layout);
+}
+
+/// Row-major linearisation of `dims` over `shape`.
+static AffineExpr linearize(ArrayRef<AffineExpr> dims, ArrayRef<int64_t> shape,
+                            MLIRContext *ctx) {
+  AffineExpr lin = getAffineConstantExpr(0, ctx);
+  for (auto [d, size] : llvm::zip(dims, shape))
+    lin = lin * size + d;
+  return lin;
+}
+
+/// The indices of row-major position `lin` in `shape`.
+static SmallVector<AffineExpr> delinearize(AffineExpr lin,
+                                           ArrayRef<int64_t> shape) {
+  SmallVector<AffineExpr> result;
+  int64_t stride = 1;
+  for (int64_t size : shape)
+    stride *= size;
+  for (auto [i, size] : llvm::enumerate(shape)) {
+    stride /= size == 0 ? 1 : size;
+    AffineExpr q = stride == 1 ? lin : lin.floorDiv(stride);
+    result.push_back(i == 0 ? q : q % size);
+  }
+  return result;
+}
+
+/// Sums `value` (of `shape`) over `dims`.
+static Value sumOver(OpBuilder &b, Location loc, Value value,
+                     ArrayRef<int64_t> dims) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> kept;
+  for (auto [d, size] : llvm::enumerate(type.getShape()))
+    if (!llvm::is_contained(dims, static_cast<int64_t>(d)))
+      kept.push_back(size);
+  auto resultType = RankedTensorType::get(kept, type.getElementType());
+  auto op = MapReduceOp::create(
+      b, loc, resultType, value,
+      ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
+      b.getDenseI64ArrayAttr(dims), UnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  Block *block =
+      b.createBlock(&op.getBody(), {}, {type.getElementType()}, {loc});
+  YieldOp::create(b, loc, ValueRange{block->getArgument(0)});
+  return op.getResult();
+}
+
+/// Reverse mode through a map_reduce region: given the cloned region's
+/// values (through `mapping`) and the adjoint `seed` of its yielded value,
+/// returns the adjoint of every block argument (null when zero).
+static FailureOr<SmallVector<Value>> regionAdjoints(OpBuilder &b, Location loc,
+                                                    Block &forward,
+                                                    IRMapping &mapping,
+                                                    Value seed) {
+  DenseMap<Value, Value> adjoint;
+  auto accumulate = [&](Value v, Value a) {
+    if (!a)
+      return;
+    if (!isDifferentiableType(v.getType()))
+      return;
+    Value &slot = adjoint[v];
+    if (!slot) {
+      slot = a;
+      return;
+    }
+    slot = isa<ComplexType>(a.getType())
+               ? Value(complex::AddOp::create(b, loc, slot, a))
+               : Value(arith::AddFOp::create(b, loc, slot, a));
+  };
+  auto yield = cast<YieldOp>(forward.getTerminator());
+  accumulate(mapping.lookup(yield.getValues().front()), seed);
+  for (Operation &op : llvm::reverse(forward.without_terminator())) {
+    if (op.getNumResults() != 1)
+      continue;
+    Value result = mapping.lookup(op.getResult(0));
+    Value a = adjoint.lookup(result);
+    if (!a)
+      continue;
+    Operation *cloned = result.getDefiningOp();
+    auto rule = dyn_cast<ScalarDerivativeOpInterface>(cloned);
+    if (!rule)
+      return op.emitOpError("has no derivative rule; harp-autodiff cannot "
+                            "differentiate through it"),
+             failure();
+    SmallVector<Value> operandAdjoints;
+    rule.buildAdjoints(b, a, operandAdjoints);
+    for (auto [operand, oa] : llvm::zip(cloned->getOperands(), operandAdjoints))
+      accumulate(operand, oa);
+  }
+  SmallVector<Value> result;
+  for (BlockArgument arg : forward.getArguments())
+    result.push_back(adjoint.lookup(mapping.lookup(arg)));
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// map_reduce
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+MapReduceOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
+                             ArrayRef<bool> needed,
+                             SmallVectorImpl<Value> &operandCotangents) {
+  operandCotangents.assign(getNumOperands(), Value());
+  Value ybar = resultCotangents.front();
+  if (!ybar || !isDifferentiableType(getType()))
+    return success();
+  Location loc = getLoc();
+  MLIRContext *ctx = getContext();
+  ArrayRef<int64_t> domain = getDomainShape();
+  unsigned rank = domain.size();
+  Type resultElement = getType().getElementType();
+
+  // The result (and its cotangent) broadcast back over the domain.
+  auto toDomain = [&](Value v) -> Value {
+    if (!hasReduction())
+      return v;
+    SmallVector<AffineExpr> exprs;
+    for (unsigned d = 0; d < rank; ++d) {
+      bool reduced = llvm::is_contained(getDims(), static_cast<int64_t>(d));
+      if (!reduced)
+        exprs.push_back(getAffineDimExpr(d, ctx));
+      else if (getKeepdim())
+        exprs.push_back(getAffineConstantExpr(0, ctx));
+    }
+    return view(b, loc, v,
+                ViewAttr::get(ctx, AffineMap::get(rank, 0, exprs, ctx)),
+                domain);
+  };
+
+  Block &forward = getBody().front();
+  Value yielded = cast<YieldOp>(forward.getTerminator()).getValues().front();
+  // An auxiliary reduction over the forward region's values: `fn` maps the
+  // mapped value g (and the broadcast result y) to what is summed or
+  // multiplied.
+  auto auxiliary =
+      [&](ReductionKind kind, ArrayRef<Value> extra,
+          function_ref<Value(OpBuilder &, Value, ArrayRef<Value>)> fn)
+      -> Value {
+    SmallVector<Value> inputs(getInputs());
+    llvm::append_range(inputs, extra);
+    auto op = MapReduceOp::create(b, loc, getType(), inputs,
+                                  ReductionKindAttr::get(ctx, kind),
+                                  getDimsAttr(), getKeepdimAttr());
+    SmallVector<Type> types;
+    SmallVector<Location> locs;
+    for (Value v : inputs) {
+      types.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+      locs.push_back(loc);
+    }
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = b.createBlock(&op.getBody(), {}, types, locs);
+    IRMapping mapping;
+    mapping.map(forward.getArguments(),
+                block->getArguments().take_front(forward.getNumArguments()));
+    for (Operation &inner : forward.without_terminator())
+      b.clone(inner, mapping);
+    SmallVector<Value> extraArgs(
+        block->getArguments().drop_front(forward.getNumArguments()));
+    Value v = fn(b, mapping.lookup(yielded), extraArgs);
+    YieldOp::create(b, loc, ValueRange{v});
+    return op.getResult();
+  };
+
+  SmallVector<Value> extras{toDomain(ybar)};
+  std::optional<ReductionKind> kind = getKind();
+  bool isComplex = isa<ComplexType>(resultElement);
+  auto equal = [&](OpBuilder &nb, Value x, Value y) -> Value {
+    if (isComplex)
+      return complex::EqualOp::create(nb, loc, x, y);
+    return arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ, x, y);
+  };
+  if (kind == ReductionKind::Max || kind == ReductionKind::Min) {
+    // Ties share the cotangent evenly (as torch.amax/amin).
+    Value yB = toDomain(getResult());
+    Value count = auxiliary(
+        ReductionKind::Sum, {yB},
+        [&](OpBuilder &nb, Value g, ArrayRef<Value> extra) -> Value {
+          return arith::SelectOp::create(nb, loc, equal(nb, g, extra[0]),
+                                         scalarOne(nb, loc, resultElement),
+                                         scalarZero(nb, loc, resultElement));
+        });
+    extras.push_back(yB);
+    extras.push_back(toDomain(count));
+  } else if (kind == ReductionKind::Prod) {
+    // d(prod)/d(g_j) = prod of the others, safe with zeros: with no zero it
+    // is prod / g_j; with exactly one zero, the product of the non-zeros at
+    // the zero and 0 elsewhere; with more, 0.
+    Value nonzeroProd =
+        auxiliary(ReductionKind::Prod, {},
+                  [&](OpBuilder &nb, Value g, ArrayRef<Value>) -> Value {
+                    Value z = equal(nb, g, scalarZero(nb, loc, resultElement));
+                    return arith::SelectOp::create(
+                        nb, loc, z, scalarOne(nb, loc, resultElement), g);
+                  });
+    Value zeroCount =
+        auxiliary(ReductionKind::Sum, {},
+                  [&](OpBuilder &nb, Value g, ArrayRef<Value>) -> Value {
+                    Value z = equal(nb, g, scalarZero(nb, loc, resultElement));
+                    return arith::SelectOp::create(
+                        nb, loc, z, scalarOne(nb, loc, resultElement),
+                        scalarZero(nb, loc, resultElement));
+                  });
+    extras.push_back(toDomain(getResult()));
+    extras.push_back(toDomain(nonzeroProd));
+    extras.push_back(toDomain(zeroCount));
+  } else if (kind && kind != ReductionKind::Sum) {
+    return emitOpError("reduction ")
+           << stringifyReductionKind(*kind) << " has no derivative";
+  }
+
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    if (!needed[i] || !isDifferentiableType(input.getType()))
+      continue;
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Type inputElement = inputType.getElementType();
+    SmallVector<Value> inputs(getInputs());
+    llvm::append_range(inputs, extras);
+    auto grad = MapReduceOp::create(b, loc, inputType, inputs, nullptr, nullptr,
+                                    nullptr);
+    SmallVector<Type> types;
+    SmallVector<Location> locs;
+    for (Value v : inputs) {
+      types.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+      locs.push_back(loc);
+    }
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = b.createBlock(&grad.getBody(), {}, types, locs);
+    IRMapping mapping;
+    unsigned n = forward.getNumArguments();
+    mapping.map(forward.getArguments(), block->getArguments().take_front(n));
+    for (Operation &inner : forward.without_terminator()) {
+      if (auto idx = dyn_cast<IndexOp>(inner)) {
+        mapping.map(idx.getResult(),
+                    IndexOp::create(b, loc, idx.getDim()).getResult());
+        continue;
+      }
+      b.clone(inner, mapping);
+    }
+    ArrayRef<BlockArgument> extra = block->getArguments().drop_front(n);
+    Value g = mapping.lookup(yielded);
+    Value w = extra[0];
+    if (kind == ReductionKind::Max || kind == ReductionKind::Min) {
+      Value share = isComplex
+                        ? Value(complex::DivOp::create(b, loc, w, extra[2]))
+                        : Value(arith::DivFOp::create(b, loc, w, extra[2]));
+      w = arith::SelectOp::create(b, loc, equal(b, g, extra[1]), share,
+                                  scalarZero(b, loc, resultElement));
+    } else if (kind == ReductionKind::Prod) {
+      Value zero = scalarZero(b, loc, resultElement);
+      Value one = scalarOne(b, loc, resultElement);
+      Value noZero = equal(b, extra[3], zero);
+      Value oneZero = equal(b, extra[3], one);
+      Value atZero = equal(b, g, zero);
+      Value quotient = isComplex
+                           ? Value(complex::DivOp::create(b, loc, extra[1], g))
+                           : Value(arith::DivFOp::create(b, loc, extra[1], g));
+      Value single = arith::SelectOp::create(
+          b, loc, arith::AndIOp::create(b, loc, oneZero, atZero), extra[2],
+          zero);
+      Value d = arith::SelectOp::create(b, loc, noZero, quotient, single);
+      w = isComplex ? Value(complex::MulOp::create(
+                          b, loc, w, complex::ConjOp::create(b, loc, d)))
+                    : Value(arith::MulFOp::create(b, loc, w, d));
+    }
+    FailureOr<SmallVector<Value>> adjoints =
+        regionAdjoints(b, loc, forward, mapping, w);
+    if (failed(adjoints))
+      return failure();
+    Value a = (*adjoints)[i];
+    YieldOp::create(b, loc,
+                    ValueRange{a ? a : scalarZero(b, loc, inputElement)});
+    operandCotangents[i] = grad.getResult();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// view
+//===----------------------------------------------------------------------===//
+
+/// A source index read as `coefficient * d_dim + constant` (dim = -1 for a
+/// constant index).
+struct SingleDimRead {
+  int64_t dim = -1;
+  int64_t coefficient = 0;
+  int64_t constant = 0;
+};
+
+static std::optional<SingleDimRead> asSingleDimRead(AffineExpr expr,
+                                                    unsigned rank) {
+  SmallVector<int64_t> flat;
+  if (failed(getFlattenedAffineExpr(expr, rank, 0, &flat)) ||
+      flat.size() != rank + 1)
+    return std::nullopt; // floordiv/mod add local columns
+  SingleDimRead read;
+  read.constant = flat.back();
+  for (unsigned d = 0; d < rank; ++d) {
+    if (flat[d] == 0)
+      continue;
+    if (read.dim >= 0)
+      return std::nullopt;
+    read.dim = d;
+    read.coefficient = flat[d];
+  }
+  return read;
+}
+
+/// Views whose source indices each read at most one result dim (transpose,
+/// broadcast, slices with steps, flips, pads, squeezes): the adjoint is the
+/// cotangent read back through the inverse index map, masked where no
+/// result element lands, summed over broadcast dims. No copy.
+static Value singleDimAdjoint(OpBuilder &b, Location loc, ViewOp op,
+                              Value ybar) {
+  ViewAttr layout = op.getLayout();
+  AffineMap map = layout.getMap();
+  ArrayRef<int64_t> resultShape = op.getType().getShape();
+  ArrayRef<int64_t> sourceShape = op.getSource().getType().getShape();
+  unsigned rank = resultShape.size(), srcRank = sourceShape.size();
+  MLIRContext *ctx = b.getContext();
+
+  SmallVector<SingleDimRead> reads;
+  SmallVector<int> readBy(rank, -1);
+  for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+    std::optional<SingleDimRead> read = asSingleDimRead(expr, rank);
+    if (!read)
+      return Value();
+    if (read->dim >= 0) {
+      if (readBy[read->dim] >= 0)
+        return Value();
+      readBy[read->dim] = j;
+    }
+    reads.push_back(*read);
+  }
+  SmallVector<unsigned> broadcastDims;
+  for (unsigned k = 0; k < rank; ++k)
+    if (readBy[k] < 0)
+      broadcastDims.push_back(k);
+
+  // Adjoint domain: the source dims, then the broadcast dims.
+  unsigned n = srcRank + broadcastDims.size();
+  SmallVector<int64_t> adjShape(sourceShape);
+  SmallVector<AffineExpr> resultIndex(rank);
+  SmallVector<AffineExpr> ge, eq;
+  for (auto [pos, k] : llvm::enumerate(broadcastDims)) {
+    adjShape.push_back(resultShape[k]);
+    resultIndex[k] = getAffineDimExpr(srcRank + pos, ctx);
+  }
+  for (auto [j, read] : llvm::enumerate(reads)) {
+    AffineExpr s = getAffineDimExpr(j, ctx);
+    if (read.dim < 0) {
+      eq.push_back(s - read.constant);
+      continue;
+    }
+    int64_t a = read.coefficient;
+    AffineExpr num = a > 0 ? s - read.constant : read.constant - s;
+    int64_t step = a > 0 ? a : -a;
+    AffineExpr k = step == 1 ? num : num.floorDiv(step);
+    if (step != 1)
+      eq.push_back(num % step);
+    resultIndex[read.dim] = k;
+    ge.push_back(k);
+    ge.push_back(resultShape[read.dim] - 1 - k);
+  }
+  if (IntegerSet mask = layout.getMask()) {
+    for (auto [expr, isEq] :
+         llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
+      AffineExpr pulled = expr.replaceDimsAndSymbols(resultIndex, {});
+      (isEq ? eq : ge).push_back(pulled);
+    }
+  }
+  SmallVector<AffineExpr> constraints(ge);
+  SmallVector<bool> flags(ge.size(), false);
+  llvm::append_range(constraints, eq);
+  flags.append(eq.size(), true);
+  IntegerSet adjMask = constraints.empty()
+                           ? IntegerSet()
+                           : IntegerSet::get(n, 0, constraints, flags);
+  ViewAttr adjLayout =
+      ViewAttr::get(ctx, AffineMap::get(n, 0, resultIndex, ctx), adjMask,
+                    PadKind::Zero, Attribute());
+  adjLayout = simplifyLayout(adjLayout, adjShape);
+  Value read = view(b, loc, ybar, adjLayout, adjShape);
+  if (broadcastDims.empty())
+    return read;
+  SmallVector<int64_t> summed;
+  for (unsigned d = srcRank; d < n; ++d)
+    summed.push_back(d);
+  return sumOver(b, loc, read, summed);
+}
+
+/// Reshapes (a bijection between the boxes, row-major): the inverse reshape.
+static Value reshapeAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
+  ViewAttr layout = op.getLayout();
+  RankedTensorType resultType = op.getType();
+  RankedTensorType sourceType = op.getSource().getType();
+  if (layout.hasMask() ||
+      resultType.getNumElements() != sourceType.getNumElements())
+    return Value();
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = resultType.getRank(), srcRank = sourceType.getRank();
+  SmallVector<AffineExpr> dims, srcDims;
+  for (unsigned d = 0; d < rank; ++d)
+    dims.push_back(getAffineDimExpr(d, ctx));
+  for (unsigned d = 0; d < srcRank; ++d)
+    srcDims.push_back(getAffineDimExpr(d, ctx));
+  AffineMap reshape =
+      AffineMap::get(rank, 0,
+                     delinearize(linearize(dims, resultType.getShape(), ctx),
+                                 sourceType.getShape()),
+                     ctx);
+  if (!mapsAgreeOnBox(layout.getMap(), reshape, resultType.getShape()))
+    return Value();
+  AffineMap inverse =
+      AffineMap::get(srcRank, 0,
+                     delinearize(linearize(srcDims, sourceType.getShape(), ctx),
+                                 resultType.getShape()),
+                     ctx);
+  ViewAttr inverseLayout =
+      simplifyLayout(ViewAttr::get(inverse), sourceType.getShape());
+  return view(b, loc, ybar, inverseLayout, sourceType.getShape());
+}
+
+/// Any other view (unfold windows, diagonals): scatter-add the cotangent to
+/// the linear source index each result element reads.
+static Value scatterAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
+  ViewAttr layout = op.getLayout();
+  RankedTensorType resultType = op.getType();
+  RankedTensorType sourceType = op.getSource().getType();
+  Type element = resultType.getElementType();
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = resultType.getShape();
+  unsigned rank = shape.size();
+  int64_t count = resultType.getNumElements();
+  if (count == 0)
+    return zeros(b, loc, sourceType);
+
+  // Per result element: its source's linear index and its (masked) value.
+  auto i64 = b.getI64Type();
+  auto indexType = RankedTensorType::get(shape, i64);
+  auto indices = MapReduceOp::create(b, loc, indexType, ValueRange{}, nullptr,
+                                     nullptr, nullptr);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.createBlock(&indices.getBody());
+    SmallVector<Value> at;
+    for (unsigned d = 0; d < rank; ++d)
+      at.push_back(IndexOp::create(b, loc, d));
+    AffineExpr lin =
+        linearize(layout.getMap().getResults(), sourceType.getShape(), ctx);
+    Value v = buildIndexExpr(b, loc, lin, at);
+    if (layout.hasMask())
+      v = arith::SelectOp::create(
+          b, loc, buildMaskCondition(b, loc, layout.getMask(), at), v,
+          arith::ConstantIndexOp::create(b, loc, 0));
+    YieldOp::create(b, loc,
+                    ValueRange{arith::IndexCastOp::create(b, loc, i64, v)});
+  }
+  Value values = ybar;
+  if (layout.hasMask()) {
+    auto masked = MapReduceOp::create(b, loc, resultType, ybar, nullptr,
+                                      nullptr, nullptr);
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = b.createBlock(&masked.getBody(), {}, {element}, {loc});
+    SmallVector<Value> at;
+    for (unsigned d = 0; d < rank; ++d)
+      at.push_back(IndexOp::create(b, loc, d));
+    Value inside = buildMaskCondition(b, loc, layout.getMask(), at);
+    Value kept = arith::SelectOp::create(b, loc, inside, block->getArgument(0),
+                                         scalarZero(b, loc, element));
+    YieldOp::create(b, loc, ValueRange{kept});
+    values = masked.getResult();
+  }
+  SmallVector<AffineExpr> flatDims{getAffineDimExpr(0, ctx)};
+  ViewAttr flatten =
+      ViewAttr::get(AffineMap::get(1, 0, delinearize(flatDims[0], shape), ctx));
+  flatten = simplifyLayout(flatten, {count});
+  Value flatIndex = view(b, loc, indices, flatten, {count});
+  Value flatValues = view(b, loc, values, flatten, {count});
+  int64_t srcCount = sourceType.getNumElements();
+  auto flatType = RankedTensorType::get({srcCount}, element);
+  Value scattered = ScatterAddOp::create(b, loc, flatType, flatValues,
+                                         zeros(b, loc, flatType), flatIndex,
+                                         b.getI64IntegerAttr(0));
+  SmallVector<AffineExpr> srcDims;
+  for (unsigned d = 0; d < sourceType.getRank(); ++d)
+    srcDims.push_back(getAffineDimExpr(d, ctx));
+  ViewAttr unflatten = ViewAttr::get(
+      AffineMap::get(sourceType.getRank(), 0,
+                     linearize(srcDims, sourceType.getShape(), ctx), ctx));
+  return view(b, loc, scattered, unflatten, sourceType.getShape());
+}
+
+LogicalResult
+ViewOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
+                        ArrayRef<bool> needed,
+                        SmallVectorImpl<Value> &operandCotangents) {
+  operandCotangents.assign(1, Value());
+  Value ybar = resultCotangents.front();
+  if (!ybar || !needed[0] || !isDifferentiableType(getType()))
+    return success();
+  Location loc = getLoc();
+  Value adjoint = singleDimAdjoint(b, loc, *this, ybar);
+  if (!adjoint)
+    adjoint = reshapeAdjoint(b, loc, *this, ybar);
+  if (!adjoint)
+    adjoint = scatterAdjoint(b, loc, *this, ybar);
+  operandCotangents[0] = adjoint;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement, sources, contiguous
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConcatOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
+                          ArrayRef<bool> needed,
+                          SmallVectorImpl<Value> &operandCotangents) {
+  operandCotangents.assign(getNumOperands(), Value());
+  Value ybar = resultCotangents.front();
+  if (!ybar || !isDifferentiableType(getType()))
+    return success();
+  MLIRContext *ctx = getContext();
+  int64_t rank = getType().getRank(), dim = getDim(), offset = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (needed[i]) {
+      SmallVector<AffineExpr> exprs;
+      for (int64_t d = 0; d < rank; ++d)
+        exprs.push_back(getAffineDimExpr(d, ctx) + (d == dim ? offset : 0));
+      operandCotangents[i] = view(
+          b, getLoc(), ybar, ViewAttr::get(AffineMap::get(rank, 0, exprs, ctx)),
+          type.getShape());
+    }
+    offset += type.getDimSize(dim);
+  }
+  return success();
+}
+
+LogicalResult
+GatherOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
+                          ArrayRef<bool> needed,
+                          SmallVectorImpl<Value> &operandCotangents) {
+  operandCotangents.assign(2, Value());
+  Value ybar = resultCotangents.front();
+  if (!ybar || !needed[0] || !isDifferentiableType(getType()))
+    return success();
+  RankedTensorType inputType = getInput().getType();
+  operandCotangents[0] = ScatterAddOp::create(b, getLoc(), inputType, ybar,
+                                              zeros(b, getLoc(), inputType),
+                                              getIndex(), getDimAttr());
+  return success();
+}
+
+LogicalResult
+ScatterAddOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
+                              ArrayRef<bool> needed,
+                              SmallVectorImpl<Value> &operandCotangents) {
+  operandCotangents.assign(3, Value());
+  Value ybar = resultCotangents.front();
+  if (!ybar || !isDifferentiableType(getType()))
+    return success();
+  Location loc = getLoc();
+  if (needed[1])
+    operandCotangents[1] = ybar;
+  if (needed[0]) {
+    RankedTensorType srcType = getSrc().getType();
+    ArrayRef<int64_t> indexShape = getIndex().getType().getShape();
+    auto gatheredType =
+        RankedTensorType::get(indexShape, srcType.getElementType());
+    Value gathered =
+        GatherOp::create(b, loc, gatheredType, ybar, getIndex(), getDimAttr());
+    // src elements the index does not cover received nothing: zero.
+    MLIRContext *ctx = getContext();
+    unsigned rank = srcType.getRank();
+    SmallVector<AffineExpr> bounds;
+    for (unsigned d = 0; d < rank; ++d)
+      if (indexShape[d] < srcType.getDimSize(d))
+        bounds.push_back(indexShape[d] - 1 - getAffineDimExpr(d, ctx));
+    IntegerSet mask =
+        bounds.empty()
+            ? IntegerSet()
+            : IntegerSet::get(rank, 0, bounds,
+                              SmallVector<bool>(bounds.size(), false));
+    operandCotangents[0] =
+        bounds.empty()
+            ? gathered
+            : view(b, loc, gathered,
+                   ViewAttr::get(ctx,
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 mask, PadKind::Zero, Attribute()),
+                   srcType.getShape());
+  }
+  return success();
+}
+
+LogicalResult RandOp::buildCotangents(OpBuilder &, ArrayRef<Value>,
+                                      ArrayRef<bool>,
+                                      SmallVectorImpl<Value> &) {
+  return success(); // No operands.
+}
+
+LogicalResult ArangeOp::buildCotangents(OpBuilder &, ArrayRef<Value>,
+                                        ArrayRef<bool>,
+                                        SmallVectorImpl<Value> &) {
+  return success(); // No operands.
+}
+
+LogicalResult
+ContiguousOp::buildCotangents(OpBuilder &, ArrayRef<Value> resultCotangents,
+                              ArrayRef<bool> needed,
+                              SmallVectorImpl<Value> &operandCotangents) {
+  operandCotangents.assign(1, needed[0] ? resultCotangents.front() : Value());
+  return success();
+}
