@@ -343,3 +343,23 @@ func.func @many_operands(%x: tensor<8xf32>, %y: tensor<8xf32>, %z: tensor<8xf32>
   } : tensor<8xf32>
   return %b : tensor<8xf32>
 }
+
+// -----
+
+// A producer without operands cannot fuse into a reduction: the fused op
+// would have nothing to define its iteration domain.
+// CHECK-LABEL: func.func @operandless_into_reduction
+// CHECK-COUNT-2: harp.map_reduce
+func.func @operandless_into_reduction() -> tensor<f32> {
+  %a = harp.map_reduce {
+    %i = harp.index 0
+    %v = arith.index_cast %i : index to i32
+    %f = arith.sitofp %v : i32 to f32
+    harp.yield %f : f32
+  } : tensor<8xf32>
+  %s = harp.map_reduce ins(%a : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    harp.yield %v : f32
+  } reduce(sum, dims = [0]) : tensor<f32>
+  return %s : tensor<f32>
+}

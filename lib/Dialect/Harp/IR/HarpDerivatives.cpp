@@ -137,9 +137,11 @@ static FailureOr<SmallVector<Value>> regionAdjoints(OpBuilder &b, Location loc,
       continue;
     Value result = mapping.lookup(op.getResult(0));
     Value a = adjoint.lookup(result);
-    if (!a)
-      continue;
     Operation *cloned = result.getDefiningOp();
+    // Constants and index reads have nothing to pass the adjoint to.
+    if (!a || !cloned ||
+        llvm::none_of(cloned->getOperandTypes(), isDifferentiableType))
+      continue;
     auto rule = dyn_cast<ScalarDerivativeOpInterface>(cloned);
     if (!rule)
       return op.emitOpError("has no derivative rule; harp-autodiff cannot "

@@ -83,6 +83,10 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
         distinct.insert(input);
       if (distinct.size() > options.maxOperands)
         continue;
+      // A reduction needs an operand to carry its domain; a producer with
+      // none (an iota, a fill) stays.
+      if (distinct.empty() && consumer.hasReduction())
+        continue;
       fuse(consumer, i, producer, layout, rewriter);
       return success();
     }
