@@ -324,3 +324,23 @@ func.func @all_unread(%x: tensor<4xf32>) -> tensor<4xf32> {
   } : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A map_reduce copying its operand is the operand; with a reduction it is not.
+// CHECK-LABEL: func.func @identity_map_reduce
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>)
+// CHECK-NEXT: %[[S:.*]] = harp.map_reduce ins(%[[X]] : tensor<4x3xf32>)
+// CHECK: reduce(sum, dims = [1])
+// CHECK: return %[[X]], %[[S]]
+func.func @identity_map_reduce(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4xf32>) {
+  %0 = harp.map_reduce ins(%x : tensor<4x3xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } : tensor<4x3xf32>
+  %1 = harp.map_reduce ins(%x : tensor<4x3xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  return %0, %1 : tensor<4x3xf32>, tensor<4xf32>
+}

@@ -285,7 +285,8 @@ func.func @through_pad(%x: tensor<4xf32>) -> tensor<f32> {
 // CHECK: %[[I:.*]] = harp.index 0
 // CHECK: %[[M:.*]] = arith.muli %[[I]], %[[C]] : index
 // CHECK: %[[J:.*]] = arith.addi %[[M]], %[[C4]] : index
-// CHECK: arith.index_cast %[[J]] : index to i64
+// CHECK: %[[V:.*]] = arith.index_cast %[[J]] : index to i64
+// CHECK: arith.muli %[[V]], %[[V]] : i64
 func.func @index_through_flip() -> tensor<5xi64> {
   %a = harp.map_reduce {
     %i = harp.index 0
@@ -295,7 +296,8 @@ func.func @index_through_flip() -> tensor<5xi64> {
   %f = harp.view %a <(d0) -> (4 - d0)> : tensor<5xi64> -> tensor<5xi64>
   %b = harp.map_reduce ins(%f : tensor<5xi64>) {
   ^bb0(%e: i64):
-    harp.yield %e : i64
+    %sq = arith.muli %e, %e : i64
+    harp.yield %sq : i64
   } : tensor<5xi64>
   return %b : tensor<5xi64>
 }

@@ -170,6 +170,19 @@ struct SimplifyMapReduceOperands : OpRewritePattern<MapReduceOp> {
 };
 } // namespace
 
+/// A map_reduce that yields its one operand unchanged and reduces nothing
+/// is that operand.
+OpFoldResult MapReduceOp::fold(FoldAdaptor) {
+  if (hasReduction() || getInputs().size() != 1 ||
+      getInputs().front().getType() != getType())
+    return {};
+  Block &body = getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().front() != body.getArgument(0))
+    return {};
+  return getInputs().front();
+}
+
 void MapReduceOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
   results.add<SimplifyMapReduceOperands>(context);

@@ -75,13 +75,13 @@ public:
     for (bool w : wrt)
       mask += w ? '1' : '0';
     std::string name = ("__harp_grad_" + f.getSymName() + "_" + mask).str();
-    if (auto existing = symbols.lookup<func::FuncOp>(name))
-      return existing;
     if (llvm::is_contained(inProgress, f.getOperation()))
       return requester->emitOpError("differentiates @")
              << f.getSymName()
              << ", which calls itself recursively; harp-autodiff cannot "
                 "differentiate recursion";
+    if (auto existing = symbols.lookup<func::FuncOp>(name))
+      return existing;
     if (f.isExternal())
       return requester->emitOpError("callee @")
              << f.getSymName() << " has no body to differentiate";

@@ -100,6 +100,7 @@ def Harp_MapReduceOp : Harp_Op<"map_reduce", [
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let hasCanonicalizer = 1;
+  let hasFolder = 1;
   let extraClassDeclaration = [{
     /// The shape every operand has and every harp.index ranges over.
     ::llvm::ArrayRef<int64_t> getDomainShape();
