@@ -151,13 +151,7 @@ struct SimplifyMapReduceOperands : OpRewritePattern<MapReduceOp> {
     auto simplified = MapReduceOp::create(
         rewriter, op.getLoc(), op.getType(), kept, op.getKindAttr(),
         op.getDimsAttr(), op.getKeepdimAttr());
-    SmallVector<Type> types;
-    SmallVector<Location> locs;
-    for (Value input : kept) {
-      types.push_back(cast<RankedTensorType>(input.getType()).getElementType());
-      locs.push_back(op.getLoc());
-    }
-    Block *block = rewriter.createBlock(&simplified.getBody(), {}, types, locs);
+    Block *block = createBodyBlock(rewriter, simplified);
     IRMapping mapping;
     for (auto [i, arg] : llvm::enumerate(body.getArguments()))
       if (keptAs[i] >= 0)

@@ -14,8 +14,6 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/IR/IRMapping.h"
 
-#include <complex>
-
 using namespace mlir;
 using namespace mlir::harp;
 
@@ -27,20 +25,6 @@ static bool isDifferentiableType(Type type) {
   if (auto tensor = dyn_cast<RankedTensorType>(type))
     type = tensor.getElementType();
   return isa<FloatType, ComplexType>(type);
-}
-
-/// A zero tensor of `type`.
-static Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
-  Type element = type.getElementType();
-  if (auto complexType = dyn_cast<ComplexType>(element)) {
-    const auto &sem =
-        cast<FloatType>(complexType.getElementType()).getFloatSemantics();
-    std::complex<APFloat> zero(APFloat::getZero(sem), APFloat::getZero(sem));
-    return arith::ConstantOp::create(b, loc,
-                                     DenseElementsAttr::get(type, {zero}));
-  }
-  return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, b.getZeroAttr(element)));
 }
 
 static Value scalarZero(OpBuilder &b, Location loc, Type type) {
@@ -102,8 +86,7 @@ static Value sumOver(OpBuilder &b, Location loc, Value value,
       ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
       b.getDenseI64ArrayAttr(dims), UnitAttr());
   OpBuilder::InsertionGuard guard(b);
-  Block *block =
-      b.createBlock(&op.getBody(), {}, {type.getElementType()}, {loc});
+  Block *block = createBodyBlock(b, op);
   YieldOp::create(b, loc, ValueRange{block->getArgument(0)});
   return op.getResult();
 }
@@ -207,14 +190,8 @@ MapReduceOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
     auto op = MapReduceOp::create(b, loc, getType(), inputs,
                                   ReductionKindAttr::get(ctx, kind),
                                   getDimsAttr(), getKeepdimAttr());
-    SmallVector<Type> types;
-    SmallVector<Location> locs;
-    for (Value v : inputs) {
-      types.push_back(cast<RankedTensorType>(v.getType()).getElementType());
-      locs.push_back(loc);
-    }
     OpBuilder::InsertionGuard guard(b);
-    Block *block = b.createBlock(&op.getBody(), {}, types, locs);
+    Block *block = createBodyBlock(b, op);
     IRMapping mapping;
     mapping.map(forward.getArguments(),
                 block->getArguments().take_front(forward.getNumArguments()));
@@ -283,14 +260,8 @@ MapReduceOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
     llvm::append_range(inputs, extras);
     auto grad = MapReduceOp::create(b, loc, inputType, inputs, nullptr, nullptr,
                                     nullptr);
-    SmallVector<Type> types;
-    SmallVector<Location> locs;
-    for (Value v : inputs) {
-      types.push_back(cast<RankedTensorType>(v.getType()).getElementType());
-      locs.push_back(loc);
-    }
     OpBuilder::InsertionGuard guard(b);
-    Block *block = b.createBlock(&grad.getBody(), {}, types, locs);
+    Block *block = createBodyBlock(b, grad);
     IRMapping mapping;
     unsigned n = forward.getNumArguments();
     mapping.map(forward.getArguments(), block->getArguments().take_front(n));
@@ -498,7 +469,7 @@ static Value scatterAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
   unsigned rank = shape.size();
   int64_t count = resultType.getNumElements();
   if (count == 0)
-    return zeros(b, loc, sourceType);
+    return buildZeros(b, loc, sourceType);
 
   // Per result element: its source's linear index and its (masked) value.
   auto i64 = b.getI64Type();
@@ -507,7 +478,7 @@ static Value scatterAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
                                      nullptr, nullptr);
   {
     OpBuilder::InsertionGuard guard(b);
-    b.createBlock(&indices.getBody());
+    createBodyBlock(b, indices);
     SmallVector<Value> at;
     for (unsigned d = 0; d < rank; ++d)
       at.push_back(IndexOp::create(b, loc, d));
@@ -526,7 +497,7 @@ static Value scatterAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
     auto masked = MapReduceOp::create(b, loc, resultType, ybar, nullptr,
                                       nullptr, nullptr);
     OpBuilder::InsertionGuard guard(b);
-    Block *block = b.createBlock(&masked.getBody(), {}, {element}, {loc});
+    Block *block = createBodyBlock(b, masked);
     SmallVector<Value> at;
     for (unsigned d = 0; d < rank; ++d)
       at.push_back(IndexOp::create(b, loc, d));
@@ -545,8 +516,8 @@ static Value scatterAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
   int64_t srcCount = sourceType.getNumElements();
   auto flatType = RankedTensorType::get({srcCount}, element);
   Value scattered = ScatterAddOp::create(b, loc, flatType, flatValues,
-                                         zeros(b, loc, flatType), flatIndex,
-                                         b.getI64IntegerAttr(0));
+                                         buildZeros(b, loc, flatType),
+                                         flatIndex, b.getI64IntegerAttr(0));
   SmallVector<AffineExpr> srcDims;
   for (unsigned d = 0; d < sourceType.getRank(); ++d)
     srcDims.push_back(getAffineDimExpr(d, ctx));
@@ -612,9 +583,9 @@ GatherOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
   if (!ybar || !needed[0] || !isDifferentiableType(getType()))
     return success();
   RankedTensorType inputType = getInput().getType();
-  operandCotangents[0] = ScatterAddOp::create(b, getLoc(), inputType, ybar,
-                                              zeros(b, getLoc(), inputType),
-                                              getIndex(), getDimAttr());
+  operandCotangents[0] = ScatterAddOp::create(
+      b, getLoc(), inputType, ybar, buildZeros(b, getLoc(), inputType),
+      getIndex(), getDimAttr());
   return success();
 }
 

@@ -9,6 +9,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <complex>
+
 using namespace mlir;
 using namespace mlir::harp;
 
@@ -113,6 +115,30 @@ Value mlir::harp::buildMaskCondition(OpBuilder &b, Location loc,
     inside = inside ? arith::AndIOp::create(b, loc, inside, holds) : holds;
   }
   return inside;
+}
+
+Block *mlir::harp::createBodyBlock(OpBuilder &b, MapReduceOp op) {
+  SmallVector<Type> types;
+  SmallVector<Location> locs;
+  for (Value input : op.getInputs()) {
+    types.push_back(cast<RankedTensorType>(input.getType()).getElementType());
+    locs.push_back(op.getLoc());
+  }
+  return b.createBlock(&op.getBody(), {}, types, locs);
+}
+
+Value mlir::harp::buildZeros(OpBuilder &b, Location loc,
+                             RankedTensorType type) {
+  Type element = type.getElementType();
+  if (auto complexType = dyn_cast<ComplexType>(element)) {
+    const auto &sem =
+        cast<FloatType>(complexType.getElementType()).getFloatSemantics();
+    std::complex<APFloat> zero(APFloat::getZero(sem), APFloat::getZero(sem));
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(type, {zero}));
+  }
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getZeroAttr(element)));
 }
 
 /// "[4, 8]": shapes and indices in diagnostics.

@@ -17,8 +17,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
-#include <complex>
-
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPAUTODIFFPASS
 #include "harp/Dialect/Harp/Transforms/Passes.h.inc"
@@ -32,19 +30,6 @@ static bool isDifferentiable(Type type) {
   return tensor && isa<FloatType, ComplexType>(tensor.getElementType());
 }
 
-static Value zerosOf(OpBuilder &b, Location loc, RankedTensorType type) {
-  Type element = type.getElementType();
-  if (auto complexType = dyn_cast<ComplexType>(element)) {
-    const auto &sem =
-        cast<FloatType>(complexType.getElementType()).getFloatSemantics();
-    std::complex<APFloat> zero(APFloat::getZero(sem), APFloat::getZero(sem));
-    return arith::ConstantOp::create(b, loc,
-                                     DenseElementsAttr::get(type, {zero}));
-  }
-  return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, b.getZeroAttr(element)));
-}
-
 /// `a + b`, element-wise.
 static Value addTensors(OpBuilder &b, Location loc, Value x, Value y) {
   auto type = cast<RankedTensorType>(x.getType());
@@ -52,8 +37,7 @@ static Value addTensors(OpBuilder &b, Location loc, Value x, Value y) {
   auto op = MapReduceOp::create(b, loc, type, ValueRange{x, y}, nullptr,
                                 nullptr, nullptr);
   OpBuilder::InsertionGuard guard(b);
-  Block *block =
-      b.createBlock(&op.getBody(), {}, {element, element}, {loc, loc});
+  Block *block = createBodyBlock(b, op);
   Value sum = isa<ComplexType>(element)
                   ? Value(complex::AddOp::create(b, loc, block->getArgument(0),
                                                  block->getArgument(1)))
@@ -191,7 +175,7 @@ private:
         continue;
       Value c = cot.lookup(arg);
       returned.push_back(
-          c ? c : zerosOf(b, loc, cast<RankedTensorType>(arg.getType())));
+          c ? c : buildZeros(b, loc, cast<RankedTensorType>(arg.getType())));
     }
     func::ReturnOp::create(b, loc, returned);
     return grad;
@@ -210,9 +194,9 @@ private:
       return failure();
     SmallVector<Value> args(call.getOperands());
     for (auto [r, c] : llvm::zip(call.getResults(), resultCots))
-      args.push_back(
-          c ? c
-            : zerosOf(b, call.getLoc(), cast<RankedTensorType>(r.getType())));
+      args.push_back(c ? c
+                       : buildZeros(b, call.getLoc(),
+                                    cast<RankedTensorType>(r.getType())));
     auto gradCall = func::CallOp::create(b, call.getLoc(), *grad, args);
     operandCots.assign(call.getNumOperands(), Value());
     unsigned next = call.getNumResults();

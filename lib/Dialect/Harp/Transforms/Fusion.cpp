@@ -128,16 +128,7 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
     auto fused = MapReduceOp::create(
         rewriter, loc, consumer.getType(), inputs, consumer.getKindAttr(),
         consumer.getDimsAttr(), consumer.getKeepdimAttr());
-    SmallVector<Type> argTypes;
-    SmallVector<Location> argLocs;
-    for (Value input : inputs) {
-      argTypes.push_back(
-          cast<RankedTensorType>(input.getType()).getElementType());
-      argLocs.push_back(loc);
-    }
-    Block *block =
-        rewriter.createBlock(&fused.getBody(), {}, argTypes, argLocs);
-    rewriter.setInsertionPointToStart(block);
+    Block *block = createBodyBlock(rewriter, fused);
 
     SmallVector<Value> indices;
     auto consumerIndices = [&]() -> ArrayRef<Value> {

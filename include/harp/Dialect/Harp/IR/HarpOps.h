@@ -40,6 +40,13 @@ Value buildIndexExpr(OpBuilder &b, Location loc, AffineExpr expr,
 Value buildMaskCondition(OpBuilder &b, Location loc, IntegerSet mask,
                          ArrayRef<Value> dims);
 
+/// Creates the body block of `op` (one argument per operand, of its element
+/// type) and sets `b`'s insertion point to its start.
+Block *createBodyBlock(OpBuilder &b, MapReduceOp op);
+
+/// A zero-filled constant of `type` (complex element types included).
+Value buildZeros(OpBuilder &b, Location loc, RankedTensorType type);
+
 /// A scalar constant of `attr`'s type, complex numbers included
 /// (arith.constant or complex.constant).
 Value buildScalarConstant(OpBuilder &b, Location loc, TypedAttr attr);
