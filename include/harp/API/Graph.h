@@ -1,0 +1,111 @@
+//===- Graph.h - the untyped lazy graph behind harp::Tensor -----*- C++ -*-===//
+//
+// Every Tensor is a handle to a Node of a DAG. Nothing runs until realize():
+// the needed part of the DAG becomes a harp module (text), compiled by one
+// process-wide harp::Jit (so the same graph shape is compiled once) and run.
+// backward() builds a harp.autodiff request over the same graph; no second
+// autograd engine exists in C++.
+//
+// No MLIR header here: API users include only the standard library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_API_GRAPH_H
+#define HARP_API_GRAPH_H
+
+#include "harp/Runtime/Array.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace harp {
+
+/// Misuse of the API: the message names the op, the shapes and the argument.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Element types of the Tensor API. Unsigned types are carried here and
+/// lowered to signless integers with unsigned ops.
+enum class DType { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
+
+std::string dtypeName(DType dtype);
+bool isFloat(DType dtype);
+bool isUnsigned(DType dtype);
+/// PyTorch's promotion of two dtypes (bool < integers < floats; a signed
+/// and an unsigned integer of one width go to the next wider signed one).
+DType promote(DType a, DType b);
+
+namespace detail {
+
+struct Node;
+using NodePtr = std::shared_ptr<Node>;
+
+/// Shape and dtype of a node.
+const std::vector<int64_t> &shapeOf(const NodePtr &node);
+DType dtypeOf(const NodePtr &node);
+
+// Sources.
+NodePtr fromData(DType dtype, std::vector<int64_t> shape, const void *data);
+NodePtr full(DType dtype, std::vector<int64_t> shape, double value);
+NodePtr arange(DType dtype, int64_t count, double start, double step);
+NodePtr rand(DType dtype, std::vector<int64_t> shape, uint64_t seed);
+
+// Element-wise (NumPy broadcasting, PyTorch promotion).
+/// add sub mul div rem pow maximum minimum lt le gt ge eq ne
+/// bitand bitor bitxor shl shr.
+NodePtr binary(const std::string &op, NodePtr a, NodePtr b);
+/// neg recip sqrt log log2 exp exp2 sin cos tanh sigmoid relu abs floor
+/// not.
+NodePtr unary(const std::string &op, NodePtr a);
+NodePtr cast(NodePtr a, DType to);
+
+// Reductions: sum prod max min mean over `axes` (negative axes count from
+// the end; empty means all).
+NodePtr reduce(const std::string &kind, NodePtr a, std::vector<int64_t> axes,
+               bool keepdim);
+NodePtr softmax(NodePtr a, int64_t axis);
+/// Matrix product of the last two dims, batch dims broadcast.
+NodePtr matmul(NodePtr a, NodePtr b);
+
+// Views (zero-copy harp.view).
+NodePtr reshape(NodePtr a, std::vector<int64_t> shape);
+NodePtr permute(NodePtr a, std::vector<int64_t> perm);
+NodePtr expand(NodePtr a, std::vector<int64_t> shape);
+NodePtr slice(NodePtr a, int64_t dim, int64_t start, int64_t stop,
+              int64_t step);
+NodePtr flip(NodePtr a, std::vector<int64_t> dims);
+NodePtr pad(NodePtr a, std::vector<int64_t> before, std::vector<int64_t> after,
+            double value);
+NodePtr concat(std::vector<NodePtr> inputs, int64_t dim);
+NodePtr contiguous(NodePtr a);
+
+// Execution and autograd.
+/// The node's value, computed once and cached on the node.
+const Array &realize(const NodePtr &node);
+void setRequiresGrad(const NodePtr &node, bool value);
+bool requiresGrad(const NodePtr &node);
+/// Accumulates d(loss)/d(leaf) into every leaf that requires a gradient.
+void backward(const NodePtr &loss);
+/// The accumulated gradient of a leaf, or null.
+NodePtr grad(const NodePtr &leaf);
+void zeroGrad(const NodePtr &leaf);
+/// A new leaf holding the node's value, cut from the graph.
+NodePtr detach(const NodePtr &node);
+/// The harp IR realize() would compile for this node.
+std::string moduleText(const NodePtr &node);
+
+/// How many modules the process-wide JIT compiled, and served from memory.
+struct CompileCounts {
+  unsigned compilations, memoryHits, diskHits;
+};
+CompileCounts compileCounts();
+
+} // namespace detail
+} // namespace harp
+
+#endif // HARP_API_GRAPH_H

@@ -1,0 +1,420 @@
+//===- Tensor.h - harp's typed C++ Tensor API -------------------*- C++ -*-===//
+//
+// harp::Tensor<T, D>: a cheap handle to a node of a lazy graph of harp ops.
+// T is the element type (float, double, int8_t..int64_t, uint8_t..uint64_t,
+// bool) and D the rank, static (Dim<N>) or dynamic (DimDyn). Ops only build
+// the graph; realize()/data() compile it with harp's JIT (cached by graph
+// shape) and run it. backward() asks harp-autodiff for the gradients.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_API_TENSOR_H
+#define HARP_API_TENSOR_H
+
+#include "harp/API/Graph.h"
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace harp {
+
+//===----------------------------------------------------------------------===//
+// Ranks and dtype traits
+//===----------------------------------------------------------------------===//
+
+template <int N>
+struct Dim {
+  static_assert(N >= 0 && N <= 6, "harp tensors have rank 0 to 6");
+  static constexpr int rank = N;
+};
+struct DimDyn {
+  static constexpr int rank = -1;
+};
+
+template <typename D, int Delta>
+struct ShiftRank {
+  using type = Dim<D::rank + Delta>;
+};
+template <int Delta>
+struct ShiftRank<DimDyn, Delta> {
+  using type = DimDyn;
+};
+/// D with `Delta` more dims (DimDyn stays DimDyn).
+template <typename D, int Delta>
+using ShiftRankT = typename ShiftRank<D, Delta>::type;
+
+template <typename T>
+struct DTypeTraits;
+#define HARP_DTYPE(CType, Enum)                                                \
+  template <>                                                                  \
+  struct DTypeTraits<CType> {                                                  \
+    static constexpr DType value = DType::Enum;                                \
+  };
+HARP_DTYPE(bool, Bool)
+HARP_DTYPE(int8_t, I8)
+HARP_DTYPE(int16_t, I16)
+HARP_DTYPE(int32_t, I32)
+HARP_DTYPE(int64_t, I64)
+HARP_DTYPE(uint8_t, U8)
+HARP_DTYPE(uint16_t, U16)
+HARP_DTYPE(uint32_t, U32)
+HARP_DTYPE(uint64_t, U64)
+HARP_DTYPE(float, F32)
+HARP_DTYPE(double, F64)
+#undef HARP_DTYPE
+
+/// The seed's dtype hierarchy: numeric > (float | integer > signed/unsigned).
+template <typename T>
+inline constexpr bool IsNumeric = !std::is_same_v<T, bool>;
+template <typename T>
+inline constexpr bool IsFloat = std::is_floating_point_v<T>;
+template <typename T>
+inline constexpr bool IsInteger = std::is_integral_v<T> &&IsNumeric<T>;
+template <typename T>
+inline constexpr bool IsSigned = IsInteger<T> &&std::is_signed_v<T>;
+template <typename T>
+inline constexpr bool IsUnsigned = IsInteger<T> &&std::is_unsigned_v<T>;
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+template <typename T, typename D = DimDyn>
+class Tensor {
+  static constexpr DType dtype = DTypeTraits<T>::value;
+  template <typename U, typename E>
+  friend class Tensor;
+
+public:
+  using Shape = std::vector<int64_t>;
+
+  /// Wraps a graph node; its dtype and (for static D) rank are checked.
+  explicit Tensor(detail::NodePtr node) : node(std::move(node)) {
+    if (detail::dtypeOf(this->node) != dtype)
+      throw Error("Tensor<" + dtypeName(dtype) + ">: node holds " +
+                  dtypeName(detail::dtypeOf(this->node)));
+    if (D::rank >= 0 &&
+        detail::shapeOf(this->node).size() != static_cast<size_t>(D::rank))
+      throw Error("Tensor of rank " + std::to_string(D::rank) +
+                  ": the value has rank " +
+                  std::to_string(detail::shapeOf(this->node).size()));
+  }
+
+  // Construction.
+  static Tensor from_data(const std::vector<T> &values, Shape shape) {
+    int64_t n = 1;
+    for (int64_t s : shape)
+      n *= s;
+    if (static_cast<int64_t>(values.size()) != n)
+      throw Error("from_data: " + std::to_string(values.size()) +
+                  " values for shape of " + std::to_string(n) + " elements");
+    if constexpr (std::is_same_v<T, bool>) {
+      std::vector<uint8_t> bytes(values.begin(), values.end());
+      return Tensor(detail::fromData(dtype, shape, bytes.data()));
+    } else {
+      return Tensor(detail::fromData(dtype, shape, values.data()));
+    }
+  }
+  /// A named input: a leaf whose values are set later with from_data.
+  static Tensor input(Shape shape) {
+    return Tensor(detail::fromData(dtype, std::move(shape), nullptr));
+  }
+  static Tensor full(Shape shape, T value) {
+    return Tensor(detail::full(dtype, std::move(shape), double(value)));
+  }
+  static Tensor zeros(Shape shape) { return full(std::move(shape), T(0)); }
+  static Tensor ones(Shape shape) { return full(std::move(shape), T(1)); }
+  static Tensor rand(Shape shape, uint64_t seed) {
+    static_assert(IsFloat<T>, "rand needs a float tensor");
+    return Tensor(detail::rand(dtype, std::move(shape), seed));
+  }
+  static Tensor arange(int64_t count, T start = T(0), T step = T(1)) {
+    static_assert(IsNumeric<T>, "arange needs a numeric tensor");
+    return Tensor(detail::arange(dtype, count, double(start), double(step)));
+  }
+
+  /// Copies share the node; fork() is that copy, for the seed's API.
+  Tensor fork() const { return *this; }
+
+  const Shape &shape() const { return detail::shapeOf(node); }
+  int64_t rank() const { return static_cast<int64_t>(shape().size()); }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : shape())
+      n *= s;
+    return n;
+  }
+  const detail::NodePtr &graphNode() const { return node; }
+
+  // Arithmetic (NumPy broadcasting; same element type; scalars allowed).
+  Tensor operator+(const Tensor &o) const { return bin("add", o); }
+  Tensor operator-(const Tensor &o) const { return bin("sub", o); }
+  Tensor operator*(const Tensor &o) const { return bin("mul", o); }
+  Tensor operator/(const Tensor &o) const {
+    static_assert(IsFloat<T>, "/ needs float tensors; use idiv for integers");
+    return bin("div", o);
+  }
+  Tensor operator+(T s) const { return *this + scalar(s); }
+  Tensor operator-(T s) const { return *this - scalar(s); }
+  Tensor operator*(T s) const { return *this * scalar(s); }
+  Tensor operator/(T s) const { return *this / scalar(s); }
+  Tensor operator-() const { return un("neg"); }
+  Tensor idiv(const Tensor &o) const {
+    static_assert(IsInteger<T>, "idiv needs integer tensors");
+    return bin("idiv", o);
+  }
+  Tensor rem(const Tensor &o) const { return bin("rem", o); }
+  Tensor pow(const Tensor &o) const {
+    static_assert(IsFloat<T>, "pow needs float tensors");
+    return bin("pow", o);
+  }
+  Tensor maximum(const Tensor &o) const { return bin("maximum", o); }
+  Tensor minimum(const Tensor &o) const { return bin("minimum", o); }
+
+  // Bitwise (integers and bool).
+  Tensor operator&(const Tensor &o) const { return bits("bitand", o); }
+  Tensor operator|(const Tensor &o) const { return bits("bitor", o); }
+  Tensor operator^(const Tensor &o) const { return bits("bitxor", o); }
+  Tensor operator~() const {
+    static_assert(!IsFloat<T>, "~ needs integer or bool tensors");
+    return un("not");
+  }
+  Tensor operator<<(const Tensor &o) const {
+    static_assert(IsInteger<T>, "<< needs integer tensors");
+    return bin("shl", o);
+  }
+  Tensor operator>>(const Tensor &o) const {
+    static_assert(IsInteger<T>, ">> needs integer tensors");
+    return bin("shr", o);
+  }
+
+  // Comparisons.
+  Tensor<bool, D> operator<(const Tensor &o) const { return cmp("lt", o); }
+  Tensor<bool, D> operator<=(const Tensor &o) const { return cmp("le", o); }
+  Tensor<bool, D> operator>(const Tensor &o) const { return cmp("gt", o); }
+  Tensor<bool, D> operator>=(const Tensor &o) const { return cmp("ge", o); }
+  Tensor<bool, D> eq(const Tensor &o) const { return cmp("eq", o); }
+  Tensor<bool, D> ne(const Tensor &o) const { return cmp("ne", o); }
+
+  // Unary.
+  Tensor exp() const { return fl("exp"); }
+  Tensor ln() const { return fl("log"); }
+  Tensor log2() const { return fl("log2"); }
+  Tensor exp2() const { return fl("exp2"); }
+  Tensor sqrt() const { return fl("sqrt"); }
+  Tensor sin() const { return fl("sin"); }
+  Tensor cos() const { return fl("cos"); }
+  Tensor tanh() const { return fl("tanh"); }
+  Tensor sigmoid() const { return fl("sigmoid"); }
+  Tensor recip() const { return fl("recip"); }
+  Tensor floor() const { return fl("floor"); }
+  Tensor relu() const {
+    static_assert(IsNumeric<T>, "relu needs a numeric tensor");
+    return un("relu");
+  }
+  Tensor abs() const {
+    static_assert(IsNumeric<T>, "abs needs a numeric tensor");
+    return un("abs");
+  }
+  template <typename U>
+  Tensor<U, D> cast() const {
+    return Tensor<U, D>(detail::cast(node, DTypeTraits<U>::value));
+  }
+
+  // Reductions: over one axis (rank - 1, or kept with keepdim) or all.
+  Tensor<T, ShiftRankT<D, -1>> sum(int64_t axis) const {
+    return red1("sum", axis);
+  }
+  Tensor<T, ShiftRankT<D, -1>> prod(int64_t axis) const {
+    return red1("prod", axis);
+  }
+  Tensor<T, ShiftRankT<D, -1>> max(int64_t axis) const {
+    return red1("max", axis);
+  }
+  Tensor<T, ShiftRankT<D, -1>> min(int64_t axis) const {
+    return red1("min", axis);
+  }
+  Tensor<T, ShiftRankT<D, -1>> mean(int64_t axis) const {
+    return red1("mean", axis);
+  }
+  Tensor sum_keepdim(int64_t axis) const { return redKeep("sum", axis); }
+  Tensor max_keepdim(int64_t axis) const { return redKeep("max", axis); }
+  Tensor mean_keepdim(int64_t axis) const { return redKeep("mean", axis); }
+  Tensor<T, Dim<0>> sum() const { return redAll("sum"); }
+  Tensor<T, Dim<0>> prod() const { return redAll("prod"); }
+  Tensor<T, Dim<0>> max() const { return redAll("max"); }
+  Tensor<T, Dim<0>> min() const { return redAll("min"); }
+  Tensor<T, Dim<0>> mean() const { return redAll("mean"); }
+  Tensor softmax(int64_t axis) const {
+    static_assert(IsFloat<T>, "softmax needs a float tensor");
+    return Tensor(detail::softmax(node, axis));
+  }
+  /// Matrix product of the last two dims, batch dims broadcast.
+  template <typename D2>
+  Tensor matmul(const Tensor<T, D2> &o) const {
+    return Tensor(detail::matmul(node, o.node));
+  }
+
+  // Views.
+  template <size_t M>
+  Tensor<T, Dim<M>> reshape(std::array<int64_t, M> s) const {
+    return Tensor<T, Dim<M>>(detail::reshape(node, Shape(s.begin(), s.end())));
+  }
+  Tensor<T, DimDyn> reshape(Shape s) const {
+    return Tensor<T, DimDyn>(detail::reshape(node, std::move(s)));
+  }
+  Tensor permute(Shape perm) const {
+    return Tensor(detail::permute(node, std::move(perm)));
+  }
+  Tensor transpose(int64_t a, int64_t b) const {
+    Shape perm;
+    int64_t r = rank();
+    a = a < 0 ? a + r : a;
+    b = b < 0 ? b + r : b;
+    for (int64_t i = 0; i < r; ++i)
+      perm.push_back(i == a ? b : i == b ? a : i);
+    if (a < 0 || a >= r || b < 0 || b >= r)
+      throw Error("transpose: dims out of range for rank " + std::to_string(r));
+    return permute(perm);
+  }
+  Tensor expand(Shape s) const {
+    return Tensor(detail::expand(node, std::move(s)));
+  }
+  Tensor<T, ShiftRankT<D, -1>> squeeze(int64_t axis) const {
+    Shape s = shape();
+    int64_t r = rank();
+    if (axis < -r || axis >= r)
+      throw Error("squeeze: axis " + std::to_string(axis) +
+                  " is out of range for rank " + std::to_string(r));
+    axis = axis < 0 ? axis + r : axis;
+    if (s[axis] != 1)
+      throw Error("squeeze: dim " + std::to_string(axis) + " has size " +
+                  std::to_string(s[axis]) + ", not 1");
+    s.erase(s.begin() + axis);
+    return Tensor<T, ShiftRankT<D, -1>>(detail::reshape(node, s));
+  }
+  Tensor<T, ShiftRankT<D, 1>> unsqueeze(int64_t axis) const {
+    Shape s = shape();
+    int64_t r = rank() + 1;
+    if (axis < -r || axis >= r)
+      throw Error("unsqueeze: axis " + std::to_string(axis) +
+                  " is out of range for rank " + std::to_string(r));
+    axis = axis < 0 ? axis + r : axis;
+    s.insert(s.begin() + axis, 1);
+    return Tensor<T, ShiftRankT<D, 1>>(detail::reshape(node, s));
+  }
+  Tensor<T, Dim<1>> flatten() const {
+    return Tensor<T, Dim<1>>(detail::reshape(node, {numel()}));
+  }
+  Tensor slice(int64_t dim, int64_t start, int64_t stop,
+               int64_t step = 1) const {
+    return Tensor(detail::slice(node, dim, start, stop, step));
+  }
+  Tensor flip(Shape dims) const {
+    return Tensor(detail::flip(node, std::move(dims)));
+  }
+  Tensor pad(Shape before, Shape after, T value = T(0)) const {
+    return Tensor(
+        detail::pad(node, std::move(before), std::move(after), double(value)));
+  }
+  Tensor contiguous() const { return Tensor(detail::contiguous(node)); }
+
+  // Execution.
+  /// Computes the value (once; later calls return at once).
+  const Tensor &realize() const {
+    detail::realize(node);
+    return *this;
+  }
+  std::vector<T> data() const {
+    const Array &a = detail::realize(node);
+    std::vector<T> out(a.numElements());
+    if constexpr (std::is_same_v<T, bool>) {
+      for (int64_t i = 0; i < a.numElements(); ++i)
+        out[i] = a.as<uint8_t>()[i] != 0;
+    } else {
+      std::copy(a.as<T>(), a.as<T>() + a.numElements(), out.begin());
+    }
+    return out;
+  }
+  T item() const {
+    if (numel() != 1)
+      throw Error("item: tensor of shape has " + std::to_string(numel()) +
+                  " elements, not 1");
+    return data().front();
+  }
+  /// The harp IR that realize() compiles.
+  std::string mlir() const { return detail::moduleText(node); }
+
+  // Autograd.
+  Tensor &set_requires_grad(bool value = true) {
+    static_assert(IsFloat<T>, "gradients need a float tensor");
+    detail::setRequiresGrad(node, value);
+    return *this;
+  }
+  bool requires_grad() const { return detail::requiresGrad(node); }
+  void backward() const {
+    static_assert(IsFloat<T>, "backward needs a float loss");
+    detail::backward(node);
+  }
+  /// The accumulated gradient; throws if backward() has not reached it.
+  Tensor grad() const {
+    detail::NodePtr g = detail::grad(node);
+    if (!g)
+      throw Error("grad: no gradient has been accumulated for this tensor");
+    return Tensor(g);
+  }
+  void zero_grad() const { detail::zeroGrad(node); }
+  Tensor detach() const { return Tensor(detail::detach(node)); }
+
+private:
+  Tensor scalar(T s) const {
+    return Tensor<T, DimDyn>::full({}, s).template as<D>();
+  }
+  template <typename E>
+  Tensor<T, E> as() const {
+    return Tensor<T, E>(node, nullptr);
+  }
+  Tensor(detail::NodePtr node, std::nullptr_t) : node(std::move(node)) {}
+  Tensor bin(const char *op, const Tensor &o) const {
+    return Tensor(detail::binary(op, node, o.node), nullptr);
+  }
+  Tensor bits(const char *op, const Tensor &o) const {
+    static_assert(!IsFloat<T>, "bitwise ops need integer or bool tensors");
+    return bin(op, o);
+  }
+  Tensor<bool, D> cmp(const char *op, const Tensor &o) const {
+    return Tensor<bool, D>(detail::binary(op, node, o.node), nullptr);
+  }
+  Tensor un(const char *op) const { return Tensor(detail::unary(op, node)); }
+  Tensor fl(const char *op) const {
+    static_assert(IsFloat<T>, "this op needs a float tensor");
+    return un(op);
+  }
+  Tensor<T, ShiftRankT<D, -1>> red1(const char *kind, int64_t axis) const {
+    return Tensor<T, ShiftRankT<D, -1>>(
+        detail::reduce(kind, node, {axis}, false));
+  }
+  Tensor redKeep(const char *kind, int64_t axis) const {
+    return Tensor(detail::reduce(kind, node, {axis}, true));
+  }
+  Tensor<T, Dim<0>> redAll(const char *kind) const {
+    return Tensor<T, Dim<0>>(detail::reduce(kind, node, {}, false));
+  }
+
+  detail::NodePtr node;
+};
+
+/// Concatenation along `dim`.
+template <typename T, typename D>
+Tensor<T, D> concat(const std::vector<Tensor<T, D>> &tensors, int64_t dim) {
+  std::vector<detail::NodePtr> nodes;
+  for (const auto &t : tensors)
+    nodes.push_back(t.graphNode());
+  return Tensor<T, D>(detail::concat(nodes, dim));
+}
+
+} // namespace harp
+
+#endif // HARP_API_TENSOR_H

@@ -1,0 +1,271 @@
+//===- TensorTest.cpp - the C++ Tensor API --------------------------------===//
+
+#include "harp/API/Tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace harp;
+
+namespace {
+
+template <typename T>
+void expectNear(const std::vector<T> &actual, const std::vector<T> &expected,
+                double tol = 1e-5) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i)
+    EXPECT_NEAR(double(actual[i]), double(expected[i]), tol) << "at " << i;
+}
+
+/// The message of the harp::Error `fn` throws.
+template <typename Fn>
+std::string errorOf(Fn fn) {
+  try {
+    fn();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+using F2 = Tensor<float, Dim<2>>;
+using F1 = Tensor<float, Dim<1>>;
+
+TEST(Tensor, BroadcastArithmetic) {
+  F2 a = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  F2 b = F2::from_data({10, 20, 30}, {1, 3});
+  expectNear((a + b).data(), {11, 22, 33, 14, 25, 36});
+  expectNear((a * b - a).data(), {9, 38, 87, 36, 95, 174});
+  expectNear((a / 2.0f).data(), {0.5, 1, 1.5, 2, 2.5, 3});
+  expectNear((-a).relu().data(), {0, 0, 0, 0, 0, 0});
+  expectNear(a.maximum(F2::full({2, 1}, 3.5f)).data(),
+             {3.5, 3.5, 3.5, 4, 5, 6});
+}
+
+TEST(Tensor, UnaryFunctions) {
+  F1 x = F1::from_data({-1.0f, 0.5f, 2.0f}, {3});
+  std::vector<float> v = x.data(), e, t, s, sg;
+  for (float f : v) {
+    e.push_back(std::exp(f));
+    t.push_back(std::tanh(f));
+    s.push_back(std::sin(f));
+    sg.push_back(1 / (1 + std::exp(-f)));
+  }
+  expectNear(x.exp().data(), e);
+  expectNear(x.tanh().data(), t);
+  expectNear(x.sin().data(), s);
+  expectNear(x.sigmoid().data(), sg);
+  expectNear(x.abs().sqrt().data(), {1, std::sqrt(0.5f), std::sqrt(2.0f)});
+}
+
+TEST(Tensor, Reductions) {
+  F2 a = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor<float, Dim<1>> rows = a.sum(1);
+  expectNear(rows.data(), {6, 15});
+  expectNear(a.max(0).data(), {4, 5, 6});
+  expectNear(a.mean(1).data(), {2, 5});
+  EXPECT_FLOAT_EQ(a.sum().item(), 21);
+  EXPECT_FLOAT_EQ(a.prod().item(), 720);
+  EXPECT_EQ(a.sum_keepdim(1).shape(), (std::vector<int64_t>{2, 1}));
+  std::vector<float> sm = a.softmax(1).data();
+  EXPECT_NEAR(sm[0] + sm[1] + sm[2], 1.0, 1e-6);
+  EXPECT_NEAR(sm[2],
+              std::exp(3.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0)),
+              1e-6);
+}
+
+TEST(Tensor, MatmulWithBatch) {
+  F2 a = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  F2 b = F2::from_data({1, 0, 0, 1, 1, 1}, {3, 2});
+  expectNear(a.matmul(b).data(), {4, 5, 10, 11});
+  using F3 = Tensor<float, Dim<3>>;
+  F3 batch = F3::from_data({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  F2 eye = F2::from_data({1, 0, 0, 1}, {2, 2});
+  expectNear(batch.matmul(eye).data(), {1, 2, 3, 4, 5, 6, 7, 8});
+}
+
+TEST(Tensor, Views) {
+  F2 a = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  expectNear(a.transpose(0, 1).data(), {1, 4, 2, 5, 3, 6});
+  expectNear(a.reshape(std::array<int64_t, 2>{3, 2}).data(),
+             {1, 2, 3, 4, 5, 6});
+  expectNear(a.slice(1, 0, 3, 2).data(), {1, 3, 4, 6});
+  expectNear(a.flip({1}).data(), {3, 2, 1, 6, 5, 4});
+  expectNear(a.pad({0, 1}, {0, 0}, -1.0f).data(), {-1, 1, 2, 3, -1, 4, 5, 6});
+  Tensor<float, Dim<3>> u = a.unsqueeze(0);
+  EXPECT_EQ(u.shape(), (std::vector<int64_t>{1, 2, 3}));
+  Tensor<float, Dim<2>> back = u.squeeze(0);
+  expectNear(back.data(), a.data());
+  expectNear(a.flatten().data(), {1, 2, 3, 4, 5, 6});
+  expectNear(concat<float, Dim<2>>({a, a}, 0).data(),
+             {1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6});
+  expectNear(F1::from_data({7}, {1}).expand({3}).data(), {7, 7, 7});
+}
+
+TEST(Tensor, IntegersAndCasts) {
+  using I1 = Tensor<int32_t, Dim<1>>;
+  I1 a = I1::from_data({-7, 7, 9}, {3});
+  I1 b = I1::from_data({2, 2, -4}, {3});
+  expectNear(a.idiv(b).data(), {-4, 3, -3});
+  expectNear((a & b).data(), {-7 & 2, 7 & 2, 9 & -4});
+  expectNear(a.cast<float>().data(), std::vector<float>{-7, 7, 9});
+  using U1 = Tensor<uint8_t, Dim<1>>;
+  U1 u = U1::from_data({200, 3}, {2});
+  EXPECT_EQ(u.max().item(), 200); // unsigned comparison, not signed
+  Tensor<bool, Dim<1>> lt = a < b;
+  EXPECT_EQ(lt.data(), (std::vector<bool>{true, false, false}));
+  using L1 = Tensor<int64_t, Dim<1>>;
+  EXPECT_EQ(L1::arange(4, 2, 3).data(), (std::vector<int64_t>{2, 5, 8, 11}));
+}
+
+TEST(Tensor, RandIsDeterministic) {
+  F2 r1 = F2::rand({4, 5}, 9), r2 = F2::rand({4, 5}, 9),
+     r3 = F2::rand({4, 5}, 10);
+  EXPECT_EQ(r1.data(), r2.data());
+  EXPECT_NE(r1.data(), r3.data());
+  for (float v : r1.data())
+    EXPECT_TRUE(v >= 0 && v < 1);
+}
+
+TEST(Tensor, ErrorsNameOpShapesAndArgument) {
+  F2 a = F2::zeros({2, 3}), b = F2::zeros({4, 5});
+  EXPECT_EQ(errorOf([&] { (a + b).data(); }),
+            "add: shapes [2, 3] and [4, 5] cannot be broadcast together");
+  EXPECT_EQ(errorOf([&] { a.matmul(a); }),
+            "matmul: inner dims differ: [2, 3] @ [2, 3]");
+  EXPECT_EQ(errorOf([&] { a.reshape({7}); }),
+            "reshape: cannot view [2, 3] (6 elements) as [7]");
+  EXPECT_EQ(errorOf([&] { a.squeeze(0); }), "squeeze: dim 0 has size 2, not 1");
+  EXPECT_EQ(errorOf([&] { a.sum(2); }),
+            "sum: axis 2 is out of range for rank 2");
+  EXPECT_EQ(errorOf([&] {
+              a.permute({0, 0});
+            }),
+            "permute: [0, 0] repeats dim 0");
+  EXPECT_EQ(errorOf([&] { (a + a).set_requires_grad(); }),
+            "set_requires_grad: only leaf tensors (from_data, input, detach) "
+            "hold gradients");
+  EXPECT_EQ(errorOf([&] { (a + a).backward(); }),
+            "backward: the loss must be a 0-d float tensor, got f32 [2, 3]");
+  EXPECT_EQ(errorOf([&] {
+              F1::from_data({1, 2}, {3});
+            }),
+            "from_data: 2 values for shape of 3 elements");
+  // The graph stays usable after an error.
+  expectNear((a + a).sum(1).data(), {0, 0});
+}
+
+TEST(Tensor, BackwardMatchesFiniteDifferences) {
+  using D2 = Tensor<double, Dim<2>>;
+  std::vector<double> xs = {0.3, -0.7, 1.2, 0.5, -0.1, 0.9};
+  std::vector<double> ws = {0.2, 0.4, -0.6};
+  auto loss = [&](const std::vector<double> &x, const std::vector<double> &w) {
+    D2 xt = D2::from_data(x, {2, 3});
+    D2 wt = D2::from_data(w, {1, 3});
+    return ((xt * wt).tanh() * (xt.exp() + wt.sin())).sum();
+  };
+  D2 x = D2::from_data(xs, {2, 3}), w = D2::from_data(ws, {1, 3});
+  x.set_requires_grad();
+  w.set_requires_grad();
+  ((x * w).tanh() * (x.exp() + w.sin())).sum().backward();
+  std::vector<double> gx = x.grad().data(), gw = w.grad().data();
+  const double h = 1e-6;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    auto p = xs, m = xs;
+    p[i] += h;
+    m[i] -= h;
+    double fd = (loss(p, ws).item() - loss(m, ws).item()) / (2 * h);
+    EXPECT_NEAR(gx[i], fd, 1e-7) << "x[" << i << "]";
+  }
+  for (size_t i = 0; i < ws.size(); ++i) {
+    auto p = ws, m = ws;
+    p[i] += h;
+    m[i] -= h;
+    double fd = (loss(xs, p).item() - loss(xs, m).item()) / (2 * h);
+    EXPECT_NEAR(gw[i], fd, 1e-7) << "w[" << i << "]";
+  }
+  // Gradients accumulate until zero_grad.
+  ((x * w).tanh() * (x.exp() + w.sin())).sum().backward();
+  expectNear(w.grad().data(), {2 * gw[0], 2 * gw[1], 2 * gw[2]}, 1e-9);
+  w.zero_grad();
+  EXPECT_EQ(errorOf([&] { w.grad(); }),
+            "grad: no gradient has been accumulated for this tensor");
+}
+
+TEST(Tensor, RealizingAgainHitsTheKernelCache) {
+  // Data enters as arguments, so new values reuse the compiled kernel
+  // (constants made with full() are part of the program instead).
+  auto graph = [](float v) {
+    F2 a = F2::from_data(std::vector<float>(64, v), {8, 8});
+    return (a.exp() * a).sum(0);
+  };
+  graph(1).data();
+  detail::CompileCounts before = detail::compileCounts();
+  std::vector<float> second = graph(2).data(); // same shape, new values
+  detail::CompileCounts after = detail::compileCounts();
+  EXPECT_EQ(after.compilations, before.compilations);
+  EXPECT_EQ(after.memoryHits, before.memoryHits + 1);
+  EXPECT_NEAR(second[0], 8 * 2 * std::exp(2.0f), 1e-3);
+  // Realizing a tensor twice does no work the second time.
+  F2 a = F2::rand({3, 3}, 1);
+  F2 b = a.tanh();
+  b.realize();
+  detail::CompileCounts once = detail::compileCounts();
+  b.realize();
+  b.data();
+  detail::CompileCounts twice = detail::compileCounts();
+  EXPECT_EQ(once.memoryHits, twice.memoryHits);
+  EXPECT_EQ(once.compilations, twice.compilations);
+}
+
+TEST(Tensor, TrainsAnMlpWithSgd) {
+  // y = sin(3x) on [-1, 1]: 64 points, 1 -> 16 -> 1.
+  std::vector<float> xs, ys;
+  for (int i = 0; i < 64; ++i) {
+    float x = -1 + 2 * i / 63.0f;
+    xs.push_back(x);
+    ys.push_back(std::sin(3 * x));
+  }
+  std::mt19937 rng(0);
+  std::normal_distribution<float> normal(0, 1);
+  auto init = [&](size_t n, float scale) {
+    std::vector<float> v(n);
+    for (float &x : v)
+      x = normal(rng) * scale;
+    return v;
+  };
+  std::vector<float> w1 = init(16, 1.0f), b1(16, 0), w2 = init(16, 0.25f),
+                     b2(1, 0);
+  F2 x = F2::from_data(xs, {64, 1}), y = F2::from_data(ys, {64, 1});
+  float first = 0, last = 0;
+  const float lr = 0.1f;
+  for (int step = 0; step < 300; ++step) {
+    F2 W1 = F2::from_data(w1, {1, 16}), B1 = F2::from_data(b1, {1, 16});
+    F2 W2 = F2::from_data(w2, {16, 1}), B2 = F2::from_data(b2, {1, 1});
+    for (F2 *p : {&W1, &B1, &W2, &B2})
+      p->set_requires_grad();
+    F2 pred = (x.matmul(W1) + B1).tanh().matmul(W2) + B2;
+    F2 err = pred - y;
+    auto loss = (err * err).mean();
+    loss.backward();
+    float value = loss.item();
+    if (step == 0)
+      first = value;
+    last = value;
+    auto update = [&](std::vector<float> &p, const F2 &t) {
+      std::vector<float> g = t.grad().data();
+      for (size_t i = 0; i < p.size(); ++i)
+        p[i] -= lr * g[i];
+    };
+    update(w1, W1);
+    update(b1, B1);
+    update(w2, W2);
+    update(b2, B2);
+  }
+  EXPECT_GT(first, 0.2f);
+  EXPECT_LT(last, 0.02f) << "loss went from " << first << " to " << last;
+}
+
+} // namespace
