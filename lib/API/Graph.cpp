@@ -142,7 +142,9 @@ struct harp::detail::Node {
     Reduce,
     View,
     Concat,
-    Contiguous
+    Contiguous,
+    Gather,
+    ScatterAdd
   };
   Kind kind;
   std::vector<NodePtr> inputs;
@@ -781,6 +783,144 @@ NodePtr harp::detail::contiguous(NodePtr a) {
   return make(Kind::Contiguous, a->shape, a->dtype, {a});
 }
 
+NodePtr harp::detail::unfold(NodePtr a, std::vector<int64_t> kernel,
+                             std::vector<int64_t> stride,
+                             std::vector<int64_t> dilation) {
+  size_t k = kernel.size(), rank = a->shape.size();
+  if (k == 0 || k > 3 || k > rank || stride.size() != k || dilation.size() != k)
+    throw Error("unfold: needs 1 to 3 kernel dims with one stride and one "
+                "dilation each, within rank " +
+                std::to_string(rank) + "; got kernel " + shapeStr(kernel) +
+                ", stride " + shapeStr(stride) + ", dilation " +
+                shapeStr(dilation));
+  size_t lead = rank - k;
+  std::vector<int64_t> shape(a->shape.begin(), a->shape.begin() + lead);
+  std::vector<int64_t> outs;
+  for (size_t i = 0; i < k; ++i) {
+    if (kernel[i] <= 0 || stride[i] <= 0 || dilation[i] <= 0)
+      throw Error("unfold: kernel, stride and dilation must be positive");
+    int64_t span = dilation[i] * (kernel[i] - 1) + 1;
+    int64_t n = a->shape[lead + i];
+    if (span > n)
+      throw Error("unfold: a window of " + std::to_string(span) +
+                  " elements does not fit dim " + std::to_string(lead + i) +
+                  " of size " + std::to_string(n) + " in " +
+                  shapeStr(a->shape));
+    outs.push_back((n - span) / stride[i] + 1);
+  }
+  shape.insert(shape.end(), outs.begin(), outs.end());
+  shape.insert(shape.end(), kernel.begin(), kernel.end());
+  std::vector<std::string> exprs;
+  for (size_t i = 0; i < lead; ++i)
+    exprs.push_back("d" + std::to_string(i));
+  for (size_t i = 0; i < k; ++i)
+    exprs.push_back("d" + std::to_string(lead + i) + " * " +
+                    std::to_string(stride[i]) + " + d" +
+                    std::to_string(lead + k + i) + " * " +
+                    std::to_string(dilation[i]));
+  return view(a, shape, viewLayout(exprs, shape.size()));
+}
+
+NodePtr harp::detail::conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
+                           std::vector<int64_t> padding,
+                           std::vector<int64_t> dilation) {
+  size_t rx = x->shape.size(), rw = w->shape.size();
+  if (rx < 3 || rx > 5 || rw != rx)
+    throw Error("conv: input [N, C, spatial...] and weight [F, C, kernel...] "
+                "must both have rank 3 to 5, got " +
+                shapeStr(x->shape) + " and " + shapeStr(w->shape));
+  size_t k = rx - 2;
+  if (x->shape[1] != w->shape[1])
+    throw Error("conv: input has " + std::to_string(x->shape[1]) +
+                " channels but the weight expects " +
+                std::to_string(w->shape[1]) + " (" + shapeStr(x->shape) + ", " +
+                shapeStr(w->shape) + ")");
+  if (stride.size() != k || padding.size() != k || dilation.size() != k)
+    throw Error("conv: needs " + std::to_string(k) +
+                " strides, paddings and dilations");
+  DType d = promote(x->dtype, w->dtype);
+  if (!isFloat(d))
+    throw Error("conv: needs float tensors");
+  x = cast(x, d);
+  w = cast(w, d);
+  std::vector<int64_t> before(2, 0), after(2, 0);
+  before.insert(before.end(), padding.begin(), padding.end());
+  after.insert(after.end(), padding.begin(), padding.end());
+  NodePtr padded = pad(x, before, after, 0.0);
+  std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
+  NodePtr windows = unfold(padded, kernel, stride, dilation);
+  // windows: [N, C, out..., kernel...]; domain [N, F, out..., C, kernel...].
+  int64_t n = x->shape[0], c = x->shape[1], f = w->shape[0];
+  std::vector<int64_t> outs(windows->shape.begin() + 2,
+                            windows->shape.begin() + 2 + k);
+  std::vector<int64_t> domain = {n, f};
+  domain.insert(domain.end(), outs.begin(), outs.end());
+  domain.push_back(c);
+  domain.insert(domain.end(), kernel.begin(), kernel.end());
+  size_t rank = domain.size();
+  auto dn = [](size_t i) { return "d" + std::to_string(i); };
+  std::vector<std::string> xe = {dn(0), dn(2 + k)}, we = {dn(1), dn(2 + k)};
+  for (size_t i = 0; i < k; ++i)
+    xe.push_back(dn(2 + i));
+  for (size_t i = 0; i < k; ++i) {
+    xe.push_back(dn(3 + k + i));
+    we.push_back(dn(3 + k + i));
+  }
+  NodePtr xb = view(windows, domain, viewLayout(xe, rank));
+  NodePtr wb = view(w, domain, viewLayout(we, rank));
+  NodePtr prod = map({xb, wb}, d, "%r = arith.mulf %a0, %a1 : " + elt(d));
+  std::vector<int64_t> dims;
+  for (size_t i = 2 + k; i < rank; ++i)
+    dims.push_back(i);
+  return reduce("sum", prod, dims, false);
+}
+
+static void checkIndex(const std::string &op, const NodePtr &index) {
+  if (index->dtype != DType::I32 && index->dtype != DType::I64)
+    throw Error(op + ": index must be an i32 or i64 tensor, got " +
+                dtypeName(index->dtype));
+}
+
+NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
+  checkIndex("gather", index);
+  size_t rank = input->shape.size();
+  dim = normalizeAxis("gather", dim, rank);
+  if (index->shape.size() != rank)
+    throw Error("gather: index " + shapeStr(index->shape) +
+                " must have the rank of the input " + shapeStr(input->shape));
+  for (size_t i = 0; i < rank; ++i)
+    if (i != static_cast<size_t>(dim) && index->shape[i] > input->shape[i])
+      throw Error("gather: index " + shapeStr(index->shape) +
+                  " is larger than the input " + shapeStr(input->shape) +
+                  " in dim " + std::to_string(i));
+  auto n = make(Kind::Gather, index->shape, input->dtype, {input, index});
+  n->dim = dim;
+  return n;
+}
+
+NodePtr harp::detail::scatterAdd(NodePtr dest, NodePtr index, NodePtr src,
+                                 int64_t dim) {
+  checkIndex("scatter_add", index);
+  size_t rank = dest->shape.size();
+  dim = normalizeAxis("scatter_add", dim, rank);
+  if (dest->dtype == DType::Bool)
+    throw Error("scatter_add: not defined for bool");
+  if (index->shape.size() != rank || src->shape.size() != rank)
+    throw Error("scatter_add: dest " + shapeStr(dest->shape) + ", index " +
+                shapeStr(index->shape) + " and src " + shapeStr(src->shape) +
+                " must have one rank");
+  for (size_t i = 0; i < rank; ++i)
+    if (index->shape[i] > src->shape[i] ||
+        (i != static_cast<size_t>(dim) && index->shape[i] > dest->shape[i]))
+      throw Error("scatter_add: index " + shapeStr(index->shape) +
+                  " is larger than src " + shapeStr(src->shape) + " or dest " +
+                  shapeStr(dest->shape) + " in dim " + std::to_string(i));
+  src = cast(src, dest->dtype);
+  auto n = make(Kind::ScatterAdd, dest->shape, dest->dtype, {dest, index, src});
+  n->dim = dim;
+  return n;
+}
+
 //===----------------------------------------------------------------------===//
 // harp IR
 //===----------------------------------------------------------------------===//
@@ -881,6 +1021,15 @@ private:
       break;
     case Kind::Contiguous:
       os << "harp.contiguous " << ins[0] << " : " << type;
+      break;
+    case Kind::Gather:
+      os << "harp.gather " << ins[0] << "[" << ins[1] << "] dim(" << n.dim
+         << ") : (" << inType(0) << ", " << inType(1) << ") -> " << type;
+      break;
+    case Kind::ScatterAdd:
+      os << "harp.scatter_add " << ins[2] << " into " << ins[0] << "[" << ins[1]
+         << "] dim(" << n.dim << ") : " << inType(2) << " into " << inType(0)
+         << "[" << inType(1) << "]";
       break;
     case Kind::Concat: {
       os << "harp.concat dim(" << n.dim << ") ";

@@ -104,6 +104,61 @@ TEST(Tensor, Views) {
   expectNear(F1::from_data({7}, {1}).expand({3}).data(), {7, 7, 7});
 }
 
+TEST(Tensor, GatherScatterUnfoldConv) {
+  F2 x = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  using L2 = Tensor<int64_t, Dim<2>>;
+  L2 idx = L2::from_data({2, 0, 1, 1}, {2, 2});
+  expectNear(x.gather(1, idx).data(), {3, 1, 5, 5});
+  expectNear(F2::zeros({2, 3}).scatter_add(1, idx, F2::ones({2, 2})).data(),
+             {1, 0, 1, 0, 2, 0});
+  F1 s = F1::from_data({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {10});
+  Tensor<float, Dim<2>> w =
+      s.unfold<1>({3}, {2}, {2}); // windows of 3, stride 2, dilation 2
+  EXPECT_EQ(w.shape(), (std::vector<int64_t>{3, 3}));
+  expectNear(w.data(), {0, 2, 4, 2, 4, 6, 4, 6, 8});
+  // A 3x3 box filter with padding 1 on a 4x4 image of ones.
+  using F4 = Tensor<float, Dim<4>>;
+  F4 img = F4::ones({1, 1, 4, 4}), box = F4::ones({1, 1, 3, 3});
+  expectNear(img.conv(box, {1, 1}, {1, 1}, {1, 1}).data(),
+             {4, 6, 6, 4, 6, 9, 9, 6, 6, 9, 9, 6, 4, 6, 6, 4});
+  EXPECT_EQ(
+      errorOf([&] {
+        img.conv(F4::ones({1, 2, 3, 3}), {1, 1}, {0, 0}, {1, 1});
+      }),
+      "conv: input has 1 channels but the weight expects 2 ([1, 1, 4, 4], "
+      "[1, 2, 3, 3])");
+}
+
+TEST(Tensor, ConvGradientMatchesFiniteDifferences) {
+  using D4 = Tensor<double, Dim<4>>;
+  std::vector<double> xs(2 * 5 * 5), ws(3 * 2 * 3 * 3);
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = std::sin(0.7 * i);
+  for (size_t i = 0; i < ws.size(); ++i)
+    ws[i] = std::cos(0.3 * i);
+  auto loss = [&](const std::vector<double> &w) {
+    return D4::from_data(xs, {1, 2, 5, 5})
+        .conv(D4::from_data(w, {3, 2, 3, 3}), {2, 2}, {1, 1}, {1, 1})
+        .tanh()
+        .sum();
+  };
+  D4 w = D4::from_data(ws, {3, 2, 3, 3});
+  w.set_requires_grad();
+  D4::from_data(xs, {1, 2, 5, 5})
+      .conv(w, {2, 2}, {1, 1}, {1, 1})
+      .tanh()
+      .sum()
+      .backward();
+  std::vector<double> g = w.grad().data();
+  for (size_t i = 0; i < ws.size(); i += 5) {
+    auto p = ws, m = ws;
+    p[i] += 1e-6;
+    m[i] -= 1e-6;
+    EXPECT_NEAR(g[i], (loss(p).item() - loss(m).item()) / 2e-6, 1e-7)
+        << "w[" << i << "]";
+  }
+}
+
 TEST(Tensor, IntegersAndCasts) {
   using I1 = Tensor<int32_t, Dim<1>>;
   I1 a = I1::from_data({-7, 7, 9}, {3});

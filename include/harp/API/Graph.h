@@ -82,6 +82,17 @@ NodePtr flip(NodePtr a, std::vector<int64_t> dims);
 NodePtr pad(NodePtr a, std::vector<int64_t> before, std::vector<int64_t> after,
             double value);
 NodePtr concat(std::vector<NodePtr> inputs, int64_t dim);
+/// Sliding windows over the trailing kernel.size() dims: shape
+/// [lead..., out_1..out_k, kernel_1..kernel_k] (a zero-copy view).
+NodePtr unfold(NodePtr a, std::vector<int64_t> kernel,
+               std::vector<int64_t> stride, std::vector<int64_t> dilation);
+/// N-d convolution (k = 1..3) of x [N, C, spatial...] with w [F, C,
+/// kernel...]: pad, unfold and one multiply-and-sum map_reduce.
+NodePtr conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
+             std::vector<int64_t> padding, std::vector<int64_t> dilation);
+/// torch.gather / Tensor.scatter_add (index: i32 or i64).
+NodePtr gather(NodePtr input, NodePtr index, int64_t dim);
+NodePtr scatterAdd(NodePtr dest, NodePtr index, NodePtr src, int64_t dim);
 NodePtr contiguous(NodePtr a);
 
 // Execution and autograd.

@@ -320,6 +320,38 @@ public:
         detail::pad(node, std::move(before), std::move(after), double(value)));
   }
   Tensor contiguous() const { return Tensor(detail::contiguous(node)); }
+  /// Windows over the trailing K dims: K more dims (K = kernel size).
+  template <size_t K>
+  Tensor<T, ShiftRankT<D, int(K)>>
+  unfold(std::array<int64_t, K> kernel, std::array<int64_t, K> stride,
+         std::array<int64_t, K> dilation) const {
+    return Tensor<T, ShiftRankT<D, int(K)>>(
+        detail::unfold(node, Shape(kernel.begin(), kernel.end()),
+                       Shape(stride.begin(), stride.end()),
+                       Shape(dilation.begin(), dilation.end())));
+  }
+  /// Convolution of [N, C, spatial...] with weight [F, C, kernel...].
+  Tensor conv(const Tensor &weight, Shape stride, Shape padding,
+              Shape dilation) const {
+    static_assert(IsFloat<T>, "conv needs float tensors");
+    return Tensor(detail::conv(node, weight.node, std::move(stride),
+                               std::move(padding), std::move(dilation)));
+  }
+  /// torch.gather along `dim`.
+  template <typename I>
+  Tensor gather(int64_t dim, const Tensor<I, D> &index) const {
+    static_assert(std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>,
+                  "indices are int32_t or int64_t");
+    return Tensor(detail::gather(node, index.graphNode(), dim));
+  }
+  /// Tensor.scatter_add (value semantics: a new tensor).
+  template <typename I>
+  Tensor scatter_add(int64_t dim, const Tensor<I, D> &index,
+                     const Tensor &src) const {
+    static_assert(std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>,
+                  "indices are int32_t or int64_t");
+    return Tensor(detail::scatterAdd(node, index.graphNode(), src.node, dim));
+  }
 
   // Execution.
   /// Computes the value (once; later calls return at once).
