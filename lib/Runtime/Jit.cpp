@@ -590,6 +590,16 @@ Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
 }
 
 Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {
+  // Text seen before is served without parsing or printing: a hit costs a
+  // hash of the text.
+  std::string sourceKey = "text:" + impl->keyOf(source);
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    if (auto it = impl->memory.find(sourceKey); it != impl->memory.end()) {
+      ++impl->stats.memoryHits;
+      return it->second;
+    }
+  }
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   llvm::SourceMgr sourceMgr;
@@ -600,5 +610,10 @@ Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &impl->context);
   if (!module)
     return makeError("invalid IR:\n" + diagnostics);
-  return impl->compile(*module);
+  Expected<std::shared_ptr<Executable>> exe = impl->compile(*module);
+  if (exe) {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    impl->memory[sourceKey] = *exe;
+  }
+  return exe;
 }
