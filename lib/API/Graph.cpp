@@ -28,56 +28,6 @@ std::string harp::dtypeName(DType d) {
   return names[static_cast<int>(d)];
 }
 
-bool harp::isFloat(DType d) { return d == DType::F32 || d == DType::F64; }
-bool harp::isUnsigned(DType d) {
-  return d == DType::U8 || d == DType::U16 || d == DType::U32 ||
-         d == DType::U64;
-}
-static unsigned widthOf(DType d) {
-  switch (d) {
-  case DType::Bool:
-    return 1;
-  case DType::I8:
-  case DType::U8:
-    return 8;
-  case DType::I16:
-  case DType::U16:
-    return 16;
-  case DType::I32:
-  case DType::U32:
-  case DType::F32:
-    return 32;
-  default:
-    return 64;
-  }
-}
-static DType signedOfWidth(unsigned w) {
-  return w <= 8    ? DType::I8
-         : w <= 16 ? DType::I16
-         : w <= 32 ? DType::I32
-                   : DType::I64;
-}
-
-DType harp::promote(DType a, DType b) {
-  if (a == b)
-    return a;
-  if (isFloat(a) || isFloat(b)) {
-    if (isFloat(a) && isFloat(b))
-      return widthOf(a) >= widthOf(b) ? a : b;
-    return isFloat(a) ? a : b;
-  }
-  if (a == DType::Bool)
-    return b;
-  if (b == DType::Bool)
-    return a;
-  if (isUnsigned(a) == isUnsigned(b))
-    return widthOf(a) >= widthOf(b) ? a : b;
-  DType s = isUnsigned(a) ? b : a, u = isUnsigned(a) ? a : b;
-  if (widthOf(s) > widthOf(u))
-    return s;
-  return signedOfWidth(std::min(64u, widthOf(u) * 2));
-}
-
 static ElementKind kindOf(DType d) {
   switch (d) {
   case DType::Bool:

@@ -104,6 +104,25 @@ TEST(Tensor, Views) {
   expectNear(F1::from_data({7}, {1}).expand({3}).data(), {7, 7, 7});
 }
 
+TEST(Tensor, MixedTypesPromoteAndBroadcast) {
+  using I1 = Tensor<int32_t, Dim<1>>;
+  using U1 = Tensor<uint8_t, Dim<1>>;
+  F2 f = F2::from_data({0.5, 1.5}, {2, 1});
+  I1 i = I1::from_data({1, 2, 3}, {3});
+  Tensor<float, Dim<2>> sum = f + i; // f32 + i32 -> f32, rank 2
+  expectNear(sum.data(), {1.5, 2.5, 3.5, 2.5, 3.5, 4.5});
+  Tensor<int16_t, Dim<1>> mixed =
+      U1::from_data({200, 1}, {2}) +
+      Tensor<int8_t, Dim<1>>::from_data({-1, -1}, {2});
+  EXPECT_EQ(mixed.data(), (std::vector<int16_t>{199, 0})); // u8 + i8 -> i16
+  Tensor<float, Dim<1>> ratio =
+      i / Tensor<int64_t, Dim<1>>::from_data({2, 2, 2}, {3});
+  expectNear(ratio.data(), {0.5, 1, 1.5}); // true division of integers
+  Tensor<float, DimDyn> both = f.sum({0, 1}, true);
+  EXPECT_EQ(both.shape(), (std::vector<int64_t>{1, 1}));
+  expectNear(both.data(), {2});
+}
+
 TEST(Tensor, GatherScatterUnfoldConv) {
   F2 x = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
   using L2 = Tensor<int64_t, Dim<2>>;

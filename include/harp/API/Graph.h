@@ -34,11 +34,54 @@ public:
 enum class DType { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
 
 std::string dtypeName(DType dtype);
-bool isFloat(DType dtype);
-bool isUnsigned(DType dtype);
+
+constexpr bool isFloat(DType d) { return d == DType::F32 || d == DType::F64; }
+constexpr bool isUnsigned(DType d) {
+  return d == DType::U8 || d == DType::U16 || d == DType::U32 ||
+         d == DType::U64;
+}
+constexpr unsigned widthOf(DType d) {
+  switch (d) {
+  case DType::Bool:
+    return 1;
+  case DType::I8:
+  case DType::U8:
+    return 8;
+  case DType::I16:
+  case DType::U16:
+    return 16;
+  case DType::I32:
+  case DType::U32:
+  case DType::F32:
+    return 32;
+  default:
+    return 64;
+  }
+}
+
 /// PyTorch's promotion of two dtypes (bool < integers < floats; a signed
 /// and an unsigned integer of one width go to the next wider signed one).
-DType promote(DType a, DType b);
+/// constexpr: the typed API computes result types with it at compile time.
+constexpr DType promote(DType a, DType b) {
+  if (a == b)
+    return a;
+  if (isFloat(a) || isFloat(b)) {
+    if (isFloat(a) && isFloat(b))
+      return widthOf(a) >= widthOf(b) ? a : b;
+    return isFloat(a) ? a : b;
+  }
+  if (a == DType::Bool)
+    return b;
+  if (b == DType::Bool)
+    return a;
+  if (isUnsigned(a) == isUnsigned(b))
+    return widthOf(a) >= widthOf(b) ? a : b;
+  DType s = isUnsigned(a) ? b : a, u = isUnsigned(a) ? a : b;
+  if (widthOf(s) > widthOf(u))
+    return s;
+  unsigned w = widthOf(u) * 2 > 64 ? 64 : widthOf(u) * 2;
+  return w <= 16 ? DType::I16 : w <= 32 ? DType::I32 : DType::I64;
+}
 
 namespace detail {
 

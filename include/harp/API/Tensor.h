@@ -65,6 +65,37 @@ HARP_DTYPE(float, F32)
 HARP_DTYPE(double, F64)
 #undef HARP_DTYPE
 
+template <DType D>
+struct CTypeOf;
+#define HARP_CTYPE(CType, Enum)                                                \
+  template <>                                                                  \
+  struct CTypeOf<DType::Enum> {                                                \
+    using type = CType;                                                        \
+  };
+HARP_CTYPE(bool, Bool)
+HARP_CTYPE(int8_t, I8)
+HARP_CTYPE(int16_t, I16)
+HARP_CTYPE(int32_t, I32)
+HARP_CTYPE(int64_t, I64)
+HARP_CTYPE(uint8_t, U8)
+HARP_CTYPE(uint16_t, U16)
+HARP_CTYPE(uint32_t, U32)
+HARP_CTYPE(uint64_t, U64)
+HARP_CTYPE(float, F32)
+HARP_CTYPE(double, F64)
+#undef HARP_CTYPE
+
+/// The element type of `A op B` under PyTorch's promotion.
+template <typename A, typename B>
+using PromoteT = typename CTypeOf<promote(DTypeTraits<A>::value,
+                                          DTypeTraits<B>::value)>::type;
+
+/// The rank of a broadcast of D1 and D2.
+template <typename D1, typename D2>
+using BroadcastDimT =
+    std::conditional_t<(D1::rank < 0 || D2::rank < 0), DimDyn,
+                       Dim<(D1::rank > D2::rank ? D1::rank : D2::rank)>>;
+
 /// The seed's dtype hierarchy: numeric > (float | integer > signed/unsigned).
 template <typename T>
 inline constexpr bool IsNumeric = !std::is_same_v<T, bool>;
@@ -242,6 +273,19 @@ public:
   Tensor sum_keepdim(int64_t axis) const { return redKeep("sum", axis); }
   Tensor max_keepdim(int64_t axis) const { return redKeep("max", axis); }
   Tensor mean_keepdim(int64_t axis) const { return redKeep("mean", axis); }
+  /// Over several axes: the rank is only known at run time.
+  Tensor<T, DimDyn> sum(Shape axes, bool keepdim) const {
+    return Tensor<T, DimDyn>(
+        detail::reduce("sum", node, std::move(axes), keepdim));
+  }
+  Tensor<T, DimDyn> max(Shape axes, bool keepdim) const {
+    return Tensor<T, DimDyn>(
+        detail::reduce("max", node, std::move(axes), keepdim));
+  }
+  Tensor<T, DimDyn> mean(Shape axes, bool keepdim) const {
+    return Tensor<T, DimDyn>(
+        detail::reduce("mean", node, std::move(axes), keepdim));
+  }
   Tensor<T, Dim<0>> sum() const { return redAll("sum"); }
   Tensor<T, Dim<0>> prod() const { return redAll("prod"); }
   Tensor<T, Dim<0>> max() const { return redAll("max"); }
@@ -437,6 +481,33 @@ private:
 
   detail::NodePtr node;
 };
+
+/// Mixed element types and ranks: NumPy broadcasting and PyTorch promotion
+/// (the same-type, same-rank operators are Tensor's members).
+#define HARP_MIXED_OP(OP, NAME)                                                \
+  template <typename A, typename DA, typename B, typename DB,                  \
+            typename = std::enable_if_t<!std::is_same_v<A, B> ||               \
+                                        !std::is_same_v<DA, DB>>>              \
+  Tensor<PromoteT<A, B>, BroadcastDimT<DA, DB>> operator OP(                   \
+      const Tensor<A, DA> &a, const Tensor<B, DB> &b) {                        \
+    return Tensor<PromoteT<A, B>, BroadcastDimT<DA, DB>>(                      \
+        detail::binary(NAME, a.graphNode(), b.graphNode()));                   \
+  }
+HARP_MIXED_OP(+, "add")
+HARP_MIXED_OP(-, "sub")
+HARP_MIXED_OP(*, "mul")
+#undef HARP_MIXED_OP
+
+/// True division: integer operands give a float result (as PyTorch).
+template <typename A, typename DA, typename B, typename DB,
+          typename = std::enable_if_t<!std::is_same_v<A, B> ||
+                                      !std::is_same_v<DA, DB>>>
+auto operator/(const Tensor<A, DA> &a, const Tensor<B, DB> &b) {
+  using P = PromoteT<A, B>;
+  using R = std::conditional_t<IsFloat<P>, P, float>;
+  return Tensor<R, BroadcastDimT<DA, DB>>(
+      detail::binary("div", a.graphNode(), b.graphNode()));
+}
 
 /// Concatenation along `dim`.
 template <typename T, typename D>
