@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace harp;
@@ -342,4 +343,193 @@ TEST(Tensor, TrainsAnMlpWithSgd) {
   EXPECT_LT(last, 0.02f) << "loss went from " << first << " to " << last;
 }
 
+} // namespace
+
+namespace {
+using DD = Tensor<double, DimDyn>;
+
+/// Fixed, non-symmetric values in [-1, 1] for a shape.
+std::vector<double> valuesFor(const std::vector<int64_t> &shape, double phase,
+                              double offset = 0) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = std::sin(1.3 * i + phase) + offset;
+  return v;
+}
+
+/// backward() of L = sum(f(x) * w) against central finite differences of
+/// the same graph, for every element of x.
+void checkGradient(const std::string &name,
+                   const std::function<DD(const DD &)> &f,
+                   std::vector<int64_t> shape, double offset = 0) {
+  SCOPED_TRACE(name);
+  std::vector<double> xs = valuesFor(shape, 0.4, offset);
+  auto loss = [&](const std::vector<double> &v) {
+    DD y = f(DD::from_data(v, shape));
+    DD w = DD::from_data(valuesFor(y.shape(), 2.0), y.shape());
+    return (y * w).sum();
+  };
+  DD x = DD::from_data(xs, shape);
+  x.set_requires_grad();
+  DD y = f(x);
+  (y * DD::from_data(valuesFor(y.shape(), 2.0), y.shape())).sum().backward();
+  std::vector<double> g = x.grad().data();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    auto p = xs, m = xs;
+    p[i] += 1e-6;
+    m[i] -= 1e-6;
+    double fd = (loss(p).item() - loss(m).item()) / 2e-6;
+    EXPECT_NEAR(g[i], fd, 1e-6 + 1e-6 * std::abs(fd)) << "element " << i;
+  }
+}
+
+TEST(TensorGradients, CastsPassTheCotangentThrough) {
+  // f64 -> f32 -> f64: finite differences drown in f32 rounding, but the
+  // gradient is the identity, rounded to f32.
+  DD x = DD::from_data(valuesFor({2, 3}, 0.4), {2, 3});
+  x.set_requires_grad();
+  std::vector<double> w = valuesFor({2, 3}, 2.0);
+  (x.cast<float>().cast<double>() * DD::from_data(w, {2, 3})).sum().backward();
+  expectNear(x.grad().data(), w, 1e-7);
+}
+
+TEST(TensorGradients, EveryDifferentiableOp) {
+  std::vector<int64_t> s = {2, 3};
+  DD other = DD::from_data(valuesFor({2, 3}, 1.1, 1.5), {2, 3});
+  DD row = DD::from_data(valuesFor({1, 3}, 0.7), {1, 3});
+  checkGradient(
+      "neg", [](const DD &x) { return -x; }, s);
+  checkGradient(
+      "exp", [](const DD &x) { return x.exp(); }, s);
+  checkGradient(
+      "exp2", [](const DD &x) { return x.exp2(); }, s);
+  checkGradient(
+      "ln", [](const DD &x) { return x.ln(); }, s, 2.0);
+  checkGradient(
+      "log2", [](const DD &x) { return x.log2(); }, s, 2.0);
+  checkGradient(
+      "sqrt", [](const DD &x) { return x.sqrt(); }, s, 2.0);
+  checkGradient(
+      "recip", [](const DD &x) { return x.recip(); }, s, 2.0);
+  checkGradient(
+      "sin", [](const DD &x) { return x.sin(); }, s);
+  checkGradient(
+      "cos", [](const DD &x) { return x.cos(); }, s);
+  checkGradient(
+      "tanh", [](const DD &x) { return x.tanh(); }, s);
+  checkGradient(
+      "sigmoid", [](const DD &x) { return x.sigmoid(); }, s);
+  checkGradient(
+      "relu", [](const DD &x) { return x.relu(); }, s);
+  checkGradient(
+      "abs", [](const DD &x) { return x.abs(); }, s);
+  checkGradient(
+      "floor", [](const DD &x) { return x.floor() + x; }, s);
+  checkGradient(
+      "add", [&](const DD &x) { return x + other; }, s);
+  checkGradient(
+      "sub", [&](const DD &x) { return other - x; }, s);
+  checkGradient(
+      "mul", [&](const DD &x) { return x * other; }, s);
+  checkGradient(
+      "div", [&](const DD &x) { return other / (x + 2.0); }, s);
+  checkGradient(
+      "pow", [&](const DD &x) { return (x + 2.0).pow(other); }, s);
+  checkGradient(
+      "maximum", [&](const DD &x) { return x.maximum(row); }, s);
+  checkGradient(
+      "minimum", [&](const DD &x) { return x.minimum(row); }, s);
+  checkGradient("broadcast", [&](const DD &x) { return row * x; }, {1, 3});
+  checkGradient(
+      "sum", [](const DD &x) { return x.sum(1); }, s);
+  checkGradient(
+      "prod", [](const DD &x) { return x.prod(0); }, s);
+  checkGradient(
+      "max", [](const DD &x) { return x.max(1); }, s);
+  checkGradient(
+      "min", [](const DD &x) { return x.min(1); }, s);
+  checkGradient(
+      "mean", [](const DD &x) { return x.mean(0); }, s);
+  checkGradient(
+      "sum_keepdim", [](const DD &x) { return x.sum_keepdim(1); }, s);
+  checkGradient(
+      "softmax", [](const DD &x) { return x.softmax(1); }, s);
+  checkGradient(
+      "matmul", [&](const DD &x) { return x.matmul(other.transpose(0, 1)); },
+      s);
+  checkGradient(
+      "reshape",
+      [](const DD &x) {
+        return x.reshape(std::vector<int64_t>{3, 2}).exp();
+      },
+      s);
+  checkGradient(
+      "permute",
+      [](const DD &x) {
+        return x.permute({1, 0}).exp();
+      },
+      s);
+  checkGradient("expand",
+                [](const DD &x) {
+                  return x.expand({4, 3}).exp();
+                },
+                {1, 3});
+  checkGradient("squeeze",
+                [](const DD &x) { return DD(x.squeeze(0).graphNode()).exp(); },
+                {1, 3});
+  checkGradient(
+      "unsqueeze",
+      [](const DD &x) { return DD(x.unsqueeze(1).graphNode()).exp(); }, s);
+  checkGradient(
+      "flatten", [](const DD &x) { return DD(x.flatten().graphNode()).exp(); },
+      s);
+  checkGradient(
+      "slice", [](const DD &x) { return x.slice(1, 0, 3, 2).exp(); }, s);
+  checkGradient(
+      "flip", [](const DD &x) { return x.flip({1}).exp(); }, s);
+  checkGradient(
+      "pad",
+      [](const DD &x) {
+        return x.pad({1, 0}, {0, 2}, -1.0).exp();
+      },
+      s);
+  checkGradient(
+      "concat",
+      [](const DD &x) {
+        return concat<double, DimDyn>({x, x.exp()}, 1);
+      },
+      s);
+  checkGradient(
+      "contiguous", [](const DD &x) { return x.contiguous().exp(); }, s);
+  checkGradient("unfold",
+                [](const DD &x) {
+                  return DD(x.unfold<1>({2}, {1}, {1}).graphNode()).exp();
+                },
+                {2, 4});
+  using LL = Tensor<int64_t, DimDyn>;
+  LL idx = LL::from_data({2, 0, 1, 1}, {2, 2});
+  checkGradient(
+      "gather", [&](const DD &x) { return x.gather(1, idx).exp(); }, s);
+  checkGradient(
+      "scatter_add",
+      [&](const DD &x) {
+        return x.scatter_add(1, idx, DD::from_data({1, 2, 3, 4}, {2, 2})).exp();
+      },
+      s);
+  checkGradient("scatter_add src",
+                [&](const DD &x) {
+                  return DD::zeros({2, 3}).scatter_add(1, idx, x).exp();
+                },
+                {2, 2});
+  checkGradient(
+      "conv",
+      [](const DD &x) {
+        DD w = DD::from_data(valuesFor({2, 1, 2, 2}, 0.3), {2, 1, 2, 2});
+        return x.conv(w, {1, 1}, {1, 0}, {1, 1});
+      },
+      {1, 1, 3, 3});
+}
 } // namespace
