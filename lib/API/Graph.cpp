@@ -194,7 +194,8 @@ static NodePtr map(std::vector<NodePtr> inputs, DType out,
 
 static std::string viewLayout(const std::vector<std::string> &exprs,
                               size_t rank, const std::string &mask = "",
-                              const std::string &pad = "") {
+                              const std::string &pad = "",
+                              const std::string &maskEq = "") {
   std::string dims;
   for (size_t i = 0; i < rank; ++i)
     dims += (i ? ", " : "") + std::string("d") + std::to_string(i);
@@ -204,6 +205,8 @@ static std::string viewLayout(const std::vector<std::string> &exprs,
   s += ")";
   if (!mask.empty())
     s += ", mask_ge = (" + dims + ") -> (" + mask + ")";
+  if (!maskEq.empty())
+    s += ", mask_eq = (" + dims + ") -> (" + maskEq + ")";
   if (!pad.empty())
     s += ", pad = " + pad;
   return s + ">";
@@ -769,6 +772,84 @@ NodePtr harp::detail::unfold(NodePtr a, std::vector<int64_t> kernel,
                     std::to_string(lead + k + i) + " * " +
                     std::to_string(dilation[i]));
   return view(a, shape, viewLayout(exprs, shape.size()));
+}
+
+NodePtr harp::detail::fold(NodePtr cols, std::vector<int64_t> outputSize,
+                           std::vector<int64_t> stride,
+                           std::vector<int64_t> dilation) {
+  size_t k = outputSize.size(), rank = cols->shape.size();
+  if (k == 0 || k > 3 || rank < 2 * k || stride.size() != k ||
+      dilation.size() != k)
+    throw Error("fold: needs 1 to 3 spatial dims with one stride and one "
+                "dilation each; got " +
+                shapeStr(cols->shape) + " to size " + shapeStr(outputSize));
+  size_t lead = rank - 2 * k;
+  std::vector<int64_t> outs(cols->shape.begin() + lead,
+                            cols->shape.begin() + lead + k);
+  std::vector<int64_t> kernel(cols->shape.begin() + lead + k,
+                              cols->shape.end());
+  for (size_t i = 0; i < k; ++i) {
+    if (stride[i] <= 0 || dilation[i] <= 0)
+      throw Error("fold: stride and dilation must be positive");
+    int64_t span = dilation[i] * (kernel[i] - 1) + 1;
+    if ((outputSize[i] - span) / stride[i] + 1 != outs[i] ||
+        outputSize[i] < span)
+      throw Error("fold: " + std::to_string(outs[i]) + " windows of " +
+                  std::to_string(kernel[i]) + " do not tile size " +
+                  std::to_string(outputSize[i]) + " with stride " +
+                  std::to_string(stride[i]) + " and dilation " +
+                  std::to_string(dilation[i]));
+  }
+  // Domain [lead..., size..., kernel...]: position s takes window
+  // (s - k * dilation) / stride where that is an integer in range.
+  std::vector<int64_t> domain(cols->shape.begin(), cols->shape.begin() + lead);
+  domain.insert(domain.end(), outputSize.begin(), outputSize.end());
+  domain.insert(domain.end(), kernel.begin(), kernel.end());
+  auto dn = [](size_t i) { return "d" + std::to_string(i); };
+  std::vector<std::string> exprs;
+  std::string ge, eq;
+  for (size_t i = 0; i < lead; ++i)
+    exprs.push_back(dn(i));
+  for (size_t i = 0; i < k; ++i) {
+    std::string num = "(" + dn(lead + i) + " - " + dn(lead + k + i) + " * " +
+                      std::to_string(dilation[i]) + ")";
+    std::string window = num + " floordiv " + std::to_string(stride[i]);
+    exprs.push_back(window);
+    ge += (ge.empty() ? "" : ", ") + num + ", " + std::to_string(outs[i] - 1) +
+          " - " + window;
+    if (stride[i] > 1)
+      eq +=
+          (eq.empty() ? "" : ", ") + num + " mod " + std::to_string(stride[i]);
+  }
+  for (size_t i = 0; i < k; ++i)
+    exprs.push_back(dn(lead + k + i));
+  NodePtr read =
+      view(cols, domain, viewLayout(exprs, domain.size(), ge, "", eq));
+  std::vector<int64_t> dims;
+  for (size_t i = lead + k; i < domain.size(); ++i)
+    dims.push_back(i);
+  return reduce("sum", read, dims, false);
+}
+
+NodePtr harp::detail::interpolateNearest(NodePtr a, std::vector<int64_t> size) {
+  size_t k = size.size(), rank = a->shape.size();
+  if (k == 0 || k > 3 || k > rank)
+    throw Error("interpolate: resizes 1 to 3 trailing dims of " +
+                shapeStr(a->shape) + ", got size " + shapeStr(size));
+  std::vector<int64_t> shape(a->shape);
+  std::vector<std::string> exprs;
+  for (size_t i = 0; i < rank; ++i)
+    exprs.push_back("d" + std::to_string(i));
+  for (size_t i = 0; i < k; ++i) {
+    size_t d = rank - k + i;
+    if (size[i] <= 0)
+      throw Error("interpolate: sizes must be positive, got " + shapeStr(size));
+    shape[d] = size[i];
+    // floor(dst * in / out), as PyTorch's "nearest".
+    exprs[d] = "(d" + std::to_string(d) + " * " + std::to_string(a->shape[d]) +
+               ") floordiv " + std::to_string(size[i]);
+  }
+  return view(a, shape, viewLayout(exprs, rank));
 }
 
 NodePtr harp::detail::conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,

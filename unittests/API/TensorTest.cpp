@@ -149,6 +149,24 @@ TEST(Tensor, GatherScatterUnfoldConv) {
       "[1, 2, 3, 3])");
 }
 
+TEST(Tensor, FoldAndNearestInterpolation) {
+  // Overlapping windows of 3 at stride 1 over 5 elements: fold counts
+  // how many windows cover each position.
+  F1 ones = F1::ones({5});
+  Tensor<float, Dim<2>> win = ones.unfold<1>({3}, {1}, {1});
+  expectNear(win.fold<1>({5}, {1}, {1}).data(), {1, 2, 3, 2, 1});
+  // Stride 2, dilation 1 over 7: windows start at 0, 2, 4.
+  F1 seven = F1::from_data({1, 2, 3, 4, 5, 6, 7}, {7});
+  expectNear(seven.unfold<1>({3}, {2}, {1}).fold<1>({7}, {2}, {1}).data(),
+             {1, 2, 6, 4, 10, 6, 7});
+  F2 img = F2::from_data({1, 2, 3, 4}, {2, 2});
+  expectNear(img.interpolate_nearest({3, 4}).data(),
+             {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4});
+  EXPECT_EQ(errorOf([&] { win.fold<1>({6}, {1}, {1}); }),
+            "fold: 3 windows of 3 do not tile size 6 with stride 1 and "
+            "dilation 1");
+}
+
 TEST(Tensor, ConvGradientMatchesFiniteDifferences) {
   using D4 = Tensor<double, Dim<4>>;
   std::vector<double> xs(2 * 5 * 5), ws(3 * 2 * 3 * 3);
@@ -500,6 +518,21 @@ TEST(TensorGradients, EveryDifferentiableOp) {
       "concat",
       [](const DD &x) {
         return concat<double, DimDyn>({x, x.exp()}, 1);
+      },
+      s);
+  // 3 windows of 2 at stride 2 tile 6 elements.
+  checkGradient("fold",
+                [](const DD &x) {
+                  return DD(Tensor<double, Dim<2>>(x.graphNode())
+                                .fold<1>({6}, {2}, {1})
+                                .graphNode())
+                      .exp();
+                },
+                {3, 2});
+  checkGradient(
+      "interpolate_nearest",
+      [](const DD &x) {
+        return x.interpolate_nearest({3, 5}).exp();
       },
       s);
   checkGradient(

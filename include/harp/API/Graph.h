@@ -129,6 +129,13 @@ NodePtr concat(std::vector<NodePtr> inputs, int64_t dim);
 /// [lead..., out_1..out_k, kernel_1..kernel_k] (a zero-copy view).
 NodePtr unfold(NodePtr a, std::vector<int64_t> kernel,
                std::vector<int64_t> stride, std::vector<int64_t> dilation);
+/// The adjoint of unfold: sums windows [lead..., out..., kernel...] back
+/// into [lead..., outputSize...] (overlaps add up).
+NodePtr fold(NodePtr cols, std::vector<int64_t> outputSize,
+             std::vector<int64_t> stride, std::vector<int64_t> dilation);
+/// Nearest-neighbour resize of the trailing size.size() dims
+/// (torch.nn.functional.interpolate, mode="nearest").
+NodePtr interpolateNearest(NodePtr a, std::vector<int64_t> size);
 /// N-d convolution (k = 1..3) of x [N, C, spatial...] with w [F, C,
 /// kernel...]: pad, unfold and one multiply-and-sum map_reduce.
 NodePtr conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,

@@ -374,6 +374,21 @@ public:
                        Shape(stride.begin(), stride.end()),
                        Shape(dilation.begin(), dilation.end())));
   }
+  /// Sums windows [lead..., out..., kernel...] back into an image of
+  /// `size` (the adjoint of unfold): K fewer dims.
+  template <size_t K>
+  Tensor<T, ShiftRankT<D, -int(K)>>
+  fold(std::array<int64_t, K> size, std::array<int64_t, K> stride,
+       std::array<int64_t, K> dilation) const {
+    return Tensor<T, ShiftRankT<D, -int(K)>>(
+        detail::fold(node, Shape(size.begin(), size.end()),
+                     Shape(stride.begin(), stride.end()),
+                     Shape(dilation.begin(), dilation.end())));
+  }
+  /// Nearest-neighbour resize of the trailing dims (PyTorch's "nearest").
+  Tensor interpolate_nearest(Shape size) const {
+    return Tensor(detail::interpolateNearest(node, std::move(size)));
+  }
   /// Convolution of [N, C, spatial...] with weight [F, C, kernel...].
   Tensor conv(const Tensor &weight, Shape stride, Shape padding,
               Shape dilation) const {
