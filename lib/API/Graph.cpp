@@ -852,6 +852,52 @@ NodePtr harp::detail::interpolateNearest(NodePtr a, std::vector<int64_t> size) {
   return view(a, shape, viewLayout(exprs, rank));
 }
 
+/// Linear resampling of dim `d` of `a` to `out` elements.
+static NodePtr linearAlong(NodePtr a, size_t d, int64_t out) {
+  DType f = a->dtype;
+  int64_t in = a->shape[d];
+  // Source coordinate of each output element, clamped at 0 as PyTorch does.
+  NodePtr x = binary(
+      "maximum",
+      binary("sub",
+             binary("mul",
+                    binary("add", arange(f, out, 0, 1), full(f, {}, 0.5)),
+                    full(f, {}, double(in) / double(out))),
+             full(f, {}, 0.5)),
+      full(f, {}, 0.0));
+  NodePtr lo = unary("floor", x);
+  NodePtr weight = binary("sub", x, lo);
+  NodePtr i0 = cast(lo, DType::I64);
+  NodePtr i1 = binary("minimum", binary("add", i0, full(DType::I64, {}, 1)),
+                      full(DType::I64, {}, double(in - 1)));
+  // Laid out along dim d and expanded to the result's shape.
+  std::vector<int64_t> line(a->shape.size(), 1), shape = a->shape;
+  line[d] = out;
+  shape[d] = out;
+  auto spread = [&](NodePtr v) { return expand(reshape(v, line), shape); };
+  NodePtr g0 = gather(a, spread(i0), d), g1 = gather(a, spread(i1), d);
+  NodePtr w = spread(weight);
+  return binary("add", g0,
+                binary("mul", binary("sub", g1, g0), w)); // g0 + (g1-g0) w
+}
+
+NodePtr harp::detail::interpolateLinear(NodePtr a, std::vector<int64_t> size) {
+  size_t k = size.size(), rank = a->shape.size();
+  if (k == 0 || k > 3 || k > rank)
+    throw Error("interpolate: resizes 1 to 3 trailing dims of " +
+                shapeStr(a->shape) + ", got size " + shapeStr(size));
+  if (!isFloat(a->dtype))
+    throw Error("interpolate: linear modes need a float tensor, got " +
+                dtypeName(a->dtype));
+  for (int64_t n : size)
+    if (n <= 0)
+      throw Error("interpolate: sizes must be positive, got " + shapeStr(size));
+  // Separable: one linear pass per dim gives (bi/tri)linear.
+  for (size_t i = 0; i < k; ++i)
+    a = linearAlong(a, rank - k + i, size[i]);
+  return a;
+}
+
 NodePtr harp::detail::conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
                            std::vector<int64_t> padding,
                            std::vector<int64_t> dilation) {

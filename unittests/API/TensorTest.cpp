@@ -167,6 +167,23 @@ TEST(Tensor, FoldAndNearestInterpolation) {
             "dilation 1");
 }
 
+TEST(Tensor, LinearInterpolation) {
+  // PyTorch: F.interpolate(t([[[1., 2., 4.]]]), size=5, mode="linear")
+  //   = [1.0, 1.4, 2.0, 3.2, 4.0]
+  using F3 = Tensor<float, Dim<3>>;
+  F3 line = F3::from_data({1, 2, 4}, {1, 1, 3});
+  expectNear(line.interpolate_linear({5}).data(), {1.0, 1.4, 2.0, 3.2, 4.0});
+  // Bilinear 2x2 -> 3x3 (PyTorch, align_corners=False):
+  //   [[1, 1.5, 2], [2, 2.5, 3], [3, 3.5, 4]]
+  using F4 = Tensor<float, Dim<4>>;
+  F4 img = F4::from_data({1, 2, 3, 4}, {1, 1, 2, 2});
+  expectNear(img.interpolate_linear({3, 3}).data(),
+             {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
+  // Downsampling 4 -> 2 reads between pairs: [1.5, 3.5].
+  F3 four = F3::from_data({1, 2, 3, 4}, {1, 1, 4});
+  expectNear(four.interpolate_linear({2}).data(), {1.5, 3.5});
+}
+
 TEST(Tensor, ConvGradientMatchesFiniteDifferences) {
   using D4 = Tensor<double, Dim<4>>;
   std::vector<double> xs(2 * 5 * 5), ws(3 * 2 * 3 * 3);
@@ -529,6 +546,12 @@ TEST(TensorGradients, EveryDifferentiableOp) {
                       .exp();
                 },
                 {3, 2});
+  checkGradient(
+      "interpolate_linear",
+      [](const DD &x) {
+        return x.interpolate_linear({3, 5}).exp();
+      },
+      s);
   checkGradient(
       "interpolate_nearest",
       [](const DD &x) {

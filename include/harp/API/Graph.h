@@ -136,6 +136,10 @@ NodePtr fold(NodePtr cols, std::vector<int64_t> outputSize,
 /// Nearest-neighbour resize of the trailing size.size() dims
 /// (torch.nn.functional.interpolate, mode="nearest").
 NodePtr interpolateNearest(NodePtr a, std::vector<int64_t> size);
+/// Linear (1 dim), bilinear (2) or trilinear (3) resize of the trailing
+/// size.size() dims (PyTorch's interpolate with align_corners=False), built
+/// from arange, floor and gather, one dim at a time.
+NodePtr interpolateLinear(NodePtr a, std::vector<int64_t> size);
 /// N-d convolution (k = 1..3) of x [N, C, spatial...] with w [F, C,
 /// kernel...]: pad, unfold and one multiply-and-sum map_reduce.
 NodePtr conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,

@@ -389,6 +389,12 @@ public:
   Tensor interpolate_nearest(Shape size) const {
     return Tensor(detail::interpolateNearest(node, std::move(size)));
   }
+  /// Linear/bilinear/trilinear resize of the trailing dims (PyTorch's
+  /// interpolate, align_corners=False).
+  Tensor interpolate_linear(Shape size) const {
+    static_assert(IsFloat<T>, "linear interpolation needs a float tensor");
+    return Tensor(detail::interpolateLinear(node, std::move(size)));
+  }
   /// Convolution of [N, C, spatial...] with weight [F, C, kernel...].
   Tensor conv(const Tensor &weight, Shape stride, Shape padding,
               Shape dilation) const {
