@@ -7,6 +7,7 @@
 #include "llvm/Support/Error.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -109,11 +110,42 @@ struct harp::detail::Node {
   uint64_t seed = 0;
   int64_t dim = 0;
   std::optional<Array> data; // a leaf's data, or the realized value
+  /// When `data` was set: a leaf's values, or a realization. A realized
+  /// value is fresh while no leaf below it has newer values.
+  uint64_t epoch = 0;
+  bool hasValues = true; // false for an input() before setData()
+  std::string name;      // an input's name
   bool requiresGrad = false;
   std::optional<Array> gradient;
 };
 
 using Kind = Node::Kind;
+
+/// Orders data changes and realizations.
+static uint64_t nextEpoch() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
+
+/// The newest leaf values `n` depends on.
+static uint64_t newestLeaf(const Node *n,
+                           std::map<const Node *, uint64_t> &memo) {
+  if (n->kind == Node::Kind::Leaf)
+    return n->epoch;
+  if (auto it = memo.find(n); it != memo.end())
+    return it->second;
+  uint64_t newest = 0;
+  for (const NodePtr &in : n->inputs)
+    newest = std::max(newest, newestLeaf(in.get(), memo));
+  return memo[n] = newest;
+}
+
+/// Whether `n` holds a value computed from its leaves' current values.
+static bool isFresh(const Node *n, std::map<const Node *, uint64_t> &memo) {
+  if (!n->data)
+    return false;
+  return n->kind == Node::Kind::Leaf || n->epoch >= newestLeaf(n, memo);
+}
 
 static NodePtr make(Kind kind, std::vector<int64_t> shape, DType dtype,
                     std::vector<NodePtr> inputs = {}) {
@@ -145,7 +177,24 @@ NodePtr harp::detail::fromData(DType dtype, std::vector<int64_t> shape,
   if (data)
     std::memcpy(array.data(), data, array.byteSize());
   n->data = array;
+  n->epoch = nextEpoch();
   return n;
+}
+
+NodePtr harp::detail::input(DType dtype, std::vector<int64_t> shape,
+                            std::string name) {
+  NodePtr n = fromData(dtype, std::move(shape), nullptr);
+  n->hasValues = false;
+  n->name = std::move(name);
+  return n;
+}
+
+void harp::detail::setData(const NodePtr &leaf, const void *data) {
+  if (leaf->kind != Kind::Leaf)
+    throw Error("set_data: only leaves (from_data, input) take new values");
+  std::memcpy(leaf->data->data(), data, leaf->data->byteSize());
+  leaf->hasValues = true;
+  leaf->epoch = nextEpoch();
 }
 
 NodePtr harp::detail::full(DType dtype, std::vector<int64_t> shape,
@@ -1042,7 +1091,10 @@ public:
     if (auto it = names.find(n.get()); it != names.end())
       return it->second;
     std::string name;
-    if (n->kind == Kind::Leaf || (cutAtValues && n->data)) {
+    if (n->kind == Kind::Leaf || (cutAtValues && isFresh(n.get(), memo))) {
+      if (!n->hasValues)
+        throw Error("input '" + n->name + "' " + shapeStr(n->shape) +
+                    " has no values yet; give it some with set_data");
       name = "%arg" + std::to_string(args.size());
       args.push_back(n);
     } else {
@@ -1150,6 +1202,7 @@ private:
   }
 
   bool cutAtValues;
+  std::map<const Node *, uint64_t> memo;
   std::map<const Node *, std::string> names;
   std::ostringstream body;
   int counter = 0;
@@ -1186,11 +1239,17 @@ std::string harp::detail::moduleText(const NodePtr &node) {
 }
 
 const Array &harp::detail::realize(const NodePtr &node) {
-  if (node->data)
+  std::map<const Node *, uint64_t> memo;
+  if (isFresh(node.get(), memo)) {
+    if (!node->hasValues)
+      throw Error("input '" + node->name + "' " + shapeStr(node->shape) +
+                  " has no values yet; give it some with set_data");
     return *node->data;
+  }
   Emitter emitter(/*cutAtValues=*/true);
   std::string module = emitter.function("main", node);
   node->data = run(module, "main", emitter.args).front();
+  node->epoch = nextEpoch();
   return *node->data;
 }
 

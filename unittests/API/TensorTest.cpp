@@ -119,6 +119,12 @@ TEST(Tensor, MixedTypesPromoteAndBroadcast) {
   Tensor<float, Dim<1>> ratio =
       i / Tensor<int64_t, Dim<1>>::from_data({2, 2, 2}, {3});
   expectNear(ratio.data(), {0.5, 1, 1.5}); // true division of integers
+  Tensor<bool, Dim<2>> lt = i < f;         // i32 vs f32 compared as f32
+  EXPECT_EQ(lt.data(),
+            (std::vector<bool>{false, false, false, true, false, false}));
+  Tensor<bool, Dim<2>> ge = i >= f;
+  EXPECT_EQ(ge.data(),
+            (std::vector<bool>{true, true, true, false, true, true}));
   Tensor<float, DimDyn> both = f.sum({0, 1}, true);
   EXPECT_EQ(both.shape(), (std::vector<int64_t>{1, 1}));
   expectNear(both.data(), {2});
@@ -228,6 +234,77 @@ TEST(Tensor, IntegersAndCasts) {
   EXPECT_EQ(lt.data(), (std::vector<bool>{true, false, false}));
   using L1 = Tensor<int64_t, Dim<1>>;
   EXPECT_EQ(L1::arange(4, 2, 3).data(), (std::vector<int64_t>{2, 5, 8, 11}));
+}
+
+TEST(Tensor, RemainingOpsForward) {
+  F1 x = F1::from_data({0.25f, 1.5f, 4.0f}, {3});
+  std::vector<float> v = x.data(), l2, e2, rc, fl, cs;
+  for (float f : v) {
+    l2.push_back(std::log2(f));
+    e2.push_back(std::exp2(f));
+    rc.push_back(1 / f);
+    fl.push_back(std::floor(f));
+    cs.push_back(std::cos(f));
+  }
+  expectNear(x.log2().data(), l2);
+  expectNear(x.exp2().data(), e2);
+  expectNear(x.recip().data(), rc);
+  expectNear(x.floor().data(), fl);
+  expectNear(x.cos().data(), cs);
+  expectNear(x.ln().data(), {std::log(0.25f), std::log(1.5f), std::log(4.0f)});
+  expectNear(x.pow(F1::full({3}, 2.0f)).data(), {0.0625, 2.25, 16});
+  expectNear(x.minimum(F1::full({3}, 1.0f)).data(), {0.25, 1, 1});
+  using I1 = Tensor<int32_t, Dim<1>>;
+  I1 a = I1::from_data({7, -7, 12}, {3}), b = I1::from_data({3, 3, 5}, {3});
+  expectNear(a.rem(b).data(), {1, -1, 2}); // C-style remainder (fmod)
+  expectNear((a | b).data(), {7 | 3, -7 | 3, 12 | 5});
+  expectNear((a ^ b).data(), {7 ^ 3, -7 ^ 3, 12 ^ 5});
+  expectNear((~a).data(), {~7, ~(-7), ~12});
+  I1 one = I1::full({3}, 1);
+  expectNear((a << one).data(), {14, -14, 24});
+  expectNear((a >> one).data(), {3, -4, 6}); // arithmetic shift
+  using U1 = Tensor<uint32_t, Dim<1>>;
+  expectNear(
+      (U1::from_data({0x80000000u, 8, 1}, {3}) >> U1::full({3}, 1)).data(),
+      std::vector<uint32_t>{0x40000000u, 4, 0}); // logical shift
+  EXPECT_EQ(a.eq(b).data(), (std::vector<bool>{false, false, false}));
+  EXPECT_EQ(a.ne(b).data(), (std::vector<bool>{true, true, true}));
+  F2 m = F2::from_data({1, -2, 3, 4, 5, -6}, {2, 3});
+  expectNear(m.min(1).data(), {-2, -6});
+  expectNear(m.prod(0).data(), {4, -10, -18});
+  expectNear(m.contiguous().data(), m.data());
+  expectNear(m.prod({0, 1}, false).data(), {720});
+  expectNear(m.min({1}, true).data(), {-2, -6});
+  expectNear(m.max_keepdim(1).data(), {3, 5});
+  expectNear(m.min_keepdim(0).data(), {1, -2, -6});
+  expectNear(m.prod_keepdim(1).data(), {-6, -120});
+  expectNear(m.mean({0, 1}, false).data(), {5.0f / 6});
+  // 1-D and 3-D convolutions (the 2-D one is tested above).
+  using F3 = Tensor<float, Dim<3>>;
+  F3 sig = F3::from_data({1, 2, 3, 4, 5}, {1, 1, 5});
+  expectNear(
+      sig.conv(F3::from_data({1, 0, -1}, {1, 1, 3}), {1}, {0}, {1}).data(),
+      {-2, -2, -2});
+  using F5 = Tensor<float, Dim<5>>;
+  F5 vol = F5::ones({1, 1, 3, 3, 3});
+  expectNear(
+      vol.conv(F5::ones({1, 1, 2, 2, 2}), {1, 1, 1}, {0, 0, 0}, {1, 1, 1})
+          .data(),
+      std::vector<float>(8, 8));
+}
+
+TEST(Tensor, InputPlaceholders) {
+  F1 x = F1::input("x", {3});
+  F1 y = (x * x).sum_keepdim(0);
+  EXPECT_EQ(errorOf([&] { y.data(); }),
+            "input 'x' [3] has no values yet; give it some with set_data");
+  x.set_data({1, 2, 3});
+  expectNear(y.data(), {14});
+  // New values: the realized result is recomputed, not served stale.
+  x.set_data({0, 0, 2});
+  expectNear(y.data(), {4});
+  EXPECT_EQ(errorOf([&] { x.set_data({1}); }),
+            "set_data: 1 values for a tensor of 3 elements");
 }
 
 TEST(Tensor, RandIsDeterministic) {

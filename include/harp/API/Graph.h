@@ -94,6 +94,12 @@ DType dtypeOf(const NodePtr &node);
 
 // Sources.
 NodePtr fromData(DType dtype, std::vector<int64_t> shape, const void *data);
+/// A named placeholder leaf; realizing a graph that reads it before
+/// setData() is an error naming it.
+NodePtr input(DType dtype, std::vector<int64_t> shape, std::string name);
+/// New values for a leaf (same dtype and shape). Values realized from the
+/// old ones are recomputed on their next realize().
+void setData(const NodePtr &leaf, const void *data);
 NodePtr full(DType dtype, std::vector<int64_t> shape, double value);
 NodePtr arange(DType dtype, int64_t count, double start, double step);
 NodePtr rand(DType dtype, std::vector<int64_t> shape, uint64_t seed);

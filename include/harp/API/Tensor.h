@@ -148,9 +148,24 @@ public:
       return Tensor(detail::fromData(dtype, shape, values.data()));
     }
   }
-  /// A named input: a leaf whose values are set later with from_data.
-  static Tensor input(Shape shape) {
-    return Tensor(detail::fromData(dtype, std::move(shape), nullptr));
+  /// A named placeholder: values come later with set_data(), and graphs
+  /// reading it are recomputed when they change.
+  static Tensor input(std::string name, Shape shape) {
+    return Tensor(detail::input(dtype, std::move(shape), std::move(name)));
+  }
+  /// New values for a leaf (from_data or input) of the same shape.
+  Tensor &set_data(const std::vector<T> &values) {
+    if (static_cast<int64_t>(values.size()) != numel())
+      throw Error("set_data: " + std::to_string(values.size()) +
+                  " values for a tensor of " + std::to_string(numel()) +
+                  " elements");
+    if constexpr (std::is_same_v<T, bool>) {
+      std::vector<uint8_t> bytes(values.begin(), values.end());
+      detail::setData(node, bytes.data());
+    } else {
+      detail::setData(node, values.data());
+    }
+    return *this;
   }
   static Tensor full(Shape shape, T value) {
     return Tensor(detail::full(dtype, std::move(shape), double(value)));
@@ -271,6 +286,8 @@ public:
     return red1("mean", axis);
   }
   Tensor sum_keepdim(int64_t axis) const { return redKeep("sum", axis); }
+  Tensor prod_keepdim(int64_t axis) const { return redKeep("prod", axis); }
+  Tensor min_keepdim(int64_t axis) const { return redKeep("min", axis); }
   Tensor max_keepdim(int64_t axis) const { return redKeep("max", axis); }
   Tensor mean_keepdim(int64_t axis) const { return redKeep("mean", axis); }
   /// Over several axes: the rank is only known at run time.
@@ -281,6 +298,14 @@ public:
   Tensor<T, DimDyn> max(Shape axes, bool keepdim) const {
     return Tensor<T, DimDyn>(
         detail::reduce("max", node, std::move(axes), keepdim));
+  }
+  Tensor<T, DimDyn> prod(Shape axes, bool keepdim) const {
+    return Tensor<T, DimDyn>(
+        detail::reduce("prod", node, std::move(axes), keepdim));
+  }
+  Tensor<T, DimDyn> min(Shape axes, bool keepdim) const {
+    return Tensor<T, DimDyn>(
+        detail::reduce("min", node, std::move(axes), keepdim));
   }
   Tensor<T, DimDyn> mean(Shape axes, bool keepdim) const {
     return Tensor<T, DimDyn>(
@@ -518,6 +543,22 @@ HARP_MIXED_OP(+, "add")
 HARP_MIXED_OP(-, "sub")
 HARP_MIXED_OP(*, "mul")
 #undef HARP_MIXED_OP
+
+/// Comparisons of mixed element types, after promotion.
+#define HARP_MIXED_CMP(OP, NAME)                                               \
+  template <typename A, typename DA, typename B, typename DB,                  \
+            typename = std::enable_if_t<!std::is_same_v<A, B> ||               \
+                                        !std::is_same_v<DA, DB>>>              \
+  Tensor<bool, BroadcastDimT<DA, DB>> operator OP(const Tensor<A, DA> &a,      \
+                                                  const Tensor<B, DB> &b) {    \
+    return Tensor<bool, BroadcastDimT<DA, DB>>(                                \
+        detail::binary(NAME, a.graphNode(), b.graphNode()));                   \
+  }
+HARP_MIXED_CMP(<, "lt")
+HARP_MIXED_CMP(<=, "le")
+HARP_MIXED_CMP(>, "gt")
+HARP_MIXED_CMP(>=, "ge")
+#undef HARP_MIXED_CMP
 
 /// True division: integer operands give a float result (as PyTorch).
 template <typename A, typename DA, typename B, typename DB,
