@@ -10,9 +10,10 @@ from lit.llvm.subst import ToolSubst
 config.name = "HARP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test", ".py", ".c"]
-# Integration/ is a pytest suite, run by scripts/run-tests.sh next to lit.
+# Integration/ and python/ are pytest suites, run by scripts/run-tests.sh
+# next to lit.
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
-                   "Integration"]
+                   "Integration", "python"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.harp_obj_root, "test")

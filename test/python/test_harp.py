@@ -1,0 +1,266 @@
+"""The Python package: every op's forward and gradient against PyTorch,
+broadcasting and promotion, NumPy round trips, harp.ir, error paths, and
+the digits example. Needs build/python on PYTHONPATH (scripts/run-tests.sh
+sets it)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import harp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def rnd(*shape, seed=0, low=-1.0, high=1.0):
+    return np.random.default_rng(seed).uniform(low, high, size=shape)
+
+
+def close(a, b, **kw):
+    torch.testing.assert_close(torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b)), **kw)
+
+
+UNARY = {
+    "exp": torch.exp, "log": torch.log, "log2": torch.log2, "exp2": torch.exp2,
+    "sqrt": torch.sqrt, "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid, "relu": torch.relu, "abs": torch.abs,
+    "recip": torch.reciprocal,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_forward_and_gradient(name):
+    x = rnd(3, 4, seed=1, low=0.2, high=2.0) * (1 if name in ("log", "log2", "sqrt", "recip") else np.sign(rnd(3, 4, seed=2)))
+    seed = rnd(3, 4, seed=3)
+    hx = harp.tensor(x, harp.float64)
+    hx.requires_grad = True
+    y = getattr(hx, name)()
+    (y * harp.tensor(seed, harp.float64)).sum().backward()
+    tx = torch.tensor(x, requires_grad=True)
+    ty = UNARY[name](tx)
+    ty.backward(torch.tensor(seed))
+    close(y.numpy(), ty.detach())
+    close(hx.grad.numpy(), tx.grad)
+
+
+BINARY = {
+    "add": (lambda a, b: a + b), "sub": (lambda a, b: a - b),
+    "mul": (lambda a, b: a * b), "div": (lambda a, b: a / b),
+    "pow": (lambda a, b: a ** b),
+    "maximum": (lambda a, b: a.maximum(b) if isinstance(a, harp.Tensor) else torch.maximum(a, b)),
+    "minimum": (lambda a, b: a.minimum(b) if isinstance(a, harp.Tensor) else torch.minimum(a, b)),
+    "matmul": (lambda a, b: a @ b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_forward_and_gradient(name):
+    fn = BINARY[name]
+    a = rnd(3, 4, seed=4, low=0.5, high=2.0)
+    b = rnd(4, 5, seed=5) if name == "matmul" else rnd(1, 4, seed=5, low=0.5, high=2.0)
+    ha, hb = harp.tensor(a, harp.float64), harp.tensor(b, harp.float64)
+    ha.requires_grad = hb.requires_grad = True
+    fn(ha, hb).sum().backward()
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    out = fn(ta, tb)
+    out.sum().backward()
+    close(fn(harp.tensor(a, harp.float64), harp.tensor(b, harp.float64)).numpy(), out.detach())
+    close(ha.grad.numpy(), ta.grad)
+    close(hb.grad.numpy(), tb.grad)
+
+
+REDUCE = ["sum", "prod", "max", "min", "mean"]
+
+
+@pytest.mark.parametrize("kind", REDUCE)
+@pytest.mark.parametrize("axis,keepdim", [(None, False), (1, False), (0, True), ([0, 2], False)])
+def test_reductions_forward_and_gradient(kind, axis, keepdim):
+    x = rnd(2, 3, 4, seed=6, low=0.5, high=1.5)
+    hx = harp.tensor(x, harp.float64)
+    hx.requires_grad = True
+    y = getattr(hx, kind)(axis, keepdim)
+    y.sum().backward()
+    tx = torch.tensor(x, requires_grad=True)
+    dims = tuple(range(3)) if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
+    if kind in ("max", "min"):
+        ty = getattr(torch, "amax" if kind == "max" else "amin")(tx, dim=dims, keepdim=keepdim)
+    elif kind == "prod":
+        ty = tx
+        for d in sorted(dims, reverse=True):
+            ty = ty.prod(dim=d, keepdim=keepdim)
+    else:
+        ty = getattr(torch, kind)(tx, dim=dims, keepdim=keepdim)
+    ty.sum().backward()
+    close(y.numpy(), ty.detach())
+    close(hx.grad.numpy(), tx.grad)
+
+
+VIEWS = {
+    "reshape": (lambda t: t.reshape([4, 6]), lambda t: t.reshape(4, 6)),
+    "permute": (lambda t: t.permute([2, 0, 1]), lambda t: t.permute(2, 0, 1)),
+    "transpose": (lambda t: t.transpose(0, 2), lambda t: t.transpose(0, 2)),
+    "expand": (lambda t: t[:, :1, :].expand([2, 5, 4]), lambda t: t[:, :1, :].expand(2, 5, 4)),
+    "squeeze": (lambda t: t[:, 1:2, :].squeeze(1), lambda t: t[:, 1:2, :].squeeze(1)),
+    "unsqueeze": (lambda t: t.unsqueeze(1), lambda t: t.unsqueeze(1)),
+    "flatten": (lambda t: t.flatten(), lambda t: t.flatten()),
+    "slice_step": (lambda t: t[1, ::2, 1:4:2], lambda t: t[1, ::2, 1:4:2]),
+    "negative_step": (lambda t: t[:, ::-1], lambda t: t.flip(1)),
+    "flip": (lambda t: t.flip([0, 2]), lambda t: t.flip(0, 2)),
+    "pad": (lambda t: t.pad([0, 1, 2], [1, 0, 0], -1.0),
+            lambda t: torch.nn.functional.pad(t, (2, 0, 1, 0, 0, 1), value=-1.0)),
+    "concat": (lambda t: harp.concat([t, t * 2], 1), lambda t: torch.cat([t, t * 2], 1)),
+    "softmax": (lambda t: t.softmax(-1), lambda t: torch.softmax(t, -1)),
+    "contiguous": (lambda t: t.contiguous(), lambda t: t.contiguous()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_views_forward_and_gradient(name):
+    hf, tf = VIEWS[name]
+    x = rnd(2, 3, 4, seed=7)
+    w = rnd(*tf(torch.tensor(x)).shape, seed=8)
+    hx = harp.tensor(x, harp.float64)
+    hx.requires_grad = True
+    y = hf(hx)
+    (y * harp.tensor(w, harp.float64)).sum().backward()
+    tx = torch.tensor(x, requires_grad=True)
+    ty = tf(tx)
+    (ty * torch.tensor(w)).sum().backward()
+    close(y.numpy(), ty.detach())
+    close(hx.grad.numpy(), tx.grad)
+
+
+def test_conv_gather_scatter_interpolate_against_torch():
+    x, w = rnd(1, 2, 6, 6, seed=9), rnd(3, 2, 3, 3, seed=10)
+    hx, hw = harp.tensor(x, harp.float64), harp.tensor(w, harp.float64)
+    hx.requires_grad = hw.requires_grad = True
+    y = harp.conv(hx, hw, [2, 2], [1, 1], [1, 1])
+    y.sum().backward()
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, stride=2, padding=1)
+    ty.sum().backward()
+    close(y.numpy(), ty.detach())
+    close(hx.grad.numpy(), tx.grad)
+    close(hw.grad.numpy(), tw.grad)
+    idx = np.array([[2, 0, 1], [1, 1, 0]], np.int64)
+    src = rnd(2, 3, seed=11)
+    close(harp.gather(harp.tensor(src, harp.float64), harp.tensor(idx), 1).numpy(),
+          torch.gather(torch.tensor(src), 1, torch.tensor(idx)))
+    close(harp.scatter_add(harp.tensor(np.zeros((2, 3))), harp.tensor(idx), harp.tensor(src), 1).numpy(),
+          torch.zeros(2, 3, dtype=torch.float64).scatter_add(1, torch.tensor(idx), torch.tensor(src)))
+    img = rnd(1, 1, 3, 4, seed=12)
+    close(harp.interpolate_linear(harp.tensor(img, harp.float64), [5, 7]).numpy(),
+          torch.nn.functional.interpolate(torch.tensor(img), size=(5, 7), mode="bilinear"))
+    close(harp.interpolate_nearest(harp.tensor(img, harp.float64), [5, 7]).numpy(),
+          torch.nn.functional.interpolate(torch.tensor(img), size=(5, 7), mode="nearest"))
+
+
+def test_broadcasting_and_promotion():
+    a = harp.tensor(np.ones((2, 1, 3), np.float32))
+    b = harp.tensor(np.arange(4, dtype=np.int32).reshape(4, 1))
+    y = a + b
+    assert y.shape == (2, 4, 3) and y.dtype == harp.float32
+    close(y.numpy(), (np.ones((2, 1, 3)) + np.arange(4).reshape(4, 1)).astype(np.float32))
+    u8 = harp.tensor(np.array([200, 1], np.uint8))
+    i8 = harp.tensor(np.array([-1, -1], np.int8))
+    assert (u8 + i8).dtype == harp.int16
+    assert np.array_equal((u8 + i8).numpy(), [199, 0])
+    i = harp.tensor(np.array([1, 2, 3], np.int64))
+    assert (i / i).dtype == harp.float32
+    assert (i * 2.5).dtype == harp.float32   # a float scalar promotes ints
+    assert (i < 2).numpy().tolist() == [True, False, False]
+    assert harp.promote(harp.uint8, harp.int8) == harp.int16
+
+
+def test_numpy_round_trips():
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    for arr in [base, base.T, base[::2, 1::3], np.asfortranarray(base)]:
+        assert np.array_equal(harp.tensor(arr).numpy(), arr)
+    for dtype in [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                  np.uint16, np.uint32, np.uint64, np.float32, np.float64]:
+        arr = (np.arange(6) % 3).astype(dtype).reshape(2, 3)
+        back = harp.tensor(arr).numpy()
+        assert back.dtype == arr.dtype and np.array_equal(back, arr)
+    realized = (harp.tensor(base) * 2).realize()
+    out = realized.numpy()
+    assert np.shares_memory(out, realized.numpy())     # zero-copy views of one buffer
+    assert out.flags.c_contiguous and np.array_equal(out, base * 2)
+    with pytest.raises(TypeError):
+        harp.tensor(np.array(["a", "b"]))
+    with pytest.raises(TypeError):
+        harp.tensor(np.zeros(3, np.complex64))
+
+
+def test_tensor_requires_grad_keyword():
+    x = harp.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    assert x.requires_grad and not harp.tensor([1.0]).requires_grad
+    (x * x).sum().backward()
+    assert np.array_equal(x.grad.numpy(), 2 * np.arange(6.0).reshape(2, 3))
+    with pytest.raises(harp.HarpError, match="needs a float tensor, got i64"):
+        harp.tensor(np.arange(3), requires_grad=True)
+
+
+def test_ir_parse_print_passes_and_jit():
+    text = """
+func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %t = harp.view %x <(d0, d1) -> (d1, d0)> : tensor<2x3xf32> -> tensor<3x2xf32>
+  %u = harp.view %t <(d0, d1) -> (d1, d0)> : tensor<3x2xf32> -> tensor<2x3xf32>
+  %v = harp.view %u <(d0, d1) -> (d1, d0)> : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %v : tensor<3x2xf32>
+}
+"""
+    printed = harp.ir.parse(text)
+    assert harp.ir.parse(printed) == printed           # round trip
+    canonical = harp.ir.run_pipeline(printed, "builtin.module(canonicalize)")
+    assert canonical.count("harp.view") == 1           # views composed
+    lowered = harp.ir.run_pipeline(printed, "builtin.module(harp-to-llvm)")
+    assert "llvm.func" in lowered and "harp." not in lowered
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = harp.ir.call(text, "f", [x])
+    assert np.array_equal(y, x.T)
+    # The IR a tensor program built, through the same path.
+    t = (harp.tensor(x) + 1).sum(axis=0)
+    (z,) = harp.ir.call(t.mlir(), "main", [x])
+    assert np.array_equal(z, (x + 1).sum(axis=0))
+
+
+def test_errors_are_python_exceptions():
+    a = harp.tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(harp.HarpError, match=r"add: shapes \[2, 3\] and \[4\] cannot be broadcast"):
+        (a + harp.tensor(np.ones(4, np.float32))).numpy()
+    with pytest.raises(harp.HarpError, match="matmul: inner dims differ"):
+        a @ a
+    with pytest.raises(harp.HarpError, match="reshape: cannot view"):
+        a.reshape([7])
+    with pytest.raises(harp.HarpError, match="backward: the loss must be a 0-d float tensor"):
+        a.backward()
+    with pytest.raises(IndexError):
+        a[5]
+    with pytest.raises(ValueError, match="invalid IR"):
+        harp.ir.parse("func.func @f(")
+    with pytest.raises(ValueError, match="reads out of bounds"):
+        harp.ir.parse("func.func @f(%x: tensor<4xf32>) -> tensor<5xf32> {\n"
+                      "  %v = harp.view %x <(d0) -> (d0)> : tensor<4xf32> -> tensor<5xf32>\n"
+                      "  return %v : tensor<5xf32>\n}\n")
+    with pytest.raises(ValueError, match="invalid pass pipeline"):
+        harp.ir.run_pipeline("module {}", "builtin.module(no-such-pass)")
+    with pytest.raises(ValueError, match="must be anchored on builtin.module"):
+        harp.ir.run_pipeline("module {}", "func.func(canonicalize)")
+    with pytest.raises(ValueError, match="has type tensor<3xf32> but tensor<2xf32> is expected"):
+        harp.ir.call("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                      "  return %a : tensor<2xf32>\n}\n", "f", [np.zeros(3, np.float32)])
+    # Still usable afterwards.
+    assert a.sum().item() == 6.0
+
+
+def test_digits_example_trains():
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "digits.py"),
+                           "--epochs", "6", "--min-accuracy", "0.95"],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "test accuracy" in proc.stdout
