@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds everything, and runs every harp test: lit (dialect,
 # conversions, C API, unit tests, fuzzing, examples) and pytest (programs
-# executed through the JIT against NumPy). Ends with one line:
+# executed through the JIT against NumPy, and the Python package against
+# PyTorch, including the digits training example). Ends with one line:
 # "harp: N passed, N failed".
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,13 +17,15 @@ count() { # count LOG REGEX: the number before REGEX on the summary line
 # Kernels compiled by the tests are cached inside build/, not in the user's
 # cache: a fresh clone starts empty.
 export HARP_CACHE_DIR="$root/build/harp-cache"
+# `import harp` from the build tree.
+export PYTHONPATH="$root/build/python${PYTHONPATH:+:$PYTHONPATH}"
 
 set +e
 lit_log=build/lit-results.txt
 /usr/lib/llvm-22/bin/lit -sv build/test 2>&1 | tee "$lit_log"
 lit_status=${PIPESTATUS[0]}
 py_log=build/pytest-results.txt
-/usr/bin/python3 -m pytest -q -p no:cacheprovider test/Integration 2>&1 | tee "$py_log"
+/usr/bin/python3 -m pytest -q -p no:cacheprovider test/Integration test/python 2>&1 | tee "$py_log"
 py_status=${PIPESTATUS[0]}
 set -e
 
