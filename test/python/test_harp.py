@@ -159,6 +159,82 @@ def test_conv_gather_scatter_interpolate_against_torch():
           torch.nn.functional.interpolate(torch.tensor(img), size=(5, 7), mode="nearest"))
 
 
+def grads(fn_harp, fn_torch, *arrays, weight_seed=20):
+    """Forward values and gradients of sum(fn(*arrays) * w) in harp and torch."""
+    hs = [harp.tensor(a, harp.float64) for a in arrays]
+    for h in hs:
+        h.requires_grad = True
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ty = fn_torch(*ts)
+    w = rnd(*ty.shape, seed=weight_seed)
+    hy = fn_harp(*hs)
+    (hy * harp.tensor(w, harp.float64)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    close(hy.numpy(), ty.detach())
+    for h, t in zip(hs, ts):
+        close(h.grad.numpy(), t.grad)
+
+
+def test_gather_scatter_interpolate_unfold_fold_gradients():
+    idx = np.array([[2, 0, 1, 2], [1, 1, 0, 0]], np.int64)
+    grads(lambda s: harp.gather(s, harp.tensor(idx), 1),
+          lambda s: torch.gather(s, 1, torch.tensor(idx)), rnd(2, 3, seed=21))
+    grads(lambda d, s: harp.scatter_add(d, harp.tensor(idx), s, 1),
+          lambda d, s: d.scatter_add(1, torch.tensor(idx), s),
+          rnd(2, 3, seed=22), rnd(2, 4, seed=23))
+    grads(lambda x: harp.interpolate_linear(x, [5, 7]),
+          lambda x: torch.nn.functional.interpolate(x, size=(5, 7), mode="bilinear"),
+          rnd(1, 2, 3, 4, seed=24))
+    grads(lambda x: harp.interpolate_nearest(x, [5, 7]),
+          lambda x: torch.nn.functional.interpolate(x, size=(5, 7), mode="nearest"),
+          rnd(1, 2, 3, 4, seed=25))
+    # unfold: windows over the trailing dims, [lead..., out..., kernel...].
+    grads(lambda x: harp.unfold(x, [3, 2], [2, 1], [1, 1]),
+          lambda x: x.unfold(1, 3, 2).unfold(2, 2, 1), rnd(2, 7, 5, seed=26))
+    grads(lambda x: harp.unfold(x, [2], [1], [2]),
+          lambda x: x[..., torch.arange(2)[None, :] * 2 + torch.arange(4)[:, None]],
+          rnd(3, 6, seed=27))
+    # fold is unfold's adjoint: torch's vector-Jacobian product of unfold.
+    cols = rnd(2, 3, 4, 3, 2, seed=28)
+    x = torch.zeros(2, 7, 5, dtype=torch.float64, requires_grad=True)
+    (x.unfold(1, 3, 2).unfold(2, 2, 1) * torch.tensor(cols)).sum().backward()
+    close(harp.fold(harp.tensor(cols, harp.float64), [7, 5], [2, 1], [1, 1]).numpy(), x.grad)
+    grads(lambda c: harp.fold(c, [7, 5], [2, 1], [1, 1]), _fold_torch, cols)
+
+
+def _fold_torch(c):
+    """fold in torch: the scatter-add of unfold's windows."""
+    out = torch.zeros(2, 7, 5, dtype=c.dtype)
+    for i in range(c.shape[1]):
+        for j in range(c.shape[2]):
+            out = out.index_put((torch.arange(2)[:, None, None],
+                                 (2 * i + torch.arange(3))[None, :, None],
+                                 (j + torch.arange(2))[None, None, :]),
+                                c[:, i, j], accumulate=True)
+    return out
+
+
+def test_elementwise_integer_and_comparison_ops_against_torch():
+    a = np.array([[7, -7, 5], [-3, 8, 0]], np.int64)
+    b = np.array([[2, 3, -2], [2, -3, 1]], np.int64)
+    ha, hb, ta, tb = harp.tensor(a), harp.tensor(b), torch.tensor(a), torch.tensor(b)
+    close((ha // hb).numpy(), torch.div(ta, tb, rounding_mode="floor"))
+    close((ha & hb).numpy(), ta & tb)
+    close((ha | hb).numpy(), ta | tb)
+    close((ha ^ hb).numpy(), ta ^ tb)
+    close((~ha).numpy(), ~ta)
+    close((ha << 2).numpy(), ta << 2)
+    close((ha >> 1).numpy(), ta >> 1)
+    close((-ha).numpy(), -ta)
+    for op in ["__lt__", "__le__", "__gt__", "__ge__"]:
+        close(getattr(ha, op)(hb).numpy(), getattr(ta, op)(tb))
+    close(ha.eq(hb).numpy(), ta == tb)
+    close(ha.ne(hb).numpy(), ta != tb)
+    x = rnd(3, 4, seed=29, low=-3, high=3)
+    close(harp.tensor(x, harp.float64).floor().numpy(), torch.floor(torch.tensor(x)))
+    close(harp.tensor(x, harp.float64).astype(harp.int32).numpy(), torch.tensor(x).to(torch.int32))
+
+
 def test_broadcasting_and_promotion():
     a = harp.tensor(np.ones((2, 1, 3), np.float32))
     b = harp.tensor(np.arange(4, dtype=np.int32).reshape(4, 1))
