@@ -117,13 +117,47 @@ NodePtr fromNumpy(py::array array) {
   return detail::fromData(dtype, shape, c.data());
 }
 
-/// The realized value as a NumPy array sharing harp's buffer (no copy).
-py::array toNumpy(const NodePtr &node) {
-  const Array &a = detail::realize(node);
+/// The NumPy dtype of a function result. Signature element types are
+/// signless, so integers come back signed.
+py::dtype numpyOfKind(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F16:
+    return py::dtype("float16");
+  case ElementKind::BF16:
+    throw py::type_error("harp.ir.call: bf16 results have no NumPy dtype");
+  case ElementKind::F32:
+    return numpyOf(DType::F32);
+  case ElementKind::F64:
+    return numpyOf(DType::F64);
+  case ElementKind::I1:
+    return numpyOf(DType::Bool);
+  case ElementKind::I8:
+    return numpyOf(DType::I8);
+  case ElementKind::I16:
+    return numpyOf(DType::I16);
+  case ElementKind::I32:
+    return numpyOf(DType::I32);
+  case ElementKind::I64:
+    return numpyOf(DType::I64);
+  case ElementKind::C64:
+    return py::dtype("complex64");
+  case ElementKind::C128:
+    return py::dtype("complex128");
+  }
+  throw py::type_error("harp.ir.call: unknown result element kind");
+}
+
+/// A NumPy array over `a`'s buffer (no copy) that keeps the buffer alive.
+py::array wrapArray(const Array &a, const py::dtype &dtype) {
   auto *keep = new Array(a);
   py::capsule owner(keep, [](void *p) { delete static_cast<Array *>(p); });
   std::vector<ssize_t> shape(a.shape().begin(), a.shape().end());
-  return py::array(numpyOf(detail::dtypeOf(node)), shape, a.data(), owner);
+  return py::array(dtype, shape, a.data(), owner);
+}
+
+/// The realized value as a NumPy array sharing harp's buffer.
+py::array toNumpy(const NodePtr &node) {
+  return wrapArray(detail::realize(node), numpyOf(detail::dtypeOf(node)));
 }
 
 NodePtr scalarLike(const NodePtr &like, double value) {
@@ -238,13 +272,8 @@ py::list call(const std::string &text, const std::string &name,
   for (const py::array &a : args) {
     py::array c = py::array::ensure(a, py::array::c_style);
     keep.push_back(c);
-    DType d = dtypeOfNumpy(c.dtype());
-    static const ElementKind kinds[] = {
-        ElementKind::I1,  ElementKind::I8,  ElementKind::I16, ElementKind::I32,
-        ElementKind::I64, ElementKind::I8,  ElementKind::I16, ElementKind::I32,
-        ElementKind::I64, ElementKind::F32, ElementKind::F64};
     inputs.push_back(Array::borrow(
-        TensorType{kinds[static_cast<int>(d)],
+        TensorType{elementKindOf(dtypeOfNumpy(c.dtype())),
                    std::vector<int64_t>(c.shape(), c.shape() + c.ndim())},
         const_cast<void *>(c.data())));
   }
@@ -253,19 +282,7 @@ py::list call(const std::string &text, const std::string &name,
     throw py::value_error(llvm::toString(out.takeError()));
   py::list results;
   for (const Array &a : *out) {
-    auto *held = new Array(a);
-    py::capsule owner(held, [](void *p) { delete static_cast<Array *>(p); });
-    std::vector<ssize_t> shape(a.shape().begin(), a.shape().end());
-    py::dtype dt = a.kind() == ElementKind::I1    ? py::dtype::of<bool>()
-                   : a.kind() == ElementKind::F32 ? py::dtype::of<float>()
-                   : a.kind() == ElementKind::F64 ? py::dtype::of<double>()
-                   : a.kind() == ElementKind::I8  ? py::dtype::of<int8_t>()
-                   : a.kind() == ElementKind::I16 ? py::dtype::of<int16_t>()
-                   : a.kind() == ElementKind::I32 ? py::dtype::of<int32_t>()
-                   : a.kind() == ElementKind::I64 ? py::dtype::of<int64_t>()
-                   : a.kind() == ElementKind::C64 ? py::dtype("complex64")
-                                                  : py::dtype("complex128");
-    results.append(py::array(dt, shape, a.data(), owner));
+    results.append(wrapArray(a, numpyOfKind(a.kind())));
   }
   return results;
 }

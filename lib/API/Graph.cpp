@@ -29,7 +29,7 @@ std::string harp::dtypeName(DType d) {
   return names[static_cast<int>(d)];
 }
 
-static ElementKind kindOf(DType d) {
+ElementKind harp::elementKindOf(DType d) {
   switch (d) {
   case DType::Bool:
     return ElementKind::I1;
@@ -173,7 +173,7 @@ NodePtr harp::detail::fromData(DType dtype, std::vector<int64_t> shape,
                                const void *data) {
   checkShape("from_data", shape);
   auto n = make(Kind::Leaf, shape, dtype);
-  Array array = Array::allocate(TensorType{kindOf(dtype), shape});
+  Array array = Array::allocate(TensorType{elementKindOf(dtype), shape});
   if (data)
     std::memcpy(array.data(), data, array.byteSize());
   n->data = array;

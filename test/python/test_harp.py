@@ -298,6 +298,12 @@ func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     (y,) = harp.ir.call(text, "f", [x])
     assert np.array_equal(y, x.T)
+    for dtype in [np.bool_, np.int8, np.int32, np.int64, np.float64]:
+        ident = "func.func @g(%a: tensor<3x{0}>) -> tensor<3x{0}> {{\n  return %a : tensor<3x{0}>\n}}\n"
+        elem = {np.bool_: "i1", np.int8: "i8", np.int32: "i32", np.int64: "i64", np.float64: "f64"}[dtype]
+        arr = (np.arange(3) % 2).astype(dtype)
+        (back,) = harp.ir.call(ident.format(elem), "g", [arr])
+        assert back.dtype == arr.dtype and np.array_equal(back, arr)
     # The IR a tensor program built, through the same path.
     t = (harp.tensor(x) + 1).sum(axis=0)
     (z,) = harp.ir.call(t.mlir(), "main", [x])

@@ -34,6 +34,8 @@ public:
 enum class DType { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
 
 std::string dtypeName(DType dtype);
+/// The runtime element kind that holds a dtype (signless for unsigned).
+ElementKind elementKindOf(DType dtype);
 
 constexpr bool isFloat(DType d) { return d == DType::F32 || d == DType::F64; }
 constexpr bool isUnsigned(DType d) {
