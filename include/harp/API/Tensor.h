@@ -292,24 +292,19 @@ public:
   Tensor mean_keepdim(int64_t axis) const { return redKeep("mean", axis); }
   /// Over several axes: the rank is only known at run time.
   Tensor<T, DimDyn> sum(Shape axes, bool keepdim) const {
-    return Tensor<T, DimDyn>(
-        detail::reduce("sum", node, std::move(axes), keepdim));
+    return redAxes("sum", std::move(axes), keepdim);
   }
   Tensor<T, DimDyn> max(Shape axes, bool keepdim) const {
-    return Tensor<T, DimDyn>(
-        detail::reduce("max", node, std::move(axes), keepdim));
+    return redAxes("max", std::move(axes), keepdim);
   }
   Tensor<T, DimDyn> prod(Shape axes, bool keepdim) const {
-    return Tensor<T, DimDyn>(
-        detail::reduce("prod", node, std::move(axes), keepdim));
+    return redAxes("prod", std::move(axes), keepdim);
   }
   Tensor<T, DimDyn> min(Shape axes, bool keepdim) const {
-    return Tensor<T, DimDyn>(
-        detail::reduce("min", node, std::move(axes), keepdim));
+    return redAxes("min", std::move(axes), keepdim);
   }
   Tensor<T, DimDyn> mean(Shape axes, bool keepdim) const {
-    return Tensor<T, DimDyn>(
-        detail::reduce("mean", node, std::move(axes), keepdim));
+    return redAxes("mean", std::move(axes), keepdim);
   }
   Tensor<T, Dim<0>> sum() const { return redAll("sum"); }
   Tensor<T, Dim<0>> prod() const { return redAll("prod"); }
@@ -523,6 +518,10 @@ private:
   }
   Tensor<T, Dim<0>> redAll(const char *kind) const {
     return Tensor<T, Dim<0>>(detail::reduce(kind, node, {}, false));
+  }
+  Tensor<T, DimDyn> redAxes(const char *kind, Shape axes, bool keepdim) const {
+    return Tensor<T, DimDyn>(
+        detail::reduce(kind, node, std::move(axes), keepdim));
   }
 
   detail::NodePtr node;
