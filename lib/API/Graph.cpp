@@ -1314,25 +1314,31 @@ void harp::detail::backward(const NodePtr &loss) {
   os << f << "func.func @main(";
   for (size_t i = 0; i < argTypes.size(); ++i)
     os << (i ? ", " : "") << "%arg" << i << ": " << argTypes[i];
-  os << ") -> (" << join(gradTypes) << ") {\n  %r:" << wrt.size() + 1
-     << " = harp.autodiff @loss(";
+  // The loss value comes back too and is kept on the node, so reading it
+  // after backward() runs nothing.
+  os << ") -> (" << lossType << ", " << join(gradTypes)
+     << ") {\n  %r:" << wrt.size() + 1 << " = harp.autodiff @loss(";
   for (size_t i = 0; i < argTypes.size(); ++i)
     os << (i ? ", " : "") << "%arg" << i;
   os << ") wrt [";
   for (size_t j = 0; j < wrt.size(); ++j)
     os << (j ? ", " : "") << wrt[j];
   os << "] : (" << join(argTypes) << ") -> (" << lossType << ", "
-     << join(gradTypes) << ")\n  return ";
+     << join(gradTypes) << ")\n  return %r#0";
   for (size_t j = 0; j < wrt.size(); ++j)
-    os << (j ? ", " : "") << "%r#" << j + 1;
-  os << " : " << join(gradTypes) << "\n}\n";
-  std::vector<Array> grads = run(os.str(), "main", emitter.args);
+    os << ", %r#" << j + 1;
+  os << " : " << lossType << ", " << join(gradTypes) << "\n}\n";
+  std::vector<Array> results = run(os.str(), "main", emitter.args);
+  if (loss->kind != Kind::Leaf) {
+    loss->data = results[0];
+    loss->epoch = nextEpoch();
+  }
   for (size_t j = 0; j < wrt.size(); ++j) {
     const NodePtr &leaf = emitter.args[wrt[j]];
     if (leaf->gradient)
-      accumulate(*leaf->gradient, grads[j]);
+      accumulate(*leaf->gradient, results[j + 1]);
     else
-      leaf->gradient = grads[j];
+      leaf->gradient = results[j + 1];
   }
 }
 

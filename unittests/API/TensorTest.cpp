@@ -379,6 +379,15 @@ TEST(Tensor, BackwardMatchesFiniteDifferences) {
   w.zero_grad();
   EXPECT_EQ(errorOf([&] { w.grad(); }),
             "grad: no gradient has been accumulated for this tensor");
+  // backward() keeps the loss value: reading it runs nothing.
+  auto l = ((x * w).tanh() * (x.exp() + w.sin())).sum();
+  l.backward();
+  detail::CompileCounts afterBackward = detail::compileCounts();
+  double value = l.item();
+  detail::CompileCounts afterItem = detail::compileCounts();
+  EXPECT_EQ(afterItem.memoryHits, afterBackward.memoryHits);
+  EXPECT_EQ(afterItem.compilations, afterBackward.compilations);
+  EXPECT_NEAR(value, loss(xs, ws).item(), 1e-12);
 }
 
 TEST(Tensor, RealizingAgainHitsTheKernelCache) {
