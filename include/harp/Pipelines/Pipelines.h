@@ -21,6 +21,15 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
       *this, "fuse",
       llvm::cl::desc("Fuse map_reduce chains before lowering (harp-fuse)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Tile and vectorize the linalg kernels (harp-vectorize)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<unsigned> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Vector register width for harp-vectorize (the JIT "
+                     "passes the host's: 512 with AVX-512, else 256)"),
+      llvm::cl::init(512)};
 };
 
 /// harp on tensors to the LLVM dialect: harp-function-abi, harp-autodiff,

@@ -109,4 +109,68 @@ def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
   ];
 }
 
+def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
+  let summary = "Tile linalg kernels to vector-sized tiles and vectorize them";
+  let description = [{
+    Runs on linalg on tensors, after `convert-harp-to-linalg` and
+    `harp-fuse-epilogues`, before bufferization. Every `linalg` op with static
+    loop ranges and integer or float elements is tiled with `scf.for` loops
+    and its tile turned into `vector` ops (a tile whose shape is not static,
+    at the edge of a dim the tile size does not divide, is vectorized with
+    masks). The tile shape depends on the kernel:
+
+    * a contraction (matmul, batched matmul: `inferContractionDims` finds
+      m, n and k) gets a register tile of `register-rows` x
+      (`register-vectors` x vector length) accumulators over m and n, and a
+      `k` loop of step one innermost; the accumulator tile is hoisted out of
+      the `k` loop, so the loop body is loads and fused multiply-adds;
+    * a reduction whose largest input is contiguous along a reduced dim
+      (row sums, softmax's max and sum, layer norm's statistics) is tiled
+      along that dim with a vector of partial accumulators
+      (`ReductionTilingStrategy::PartialReductionOuterReduction`), merged by
+      one horizontal reduction after the loop;
+    * anything else (element-wise kernels, broadcasts, reductions over outer
+      dims) is vectorized along the innermost dim of its result.
+
+    After vectorization, loop-invariant transfers are hoisted out of their
+    loops and `math` functions (tanh, exp, log, erf, ...) on `f32` are
+    replaced by polynomial approximations, so they vectorize instead of
+    becoming one libm call per element. Kernels that cannot be vectorized
+    (complex elements, dynamic shapes, reads the vectorizer rejects) are
+    left as they are and lowered to scalar loops later.
+
+    ```mlir
+    // before
+    %r = linalg.generic {... ["parallel", "parallel", "reduction"]} // matmul
+    // after (vector-bits=512, f32): 8x32 register tile
+    %r = scf.for %i ... step %c8 {
+      scf.for %j ... step %c32 {
+        %acc = vector.transfer_read ... : vector<8x32xf32>
+        %t = scf.for %k ... iter_args(%a = %acc) -> vector<8x32xf32> {
+          %c = vector.contract ... : vector<8x1xf32>, vector<1x32xf32> ...
+        }
+        vector.transfer_write %t ...
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
+           "Width of the target's vector registers in bits">,
+    Option<"registerRows", "register-rows", "unsigned", /*default=*/"8",
+           "Rows (m) of a contraction's register tile">,
+    Option<"registerVectors", "register-vectors", "unsigned", /*default=*/"2",
+           "Vectors per row (n) of a contraction's register tile">,
+    Option<"reductionVectors", "reduction-vectors", "unsigned",
+           /*default=*/"4",
+           "Independent vector accumulators of an inner-dim reduction">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // HARP_DIALECT_HARP_TRANSFORMS_PASSES_TD
