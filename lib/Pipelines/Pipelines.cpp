@@ -44,6 +44,9 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Tile loops yield the buffer they were given: folding those iter_args
+  // lets a result's allocation reach the return, where it is hoisted.
+  pm.addPass(createCanonicalizerPass());
   // Callers (the JIT) allocate results: no buffer crosses the boundary with
   // ownership attached.
   bufferization::BufferResultsToOutParamsPassOptions outParams;

@@ -198,6 +198,19 @@ const FunctionSignature *Executable::lookup(StringRef name) const {
   return nullptr;
 }
 
+Expected<std::vector<Array>>
+Executable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
+  const FunctionSignature *sig = lookup(name);
+  if (!sig)
+    return makeError("no public function @" + name + " in the module");
+  std::vector<Array> results;
+  for (const TensorType &type : sig->results)
+    results.push_back(Array::allocate(type));
+  if (Error err = callInto(name, inputs, results))
+    return std::move(err);
+  return results;
+}
+
 namespace {
 using PackedFn = void (*)(void **);
 
@@ -211,8 +224,8 @@ public:
 
   llvm::ArrayRef<FunctionSignature> functions() const override { return sigs; }
 
-  Expected<std::vector<Array>>
-  call(StringRef name, llvm::ArrayRef<Array> inputs) const override;
+  Error callInto(StringRef name, llvm::ArrayRef<Array> inputs,
+                 llvm::ArrayRef<Array> results) const override;
 
 private:
   std::unique_ptr<llvm::orc::LLJIT> jit;
@@ -238,8 +251,8 @@ static std::vector<int64_t> descriptorOf(const Array &array) {
   return d;
 }
 
-Expected<std::vector<Array>>
-JitExecutable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
+Error JitExecutable::callInto(StringRef name, llvm::ArrayRef<Array> inputs,
+                              llvm::ArrayRef<Array> results) const {
   size_t at = 0;
   while (at < sigs.size() && sigs[at].name != name)
     ++at;
@@ -259,9 +272,33 @@ JitExecutable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
       return makeError("input #" + llvm::Twine(i) + " of @" + name +
                        " has no data");
   }
-  std::vector<Array> results;
-  for (const TensorType &type : sig.results)
-    results.push_back(Array::allocate(type));
+  if (results.size() != sig.results.size())
+    return makeError("@" + name + " has " + llvm::Twine(sig.results.size()) +
+                     " results but " + llvm::Twine(results.size()) +
+                     " buffers were given");
+  auto overlap = [](const Array &a, const Array &b) {
+    auto *a0 = static_cast<const char *>(a.data());
+    auto *b0 = static_cast<const char *>(b.data());
+    return a.byteSize() && b.byteSize() && a0 < b0 + b.byteSize() &&
+           b0 < a0 + a.byteSize();
+  };
+  for (auto [i, result] : llvm::enumerate(results)) {
+    if (!(result.type() == sig.results[i]))
+      return makeError("result #" + llvm::Twine(i) + " of @" + name +
+                       " has type " + sig.results[i].str() + " but the " +
+                       "buffer given is " + result.type().str());
+    if (!result.data() && result.numElements() != 0)
+      return makeError("result buffer #" + llvm::Twine(i) + " of @" + name +
+                       " has no data");
+    for (const Array &input : inputs)
+      if (overlap(result, input))
+        return makeError("result buffer #" + llvm::Twine(i) + " of @" + name +
+                         " overlaps an input");
+    for (const Array &other : results.take_front(i))
+      if (overlap(result, other))
+        return makeError("result buffer #" + llvm::Twine(i) + " of @" + name +
+                         " overlaps another result buffer");
+  }
 
   std::vector<std::vector<int64_t>> descriptors;
   for (const Array &input : inputs)
@@ -272,7 +309,7 @@ JitExecutable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
   for (std::vector<int64_t> &d : descriptors)
     args.push_back(d.data());
   entries[at](args.data());
-  return results;
+  return Error::success();
 }
 
 //===----------------------------------------------------------------------===//

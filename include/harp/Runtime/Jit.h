@@ -43,8 +43,14 @@ public:
   const FunctionSignature *lookup(llvm::StringRef name) const;
   /// Calls `name` on `inputs` (checked against its signature: count, element
   /// type and shape) and returns freshly allocated results.
-  virtual llvm::Expected<std::vector<Array>>
-  call(llvm::StringRef name, llvm::ArrayRef<Array> inputs) const = 0;
+  llvm::Expected<std::vector<Array>> call(llvm::StringRef name,
+                                          llvm::ArrayRef<Array> inputs) const;
+  /// Calls `name` writing its results into `results`, which must match the
+  /// result types and must not overlap the inputs or each other: no
+  /// allocation, so repeated calls touch no fresh pages.
+  virtual llvm::Error callInto(llvm::StringRef name,
+                               llvm::ArrayRef<Array> inputs,
+                               llvm::ArrayRef<Array> results) const = 0;
 };
 
 struct JitOptions {
