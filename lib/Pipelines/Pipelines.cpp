@@ -28,7 +28,10 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertHarpToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   if (options.fuse) {
-    pm.addNestedPass<func::FuncOp>(createHarpFuseEpiloguesPass());
+    // Vectorized matmuls keep their own kernel (see harp-fuse-epilogues).
+    HarpFuseEpiloguesPassOptions epilogues;
+    epilogues.contractions = !options.vectorize;
+    pm.addNestedPass<func::FuncOp>(createHarpFuseEpiloguesPass(epilogues));
     pm.addPass(createCanonicalizerPass());
   }
   if (options.vectorize) {
@@ -76,6 +79,8 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   vectorToLLVM.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
   vectorToLLVM.reassociateFPReductions = true;
+  vectorToLLVM.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle16x16;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());

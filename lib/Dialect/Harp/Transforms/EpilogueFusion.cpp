@@ -20,24 +20,28 @@ static bool isReduction(linalg::GenericOp op) {
   return op.getNumReductionLoops() > 0;
 }
 
-/// An all-parallel generic reading a reduction that only it reads.
-static bool isEpilogue(linalg::GenericOp op) {
+/// An all-parallel generic reading a reduction that only it reads (not a
+/// contraction unless `contractions`).
+static bool isEpilogue(linalg::GenericOp op, bool contractions) {
   if (op.getNumReductionLoops() != 0 || op.getNumLoops() < 2 ||
       op.getNumDpsInits() != 1)
     return false;
-  return llvm::any_of(op.getDpsInputs(), [](Value input) {
+  return llvm::any_of(op.getDpsInputs(), [&](Value input) {
     auto producer = input.getDefiningOp<linalg::GenericOp>();
-    return producer && isReduction(producer) && input.hasOneUse();
+    return producer && isReduction(producer) && input.hasOneUse() &&
+           (contractions || !linalg::isaContractionOpInterface(producer));
   });
 }
 
 namespace {
 struct HarpFuseEpiloguesPass
     : harp::impl::HarpFuseEpiloguesPassBase<HarpFuseEpiloguesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> epilogues;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isEpilogue(op))
+      if (isEpilogue(op, contractions))
         epilogues.push_back(op);
     });
     IRRewriter rewriter(&getContext());

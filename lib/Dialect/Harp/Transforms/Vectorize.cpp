@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -19,7 +20,9 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -41,6 +44,10 @@ struct TilePlan {
   SmallVector<int64_t> tileSizes;
   SmallVector<int64_t> interchange;
   std::optional<unsigned> partialReductionDim;
+  /// Cache blocks tiled first (0 = none), their loops ordered as
+  /// `cacheInterchange`: a contraction's (n, k) panels.
+  SmallVector<int64_t> cacheTileSizes;
+  SmallVector<int64_t> cacheInterchange;
 };
 
 struct Config {
@@ -48,6 +55,8 @@ struct Config {
   unsigned registerRows;
   unsigned registerVectors;
   unsigned reductionVectors;
+  unsigned cacheK;
+  unsigned cacheN;
 };
 
 } // namespace
@@ -86,6 +95,28 @@ static std::optional<unsigned> contiguousDim(AffineMap map) {
   if (auto dim = dyn_cast<AffineDimExpr>(map.getResults().back()))
     return dim.getPosition();
   return std::nullopt;
+}
+
+/// The kernel's largest tensor input, or null.
+static OpOperand *largestInput(linalg::LinalgOp op) {
+  OpOperand *largest = nullptr;
+  int64_t largestSize = -1;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (type && type.getRank() > 0 && type.getNumElements() > largestSize) {
+      largest = input;
+      largestSize = type.getNumElements();
+    }
+  }
+  return largest;
+}
+
+/// The contiguous dim of the kernel's largest tensor input.
+static std::optional<unsigned> largestInputContiguousDim(linalg::LinalgOp op) {
+  OpOperand *largest = largestInput(op);
+  if (!largest)
+    return std::nullopt;
+  return contiguousDim(op.getMatchingIndexingMap(largest));
 }
 
 /// Whether every result of `map` grows with every dim: a sum of dims with
@@ -145,6 +176,20 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       plan.tileSizes[n] = clampTo(n, config.registerVectors * lanes);
       SmallVector<unsigned> inner(dims->k.begin(), dims->k.end());
       plan.interchange = innermostLast(numLoops, inner);
+      // Cache blocks: a (k x n) panel of the right operand stays in L2
+      // while every row tile of the left one streams past it. Only where
+      // the block divides the dim, so no remainder needs a second plan.
+      unsigned k = dims->k.back();
+      plan.cacheTileSizes.assign(numLoops, 0);
+      if (config.cacheN && ranges[n] > config.cacheN &&
+          ranges[n] % config.cacheN == 0)
+        plan.cacheTileSizes[n] = config.cacheN;
+      if (config.cacheK && ranges[k] > config.cacheK &&
+          ranges[k] % config.cacheK == 0)
+        plan.cacheTileSizes[k] = config.cacheK;
+      plan.cacheInterchange = innermostLast(numLoops, {n, k});
+      if (llvm::all_of(plan.cacheTileSizes, [](int64_t t) { return !t; }))
+        plan.cacheTileSizes.clear();
       return plan;
     }
   }
@@ -153,18 +198,7 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   // partial accumulators along that dim.
   bool hasReduction = op.getNumReductionLoops() > 0;
   if (hasReduction) {
-    OpOperand *largest = nullptr;
-    int64_t largestSize = -1;
-    for (OpOperand *input : op.getDpsInputOperands()) {
-      auto type = cast<RankedTensorType>(input->get().getType());
-      if (type.getRank() > 0 && type.getNumElements() > largestSize) {
-        largest = input;
-        largestSize = type.getNumElements();
-      }
-    }
-    std::optional<unsigned> dim;
-    if (largest)
-      dim = contiguousDim(op.getMatchingIndexingMap(largest));
+    std::optional<unsigned> dim = largestInputContiguousDim(op);
     if (dim && linalg::isReductionIterator(iterators[*dim])) {
       int64_t width = config.reductionVectors * lanes;
       plan.interchange = innermostLast(numLoops, {*dim});
@@ -185,6 +219,28 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   if (!dim || !linalg::isParallelIterator(iterators[*dim]))
     return std::nullopt;
   plan.tileSizes[*dim] = clampTo(*dim, lanes);
+  // A transpose reads along another dim than it writes: a square tile, read
+  // and written with full vectors and transposed in registers.
+  if (std::optional<unsigned> read = largestInputContiguousDim(op);
+      read && *read != *dim && linalg::isParallelIterator(iterators[*read]))
+    plan.tileSizes[*read] = clampTo(*read, lanes);
+  // A reduction that broadcasts its largest input along a parallel dim (a
+  // convolution's output channels) gets register rows along that dim: each
+  // vector of the input is loaded once for `register-rows` accumulators.
+  if (OpOperand *largest = largestInput(op); hasReduction && largest) {
+    AffineMap map = op.getMatchingIndexingMap(largest);
+    for (unsigned d = 0; d < numLoops; ++d) {
+      bool readElsewhere =
+          llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *other) {
+            return op.getMatchingIndexingMap(other).isFunctionOfDim(d);
+          });
+      if (d != *dim && linalg::isParallelIterator(iterators[d]) &&
+          ranges[d] > 1 && !map.isFunctionOfDim(d) && readElsewhere) {
+        plan.tileSizes[d] = clampTo(d, config.registerRows);
+        break;
+      }
+    }
+  }
   SmallVector<unsigned> reductions;
   for (unsigned d = 0; d < numLoops; ++d)
     if (linalg::isReductionIterator(iterators[d]))
@@ -196,14 +252,84 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 /// Marks the tiles `harp-vectorize` vectorizes once their shapes are static.
 static constexpr llvm::StringLiteral kVectorTile = "harp.vector_tile";
 
+/// A window read's slice (`oh + kh` of a convolution) gets a size clamped
+/// to its operand, dynamic although the tile reads a static extent: the
+/// extent of each operand dim is `expr(ranges - 1) - expr(0) + 1` for the
+/// monotone maps tiling accepts. Re-slices such inputs with static sizes.
+static void staticizeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  MLIRContext *context = op->getContext();
+  SmallVector<AffineExpr> first, last;
+  for (int64_t range : ranges) {
+    first.push_back(getAffineConstantExpr(0, context));
+    last.push_back(getAffineConstantExpr(range - 1, context));
+  }
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || type.hasStaticShape())
+      continue;
+    Value source = input->get();
+    if (auto cast = source.getDefiningOp<tensor::CastOp>())
+      source = cast.getSource();
+    auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!slice || !slice.hasUnitStride() ||
+        slice.getType().getRank() != int64_t(map.getNumResults()))
+      continue;
+    SmallVector<OpFoldResult> sizes;
+    for (AffineExpr result : map.getResults()) {
+      auto lo = dyn_cast<AffineConstantExpr>(
+          simplifyAffineExpr(result.replaceDims(first), 0, 0));
+      auto hi = dyn_cast<AffineConstantExpr>(
+          simplifyAffineExpr(result.replaceDims(last), 0, 0));
+      if (!lo || !hi)
+        return;
+      sizes.push_back(rewriter.getIndexAttr(hi.getValue() - lo.getValue() + 1));
+    }
+    rewriter.setInsertionPoint(op);
+    Value exact = tensor::ExtractSliceOp::create(
+        rewriter, slice.getLoc(), slice.getSource(), slice.getMixedOffsets(),
+        sizes, slice.getMixedStrides());
+    rewriter.modifyOpInPlace(op, [&] { input->set(exact); });
+  }
+}
+
 /// Vectorizes one marked tile. A tile whose shape is still dynamic (the
 /// peeled remainder at the edge of a dim its tile size does not divide) and
 /// a tile the vectorizer rejects stay scalar.
 static void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
   op->removeAttr(kVectorTile);
-  if (op.hasDynamicShape() ||
-      failed(linalg::vectorizeOpPrecondition(op, {}, {},
-                                             /*vectorizeNDExtract=*/true)))
+  staticizeInputSlices(rewriter, op);
+  if (op.hasDynamicShape())
+    return;
+  auto canVectorize = [](linalg::LinalgOp candidate) {
+    return succeeded(linalg::vectorizeOpPrecondition(
+        candidate, {}, {}, /*vectorizeNDExtract=*/true));
+  };
+  bool windowed = llvm::any_of(op.getIndexingMapsArray(), [](AffineMap map) {
+    return !map.isProjectedPermutation(/*allowZeroInResults=*/true);
+  });
+  if (windowed) {
+    // A window read (`oh + kh` of a convolution) is not a projected
+    // permutation, which the vectorizer needs; in a tile the window dims
+    // have extent one, and dropping unit dims leaves plain dims.
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic)
+      return;
+    linalg::ControlDropUnitDims control;
+    control.rankReductionStrategy =
+        linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::DropUnitDimsResult> dropped =
+        linalg::dropUnitDims(rewriter, generic, control);
+    if (failed(dropped))
+      return;
+    rewriter.replaceOp(op, dropped->replacements);
+    op = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  }
+  if (!canVectorize(op))
     return;
   rewriter.setInsertionPoint(op);
   FailureOr<linalg::VectorizationResult> result =
@@ -213,32 +339,29 @@ static void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
   rewriter.replaceOp(op, result->replacements);
 }
 
-/// Tiles `op` and peels the tile loops whose step does not divide their
-/// range, so the main loops carry tiles of a static shape; marks the tiles.
-/// Linalg ops the tiling creates outside the loops (accumulator
-/// initialisation, the merge of partial reductions) are appended to
-/// `worklist`.
-static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
-                        const Config &config,
-                        SmallVectorImpl<linalg::LinalgOp> &worklist) {
-  std::optional<TilePlan> plan = planTiles(op, config);
-  if (!plan)
-    return;
-
+/// Tiles `op` with `sizes` (and the partial-reduction strategy along
+/// `partialDim` when set), marks the tiles, and peels the tile loops whose
+/// step does not divide their range, so the main loops carry tiles of a
+/// static shape. Linalg ops the tiling creates outside the loops
+/// (accumulator initialisation, the merge of partial reductions) are
+/// appended to `worklist`.
+static FailureOr<scf::SCFTilingResult>
+tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
+         ArrayRef<int64_t> interchange, std::optional<unsigned> partialDim,
+         SmallVectorImpl<linalg::LinalgOp> &worklist) {
   scf::SCFTilingOptions options;
-  options.setTileSizes(
-      getAsIndexOpFoldResult(rewriter.getContext(), plan->tileSizes));
-  options.setInterchange(plan->interchange);
-  if (plan->partialReductionDim) {
+  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  options.setInterchange(interchange);
+  if (partialDim) {
     options.setReductionTilingStrategy(
         ReductionTilingStrategy::PartialReductionOuterReduction);
-    options.setReductionDims({*plan->partialReductionDim});
+    options.setReductionDims({*partialDim});
   }
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled))
-    return;
+    return failure();
   rewriter.replaceOp(op, tiled->replacements);
 
   for (Operation *tile : tiled->tiledOps)
@@ -258,6 +381,52 @@ static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
   for (Value init : tiled->initialValues)
     if (auto linalgInit = init.getDefiningOp<linalg::LinalgOp>())
       worklist.push_back(linalgInit);
+  return tiled;
+}
+
+/// Tiles `op` as `planTiles` says (see `tileOnce`).
+static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
+                        const Config &config,
+                        SmallVectorImpl<linalg::LinalgOp> &worklist) {
+  std::optional<TilePlan> plan = planTiles(op, config);
+  if (!plan)
+    return;
+
+  SmallVector<int64_t> sizes = plan->tileSizes;
+  SmallVector<int64_t> interchange = plan->interchange;
+  if (!plan->cacheTileSizes.empty()) {
+    FailureOr<scf::SCFTilingResult> blocks =
+        tileOnce(rewriter, op, plan->cacheTileSizes, plan->cacheInterchange,
+                 std::nullopt, worklist);
+    if (failed(blocks) || blocks->tiledOps.size() != 1)
+      return;
+    op = cast<linalg::LinalgOp>(blocks->tiledOps.front());
+    op->removeAttr(kVectorTile);
+  }
+  if (plan->partialReductionDim) {
+    // Partial-reduction tiling cannot tile parallel dims: the parallel
+    // dims get their own loops first (one row per iteration), then the
+    // row is tiled along the reduced dim.
+    SmallVector<int64_t> rows(sizes.size(), 0);
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    for (auto [d, iterator] : llvm::enumerate(iterators))
+      if (linalg::isParallelIterator(iterator))
+        rows[d] = sizes[d];
+    if (llvm::any_of(rows, [](int64_t size) { return size != 0; })) {
+      FailureOr<scf::SCFTilingResult> byRow =
+          tileOnce(rewriter, op, rows, {}, std::nullopt, worklist);
+      if (failed(byRow) || byRow->tiledOps.size() != 1)
+        return;
+      op = cast<linalg::LinalgOp>(byRow->tiledOps.front());
+      op->removeAttr(kVectorTile);
+    }
+    SmallVector<int64_t> along(sizes.size(), 0);
+    along[*plan->partialReductionDim] = sizes[*plan->partialReductionDim];
+    sizes = along;
+    interchange.clear();
+  }
+  (void)tileOnce(rewriter, op, sizes, interchange, plan->partialReductionDim,
+                 worklist);
 }
 
 namespace {
@@ -282,6 +451,38 @@ struct FuseMultiplyAdd : OpRewritePattern<arith::AddFOp> {
   }
 };
 
+/// `insert_slice(transfer_write(v, extract_slice(t)[0...]), t)` with the
+/// same offsets and sizes is `transfer_write(v, t)[offsets]`: the shape the
+/// accumulator of a convolution tile takes once its unit dims are dropped,
+/// and the form loop-invariant subset hoisting matches.
+struct WriteThroughSlice : OpRewritePattern<tensor::InsertSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::InsertSliceOp insert,
+                                PatternRewriter &rewriter) const override {
+    auto write = insert.getSource().getDefiningOp<vector::TransferWriteOp>();
+    if (!write || !write->hasOneUse() || write.getMask())
+      return failure();
+    auto slice = write.getBase().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getSource() != insert.getDest() ||
+        !slice.isSameAs(
+            insert, [](OpFoldResult a, OpFoldResult b) { return a == b; }) ||
+        slice.getSourceType().getRank() != slice.getType().getRank() ||
+        !insert.hasUnitStride())
+      return failure();
+    if (!llvm::all_of(write.getIndices(),
+                      [](Value v) { return isZeroInteger(v); }))
+      return failure();
+    SmallVector<Value> indices;
+    for (OpFoldResult offset : insert.getMixedOffsets())
+      indices.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, insert.getLoc(), offset));
+    rewriter.replaceOpWithNewOp<vector::TransferWriteOp>(
+        insert, write.getVector(), insert.getDest(), indices,
+        write.getPermutationMapAttr(), write.getInBoundsAttr());
+    return success();
+  }
+};
+
 struct HarpVectorizePass
     : harp::impl::HarpVectorizePassBase<HarpVectorizePass> {
   using Base::Base;
@@ -289,9 +490,12 @@ struct HarpVectorizePass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *context = &getContext();
-    Config config{vectorBits, std::max(1u, registerRows.getValue()),
+    Config config{vectorBits,
+                  std::max(1u, registerRows.getValue()),
                   std::max(1u, registerVectors.getValue()),
-                  std::max(1u, reductionVectors.getValue())};
+                  std::max(1u, reductionVectors.getValue()),
+                  cacheK,
+                  cacheN};
     if (config.vectorBits < 8) {
       func.emitError("harp-vectorize: vector-bits must be at least 8, got ")
           << config.vectorBits;
@@ -330,7 +534,7 @@ struct HarpVectorizePass
     RewritePatternSet cleanup(context);
     tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(cleanup);
     vector::populateVectorTransferDropUnitDimsPatterns(cleanup);
-    vector::populateCastAwayVectorLeadingOneDimPatterns(cleanup);
+    cleanup.add<WriteThroughSlice>(context);
     vector::TransferReadOp::getCanonicalizationPatterns(cleanup, context);
     vector::TransferWriteOp::getCanonicalizationPatterns(cleanup, context);
     tensor::ExtractSliceOp::getCanonicalizationPatterns(cleanup, context);
@@ -352,6 +556,10 @@ struct HarpVectorizePass
     // accuracy for large arguments): those stay libm calls or LLVM
     // intrinsics.
     RewritePatternSet math(context);
+    // Transposed and broadcasting transfers become minor-identity ones and
+    // vector.transpose (after hoisting, which matches transfers of equal
+    // form).
+    vector::populateVectorTransferPermutationMapLoweringPatterns(math);
     populateMathPolynomialApproximationPatterns(math, [](StringRef name) {
       return llvm::is_contained(
           {"math.tanh", "math.exp", "math.exp2", "math.expm1", "math.log",

@@ -101,7 +101,17 @@ def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
       ...
     }
     ```
+
+    With `contractions=false` a contraction (matmul) keeps its own kernel:
+    `harp-to-llvm` does so when it vectorizes, because a row of a matmul is
+    a matrix-vector product, while the whole matmul gets register tiles and
+    cache blocks from `harp-vectorize`; its epilogue is then a separate
+    vectorized kernel over a result that is still in cache.
   }];
+  let options = [
+    Option<"contractions", "contractions", "bool", /*default=*/"true",
+           "Also fuse contractions (matmuls) into their epilogues">
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
     "::mlir::scf::SCFDialect",
@@ -161,7 +171,11 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
            "Vectors per row (n) of a contraction's register tile">,
     Option<"reductionVectors", "reduction-vectors", "unsigned",
            /*default=*/"4",
-           "Independent vector accumulators of an inner-dim reduction">
+           "Independent vector accumulators of an inner-dim reduction">,
+    Option<"cacheK", "cache-k", "unsigned", /*default=*/"256",
+           "k extent of a contraction's cache block (0: no cache blocks)">,
+    Option<"cacheN", "cache-n", "unsigned", /*default=*/"512",
+           "n extent of a contraction's cache block (0: no cache blocks)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
