@@ -68,3 +68,27 @@ func.func @entry(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Code generation (harp-vectorize): the body of the matmul's k loop is one
+// multiply-add per row of its 8x32 register tile (LLVM splits each into
+// two 16-lane FMAs); the row sum ends in a horizontal reduction per row.
+// CHECK-LABEL: llvm.func @matmul_row_sum
+// CHECK-COUNT-8: llvm.intr.fmuladd{{.*}} : (vector<32xf32>, vector<32xf32>, vector<32xf32>) -> vector<32xf32>
+// CHECK: llvm.intr.vector.reduce.fadd
+// CHECK: llvm.return
+func.func @matmul_row_sum(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64xf32> {
+  %av = harp.view %a <(d0, d1, d2) -> (d0, d2)> : tensor<64x64xf32> -> tensor<64x64x64xf32>
+  %bv = harp.view %b <(d0, d1, d2) -> (d2, d1)> : tensor<64x64xf32> -> tensor<64x64x64xf32>
+  %mm = harp.map_reduce ins(%av, %bv : tensor<64x64x64xf32>, tensor<64x64x64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %y : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2]) : tensor<64x64xf32>
+  %s = harp.map_reduce ins(%mm : tensor<64x64xf32>) {
+  ^bb0(%x: f32):
+    harp.yield %x : f32
+  } reduce(sum, dims = [1]) : tensor<64xf32>
+  return %s : tensor<64xf32>
+}

@@ -440,11 +440,23 @@ struct FuseMultiplyAdd : OpRewritePattern<arith::AddFOp> {
     if (!isa<VectorType>(add.getType()))
       return failure();
     for (unsigned i = 0; i < 2; ++i) {
-      auto mul = add->getOperand(i).getDefiningOp<arith::MulFOp>();
+      // Also through the shape_cast that drops a contraction's unit k dim.
+      Value product = add->getOperand(i);
+      auto cast = product.getDefiningOp<vector::ShapeCastOp>();
+      if (cast && cast->hasOneUse())
+        product = cast.getSource();
+      auto mul = product.getDefiningOp<arith::MulFOp>();
       if (!mul || !mul->hasOneUse())
         continue;
-      rewriter.replaceOpWithNewOp<vector::FMAOp>(
-          add, mul.getLhs(), mul.getRhs(), add->getOperand(1 - i));
+      Value lhs = mul.getLhs(), rhs = mul.getRhs();
+      if (cast) {
+        lhs = vector::ShapeCastOp::create(rewriter, add.getLoc(),
+                                          add.getType(), lhs);
+        rhs = vector::ShapeCastOp::create(rewriter, add.getLoc(),
+                                          add.getType(), rhs);
+      }
+      rewriter.replaceOpWithNewOp<vector::FMAOp>(add, lhs, rhs,
+                                                 add->getOperand(1 - i));
       return success();
     }
     return failure();
@@ -567,6 +579,12 @@ struct HarpVectorizePass
            "math.atan2", "math.asin", "math.acos", "math.cbrt"},
           name);
     });
+    // A contraction tile's reduction over its unit k dim folds to an add,
+    // which FuseMultiplyAdd then fuses with the product.
+    vector::MultiDimReductionOp::getCanonicalizationPatterns(math, context);
+    vector::ShapeCastOp::getCanonicalizationPatterns(math, context);
+    vector::BroadcastOp::getCanonicalizationPatterns(math, context);
+    vector::TransposeOp::getCanonicalizationPatterns(math, context);
     math.add<FuseMultiplyAdd>(context);
     if (failed(applyPatternsGreedily(func, std::move(math))))
       return signalPassFailure();

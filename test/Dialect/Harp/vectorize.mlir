@@ -1,0 +1,216 @@
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize),canonicalize,cse)' --split-input-file | FileCheck %s
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256 register-rows=4}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: not harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=4}))' --split-input-file 2>&1 | FileCheck %s --check-prefix=BITS
+
+// BITS: error: harp-vectorize: vector-bits must be at least 8, got 4
+
+// Matmul: an 8x32 register tile (two 16-lane vectors per row) whose
+// accumulator is carried in registers through the k loop; each k step is
+// one broadcast column of A, one row of B and a fused multiply-add.
+// CHECK-LABEL: func.func @matmul
+// CHECK: scf.for {{.*}} step %c8
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<64x64xf32>, vector<8x32xf32>
+// CHECK: scf.for {{.*}} step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
+// CHECK: vector.fma {{.*}} : vector<8x32xf32>
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.yield {{.*}} : vector<8x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<64x64xf32>
+// AVX2-LABEL: func.func @matmul
+// AVX2: scf.for {{.*}} step %c4
+// AVX2: scf.for {{.*}} step %c16
+// AVX2: vector.fma {{.*}} : vector<4x16xf32>
+#mA = affine_map<(i, j, k) -> (i, k)>
+#mB = affine_map<(i, j, k) -> (k, j)>
+#mC = affine_map<(i, j, k) -> (i, j)>
+func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// Large contractions are cache-blocked first (k by 256, n by 512), then
+// register-tiled.
+// CHECK-LABEL: func.func @matmul_blocked
+// CHECK: scf.for {{.*}} to %c1024 step %c512
+// CHECK: scf.for {{.*}} to %c1024 step %c256
+// CHECK: scf.for {{.*}} step %c8
+// CHECK: scf.for {{.*}} to %c512 step %c32
+// CHECK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> (vector<8x32xf32>)
+#nA = affine_map<(i, j, k) -> (i, k)>
+#nB = affine_map<(i, j, k) -> (k, j)>
+#nC = affine_map<(i, j, k) -> (i, j)>
+func.func @matmul_blocked(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>, %c: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %r = linalg.generic {indexing_maps = [#nA, #nB, #nC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<1024x1024xf32>, tensor<1024x1024xf32>) outs(%c : tensor<1024x1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1024x1024xf32>
+  return %r : tensor<1024x1024xf32>
+}
+
+// -----
+
+// A row sum: one row per iteration, 64 partial sums (four 16-lane
+// accumulators) carried through the row, one horizontal reduction at the
+// end of the row.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: scf.for {{.*}} to %c256 step %c1
+// CHECK: scf.for {{.*}} to %c1024 step %c64 iter_args(%{{.*}} = %{{.*}}) -> (vector<1x64xf32>)
+// CHECK: arith.addf {{.*}} : vector<1x64xf32>
+// CHECK: vector.multi_reduction <add>, {{.*}} [1] : vector<1x64xf32> to vector<1xf32>
+// AVX2-LABEL: func.func @row_sum
+// AVX2: -> (vector<1x32xf32>)
+#r0 = affine_map<(i, j) -> (i, j)>
+#r1 = affine_map<(i, j) -> (i)>
+func.func @row_sum(%x: tensor<256x1024xf32>, %init: tensor<256xf32>) -> tensor<256xf32> {
+  %r = linalg.generic {indexing_maps = [#r0, #r1], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<256x1024xf32>) outs(%init : tensor<256xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<256xf32>
+  return %r : tensor<256xf32>
+}
+
+// -----
+
+// A column sum reduces an outer dim: vectors along the result, the
+// accumulator carried through the reduction loop.
+// CHECK-LABEL: func.func @column_max
+// CHECK: scf.for {{.*}} step %c16
+// CHECK: scf.for {{.*}} to %c100 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+#c0 = affine_map<(i, j) -> (i, j)>
+#c1 = affine_map<(i, j) -> (j)>
+func.func @column_max(%x: tensor<100x64xf32>, %init: tensor<64xf32>) -> tensor<64xf32> {
+  %r = linalg.generic {indexing_maps = [#c0, #c1], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<100x64xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.maximumf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// Element-wise with tanh: 16 lanes, tanh a polynomial; the 100 - 96 = 4
+// trailing elements are a peeled remainder, a static vector<4xf32> here.
+// CHECK-LABEL: func.func @tanh_chain
+// CHECK: scf.for {{.*}} to %c96 step %c16
+// CHECK: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK-NOT: math.tanh
+// CHECK: vector.transfer_write
+// CHECK: vector.transfer_read %{{.*}}[%c96]{{.*}} vector<4xf32>
+// CHECK-NOT: math.tanh
+// CHECK: return
+// AVX2-LABEL: func.func @tanh_chain
+// AVX2: scf.for {{.*}} to %c96 step %c8
+#e = affine_map<(i) -> (i)>
+func.func @tanh_chain(%x: tensor<100xf32>) -> tensor<100xf32> {
+  %e = tensor.empty() : tensor<100xf32>
+  %r = linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : tensor<100xf32>) outs(%e : tensor<100xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.tanh %v : f32
+    %h = arith.mulf %t, %v : f32
+    linalg.yield %h : f32
+  } -> tensor<100xf32>
+  return %r : tensor<100xf32>
+}
+
+// -----
+
+// A transpose reads and writes whole vectors of a 16x16 tile and
+// transposes in registers.
+// CHECK-LABEL: func.func @transpose
+// CHECK: vector.transfer_read {{.*}} : tensor<64x32xf64>, vector<8x8xf64>
+// CHECK: vector.transpose {{.*}} [1, 0] : vector<8x8xf64> to vector<8x8xf64>
+// CHECK: vector.transfer_write {{.*}} : vector<8x8xf64>, tensor<32x64xf64>
+#t0 = affine_map<(i, j) -> (j, i)>
+#t1 = affine_map<(i, j) -> (i, j)>
+func.func @transpose(%x: tensor<64x32xf64>) -> tensor<32x64xf64> {
+  %e = tensor.empty() : tensor<32x64xf64>
+  %r = linalg.generic {indexing_maps = [#t0, #t1], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<64x32xf64>) outs(%e : tensor<32x64xf64>) {
+  ^bb0(%v: f64, %o: f64):
+    linalg.yield %v : f64
+  } -> tensor<32x64xf64>
+  return %r : tensor<32x64xf64>
+}
+
+// -----
+
+// A convolution window (oh + kh, ow + kw): 8 output channels x 16 output
+// columns of accumulators, one input vector loaded per (ic, kh, kw) and
+// shared by the 8 channels.
+// CHECK-LABEL: func.func @conv
+// CHECK: scf.for {{.*}} to %c16 step %c8
+// CHECK: scf.for {{.*}} to %c16 step %c1
+// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} vector<8x16xf32>
+// CHECK: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x16xf32>)
+// CHECK: scf.for {{.*}} to %c3
+// CHECK: scf.for {{.*}} to %c3
+// CHECK: vector.transfer_read {{.*}} : tensor<1x4x18x18xf32>, vector<16xf32>
+// CHECK: vector.fma {{.*}} : vector<8x16xf32>
+#in = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
+#w = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#o = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @conv(%x: tensor<1x4x18x18xf32>, %f: tensor<16x4x3x3xf32>, %init: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
+  %r = linalg.generic {indexing_maps = [#in, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %f : tensor<1x4x18x18xf32>, tensor<16x4x3x3xf32>) outs(%init : tensor<1x16x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x16x16xf32>
+  return %r : tensor<1x16x16x16xf32>
+}
+
+// -----
+
+// Left scalar: booleans (a byte in memory, a bit in an LLVM vector),
+// complex numbers, and maps tiling cannot slice (a flip).
+// CHECK-LABEL: func.func @left_scalar
+// CHECK-NOT: vector.
+// CHECK: return
+#f0 = affine_map<(i) -> (-i + 63)>
+#f1 = affine_map<(i) -> (i)>
+func.func @left_scalar(%b: tensor<64xi1>, %z: tensor<64xcomplex<f32>>, %x: tensor<64xf32>)
+    -> (tensor<64xi1>, tensor<64xcomplex<f32>>, tensor<64xf32>) {
+  %eb = tensor.empty() : tensor<64xi1>
+  %rb = linalg.generic {indexing_maps = [#f1, #f1], iterator_types = ["parallel"]}
+      ins(%b : tensor<64xi1>) outs(%eb : tensor<64xi1>) {
+  ^bb0(%v: i1, %o: i1):
+    %n = arith.xori %v, %v : i1
+    linalg.yield %n : i1
+  } -> tensor<64xi1>
+  %ez = tensor.empty() : tensor<64xcomplex<f32>>
+  %rz = linalg.generic {indexing_maps = [#f1, #f1], iterator_types = ["parallel"]}
+      ins(%z : tensor<64xcomplex<f32>>) outs(%ez : tensor<64xcomplex<f32>>) {
+  ^bb0(%v: complex<f32>, %o: complex<f32>):
+    %n = complex.neg %v : complex<f32>
+    linalg.yield %n : complex<f32>
+  } -> tensor<64xcomplex<f32>>
+  %ex = tensor.empty() : tensor<64xf32>
+  %rx = linalg.generic {indexing_maps = [#f0, #f1], iterator_types = ["parallel"]}
+      ins(%x : tensor<64xf32>) outs(%ex : tensor<64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<64xf32>
+  return %rb, %rz, %rx : tensor<64xi1>, tensor<64xcomplex<f32>>, tensor<64xf32>
+}
