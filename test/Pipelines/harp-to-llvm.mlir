@@ -72,10 +72,12 @@ func.func @entry(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // Code generation (harp-vectorize): the body of the matmul's k loop is one
-// multiply-add per row of its 8x32 register tile (LLVM splits each into
-// two 16-lane FMAs); the row sum ends in a horizontal reduction per row.
+// contractible multiply and add per row of its 8x32 register tile (LLVM
+// makes each two 16-lane FMAs); the row sum ends in a horizontal reduction
+// per row.
 // CHECK-LABEL: llvm.func @matmul_row_sum
-// CHECK-COUNT-8: llvm.intr.fmuladd{{.*}} : (vector<32xf32>, vector<32xf32>, vector<32xf32>) -> vector<32xf32>
+// CHECK-COUNT-8: llvm.fmul {{.*}} {fastmathFlags = #llvm.fastmath<contract>} : vector<32xf32>
+// CHECK-COUNT-8: llvm.fadd {{.*}} {fastmathFlags = #llvm.fastmath<contract>} : vector<32xf32>
 // CHECK: llvm.intr.vector.reduce.fadd
 // CHECK: llvm.return
 func.func @matmul_row_sum(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64xf32> {

@@ -6,20 +6,23 @@
 
 // Matmul: an 8x32 register tile (two 16-lane vectors per row) whose
 // accumulator is carried in registers through the k loop; each k step is
-// one broadcast column of A, one row of B and a fused multiply-add.
+// one broadcast column of A, one row of B and a multiply-add that may be
+// contracted into an FMA.
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.for {{.*}} step %c8
 // CHECK: scf.for {{.*}} step %c32
 // CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<64x64xf32>, vector<8x32xf32>
 // CHECK: scf.for {{.*}} step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
-// CHECK: vector.fma {{.*}} : vector<8x32xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<64x64xf32>, vector<32xf32>
+// CHECK: %[[M:.*]] = arith.mulf {{.*}} fastmath<contract> : vector<8x32xf32>
+// CHECK: arith.addf %{{.*}}, %[[M]] fastmath<contract> : vector<8x32xf32>
 // CHECK-NOT: vector.transfer_write
 // CHECK: scf.yield {{.*}} : vector<8x32xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<64x64xf32>
 // AVX2-LABEL: func.func @matmul
 // AVX2: scf.for {{.*}} step %c4
 // AVX2: scf.for {{.*}} step %c16
-// AVX2: vector.fma {{.*}} : vector<4x16xf32>
+// AVX2: arith.mulf {{.*}} : vector<4x16xf32>
 #mA = affine_map<(i, j, k) -> (i, k)>
 #mB = affine_map<(i, j, k) -> (k, j)>
 #mC = affine_map<(i, j, k) -> (i, j)>
@@ -68,11 +71,11 @@ func.func @matmul_blocked(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>, 
 // end of the row.
 // CHECK-LABEL: func.func @row_sum
 // CHECK: scf.for {{.*}} to %c256 step %c1
-// CHECK: scf.for {{.*}} to %c1024 step %c64 iter_args(%{{.*}} = %{{.*}}) -> (vector<1x64xf32>)
-// CHECK: arith.addf {{.*}} : vector<1x64xf32>
+// CHECK: scf.for {{.*}} to %c1024 step %c64 iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>)
+// CHECK: arith.addf {{.*}} : vector<64xf32>
 // CHECK: vector.multi_reduction <add>, {{.*}} [1] : vector<1x64xf32> to vector<1xf32>
 // AVX2-LABEL: func.func @row_sum
-// AVX2: -> (vector<1x32xf32>)
+// AVX2: -> (vector<32xf32>)
 #r0 = affine_map<(i, j) -> (i, j)>
 #r1 = affine_map<(i, j) -> (i)>
 func.func @row_sum(%x: tensor<256x1024xf32>, %init: tensor<256xf32>) -> tensor<256xf32> {
@@ -165,7 +168,8 @@ func.func @transpose(%x: tensor<64x32xf64>) -> tensor<32x64xf64> {
 // CHECK: scf.for {{.*}} to %c3
 // CHECK: scf.for {{.*}} to %c3
 // CHECK: vector.transfer_read {{.*}} : tensor<1x4x18x18xf32>, vector<16xf32>
-// CHECK: vector.fma {{.*}} : vector<8x16xf32>
+// CHECK: %[[M:.*]] = arith.mulf {{.*}} : vector<8x16xf32>
+// CHECK: arith.addf %{{.*}}, %[[M]] fastmath<contract> : vector<8x16xf32>
 #in = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
 #w = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
 #o = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>

@@ -399,6 +399,65 @@ def test_matmul(dtype, m, k, n):
     h.assert_close(out, (a @ b).astype(dtype), rtol=1e-5)
 
 
+def matmul_bt_sum_module(m, k, n, dtype):
+    """(a @ b.T) * w, and its total: b stored (n, k), read transposed."""
+    e = h.elt(dtype)
+    return """
+func.func @main(%%a: %(ta)s, %%b: %(tb)s, %%w: %(tc)s) -> (%(tc)s, %(ts)s) {
+  %%ab = harp.view %%a <(d0, d1, d2) -> (d0, d2)> : %(ta)s -> %(td)s
+  %%bb = harp.view %%b <(d0, d1, d2) -> (d1, d2)> : %(tb)s -> %(td)s
+  %%c = harp.map_reduce ins(%%ab, %%bb : %(td)s, %(td)s) {
+  ^bb0(%%x: %(e)s, %%y: %(e)s):
+    %%p = arith.mulf %%x, %%y : %(e)s
+    harp.yield %%p : %(e)s
+  } reduce(sum, dims = [2]) : %(tc)s
+  %%cw = harp.map_reduce ins(%%c, %%w : %(tc)s, %(tc)s) {
+  ^bb0(%%x: %(e)s, %%y: %(e)s):
+    %%p = arith.mulf %%x, %%y : %(e)s
+    harp.yield %%p : %(e)s
+  } : %(tc)s
+  %%t = harp.map_reduce ins(%%cw : %(tc)s) {
+  ^bb0(%%x: %(e)s):
+    harp.yield %%x : %(e)s
+  } reduce(sum, dims = [0, 1]) : %(ts)s
+  return %%cw, %%t : %(tc)s, %(ts)s
+}
+""" % dict(ta=h.tensor((m, k), dtype), tb=h.tensor((n, k), dtype),
+           tc=h.tensor((m, n), dtype), td=h.tensor((m, n, k), dtype),
+           ts=h.tensor((), dtype), e=e)
+
+
+# Shapes for harp-vectorize's contraction tiles: smaller than a register
+# tile, edges the 8x32 tile does not divide, several k steps, and cache
+# blocks (n a multiple of 512 above it, k of 256).
+TILED_SHAPES = [(2, 3, 2), (9, 33, 40), (17, 300, 70), (64, 64, 64), (16, 512, 1024)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", TILED_SHAPES)
+def test_matmul_tiled(dtype, m, k, n):
+    rng = np.random.default_rng(m + k + n)
+    a, b = h.random((m, k), dtype, rng), h.random((k, n), dtype, rng)
+    (out,) = h.run(matmul_module(m, k, n, dtype), a, b)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    h.assert_close(out, (a @ b).astype(dtype), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", TILED_SHAPES)
+def test_matmul_transposed_then_reduced(dtype, m, k, n):
+    # Regression: a transposed right operand once came out of the register
+    # tile broadcast along the wrong dim.
+    rng = np.random.default_rng(m * k + n)
+    a, b = h.random((m, k), dtype, rng), h.random((n, k), dtype, rng)
+    w = h.random((m, n), dtype, rng)
+    cw, total = h.run(matmul_bt_sum_module(m, k, n, dtype), a, b, w)
+    ref = (a.astype(np.float64) @ b.T.astype(np.float64)) * w
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    h.assert_close(cw, ref.astype(dtype), rtol=tol, atol=tol)
+    h.assert_close(total, np.asarray(ref.sum(), dtype=dtype), rtol=tol, atol=tol * m * n)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_batched_matmul(dtype):
     rng = np.random.default_rng(9)

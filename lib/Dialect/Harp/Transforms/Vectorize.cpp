@@ -308,26 +308,26 @@ static void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
     return succeeded(linalg::vectorizeOpPrecondition(
         candidate, {}, {}, /*vectorizeNDExtract=*/true));
   };
-  bool windowed = llvm::any_of(op.getIndexingMapsArray(), [](AffineMap map) {
-    return !map.isProjectedPermutation(/*allowZeroInResults=*/true);
-  });
-  if (windowed) {
-    // A window read (`oh + kh` of a convolution) is not a projected
-    // permutation, which the vectorizer needs; in a tile the window dims
-    // have extent one, and dropping unit dims leaves plain dims.
-    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-    if (!generic)
-      return;
+  // Tiles have unit dims (the k step of a register tile, the rows of a
+  // partial reduction, the window offsets of a convolution): dropped, they
+  // leave no unit dims in the vectors, a contraction tile becomes an
+  // element-wise multiply-add, and a window read (`oh + kh`, not a projected
+  // permutation, which the vectorizer needs) becomes a plain dim. (Not when
+  // every dim is a unit: a 0-d tile is a scalar.)
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (generic && llvm::is_contained(ranges, 1) &&
+      llvm::any_of(ranges, [](int64_t r) { return r > 1; })) {
     linalg::ControlDropUnitDims control;
     control.rankReductionStrategy =
         linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::DropUnitDimsResult> dropped =
         linalg::dropUnitDims(rewriter, generic, control);
-    if (failed(dropped))
-      return;
-    rewriter.replaceOp(op, dropped->replacements);
-    op = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+    if (succeeded(dropped)) {
+      rewriter.replaceOp(op, dropped->replacements);
+      op = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+    }
   }
   if (!canVectorize(op))
     return;
@@ -430,36 +430,22 @@ static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 namespace {
-/// `addf(x, mulf(a, b))` on vectors, the product used once, becomes
-/// `vector.fma(a, b, x)`: one rounding instead of two, and the multiply-add
-/// the register tiles of contractions are made of.
-struct FuseMultiplyAdd : OpRewritePattern<arith::AddFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::AddFOp add,
+/// Vector multiplies and adds may be contracted into fused multiply-adds
+/// (`fastmath<contract>`): the register tiles of contractions are made of
+/// them, and one rounding instead of two is never less accurate. LLVM forms
+/// the FMAs, which also sees through the unit-dim reshapes of a tile.
+template <typename ArithOp>
+struct AllowContraction : OpRewritePattern<ArithOp> {
+  using OpRewritePattern<ArithOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ArithOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isa<VectorType>(add.getType()))
+    arith::FastMathFlags flags = op.getFastmath();
+    if (!isa<VectorType>(op.getType()) ||
+        bitEnumContainsAll(flags, arith::FastMathFlags::contract))
       return failure();
-    for (unsigned i = 0; i < 2; ++i) {
-      // Also through the shape_cast that drops a contraction's unit k dim.
-      Value product = add->getOperand(i);
-      auto cast = product.getDefiningOp<vector::ShapeCastOp>();
-      if (cast && cast->hasOneUse())
-        product = cast.getSource();
-      auto mul = product.getDefiningOp<arith::MulFOp>();
-      if (!mul || !mul->hasOneUse())
-        continue;
-      Value lhs = mul.getLhs(), rhs = mul.getRhs();
-      if (cast) {
-        lhs = vector::ShapeCastOp::create(rewriter, add.getLoc(),
-                                          add.getType(), lhs);
-        rhs = vector::ShapeCastOp::create(rewriter, add.getLoc(),
-                                          add.getType(), rhs);
-      }
-      rewriter.replaceOpWithNewOp<vector::FMAOp>(add, lhs, rhs,
-                                                 add->getOperand(1 - i));
-      return success();
-    }
-    return failure();
+    rewriter.modifyOpInPlace(
+        op, [&] { op.setFastmath(flags | arith::FastMathFlags::contract); });
+    return success();
   }
 };
 
@@ -579,13 +565,8 @@ struct HarpVectorizePass
            "math.atan2", "math.asin", "math.acos", "math.cbrt"},
           name);
     });
-    // A contraction tile's reduction over its unit k dim folds to an add,
-    // which FuseMultiplyAdd then fuses with the product.
-    vector::MultiDimReductionOp::getCanonicalizationPatterns(math, context);
-    vector::ShapeCastOp::getCanonicalizationPatterns(math, context);
-    vector::BroadcastOp::getCanonicalizationPatterns(math, context);
-    vector::TransposeOp::getCanonicalizationPatterns(math, context);
-    math.add<FuseMultiplyAdd>(context);
+    math.add<AllowContraction<arith::MulFOp>, AllowContraction<arith::AddFOp>,
+             AllowContraction<arith::SubFOp>>(context);
     if (failed(applyPatternsGreedily(func, std::move(math))))
       return signalPassFailure();
   }
