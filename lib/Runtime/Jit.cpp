@@ -363,6 +363,7 @@ struct Jit::Impl {
   JitStats stats;
   mlir::MLIRContext context;
   std::string cpu, features;
+  unsigned vectorBits = 128;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Executable>> memory;
 
@@ -384,6 +385,12 @@ struct Jit::Impl {
       list.push_back((f.second ? "+" : "-") + f.first().str());
     llvm::sort(list);
     features = llvm::join(list, ",");
+    // harp-vectorize's vector width: the host's widest vector registers.
+    auto has = [&](llvm::StringRef name) {
+      auto it = featureMap.find(name);
+      return it != featureMap.end() && it->second;
+    };
+    vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
     cacheDir = resolveCacheDir();
   }
 
@@ -413,7 +420,8 @@ struct Jit::Impl {
     for (StringRef part :
          {StringRef(kCacheFormat), StringRef(buildId()),
           StringRef(LLVM_VERSION_STRING), StringRef(cpu), StringRef(features),
-          StringRef(options.fuse ? "fuse" : "nofuse")}) {
+          StringRef(options.fuse ? "fuse" : "nofuse"),
+          StringRef(options.vectorize ? "vectorize" : "novectorize")}) {
       hasher.update(part);
       hasher.update(StringRef("\0", 1));
     }
@@ -503,6 +511,8 @@ struct Jit::Impl {
     mlir::PassManager pm(&context);
     mlir::harp::HarpToLLVMOptions pipelineOptions;
     pipelineOptions.fuse = options.fuse;
+    pipelineOptions.vectorBits = vectorBits;
+    pipelineOptions.vectorize = options.vectorize;
     mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions);
     if (mlir::failed(pm.run(*clone)))
       return makeError("lowering failed:\n" + diagnostics);

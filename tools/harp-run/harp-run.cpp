@@ -79,6 +79,12 @@ static cl::opt<bool>
                     "results)"),
            cl::cat(harpRunCategory));
 
+static cl::opt<bool> noVectorize(
+    "no-vectorize",
+    cl::desc("Lower without harp-vectorize: scalar loops (to compare "
+             "vectorized and scalar results)"),
+    cl::cat(harpRunCategory));
+
 static cl::opt<std::string>
     cacheDir("cache-dir",
              cl::desc("On-disk kernel cache (default: $HARP_CACHE_DIR, else "
@@ -303,6 +309,7 @@ int main(int argc, char **argv) {
   JitOptions options;
   options.diskCache = !noDiskCache;
   options.fuse = !noFuse;
+  options.vectorize = !noVectorize;
   options.cacheDir = cacheDir;
   Jit jit(options);
   llvm::Expected<std::shared_ptr<Executable>> exe =

@@ -63,6 +63,9 @@ struct JitOptions {
   bool diskCache = true;
   /// Run harp-fuse before lowering.
   bool fuse = true;
+  /// Tile and vectorize kernels (harp-vectorize) for the host's vector
+  /// width.
+  bool vectorize = true;
 };
 
 /// How the last compile calls were served.
