@@ -81,6 +81,70 @@ static Value readMasked(OpBuilder &b, Location loc, Value source,
   return arith::SelectOp::create(b, loc, inside, element, pad);
 }
 
+/// A masked view whose mask holds exactly where its reads land in the
+/// source (a pad: the zero border of a convolution) is read from a padded
+/// copy of the source through the shifted map: no clamped index and no
+/// select per element, and an indexing map the kernel can be tiled and
+/// vectorized along. Only for linear maps, and when the copy stays within a
+/// few times the source. Returns the padded source and its map.
+static std::optional<std::pair<Value, AffineMap>>
+padMaskedRead(OpBuilder &b, Location loc, Value source, ViewAttr layout,
+              ArrayRef<int64_t> domain) {
+  auto type = cast<RankedTensorType>(source.getType());
+  if (!type.hasStaticShape() || type.getNumElements() == 0 ||
+      !type.getElementType().isIntOrFloat() || llvm::is_contained(domain, 0))
+    return std::nullopt;
+  AffineMap map = layout.getMap();
+  unsigned rank = map.getNumDims();
+  SmallVector<int64_t> low, high;
+  SmallVector<AffineExpr> shifted;
+  int64_t paddedElements = 1;
+  for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+    bool linear = true;
+    expr.walk([&](AffineExpr e) {
+      linear &= e.getKind() != AffineExprKind::FloorDiv &&
+                e.getKind() != AffineExprKind::CeilDiv &&
+                e.getKind() != AffineExprKind::Mod;
+    });
+    if (!linear)
+      return std::nullopt; // not a plain shift of the source
+    // Coefficients from the values at the origin and the unit points.
+    SmallVector<int64_t> point(rank, 0);
+    std::optional<int64_t> offset = int64_t(evaluate(expr, point));
+    int64_t lo = *offset, hi = *offset;
+    for (unsigned d = 0; d < rank; ++d) {
+      point[d] = 1;
+      int64_t coefficient = int64_t(evaluate(expr, point)) - *offset;
+      point[d] = 0;
+      int64_t reach = coefficient * (domain[d] - 1);
+      (reach < 0 ? lo : hi) += reach;
+    }
+    int64_t size = type.getDimSize(j);
+    low.push_back(std::max<int64_t>(0, -lo));
+    high.push_back(std::max<int64_t>(0, hi - (size - 1)));
+    shifted.push_back(expr + low.back());
+    paddedElements *= size + low.back() + high.back();
+    if (paddedElements > 4 * type.getNumElements() + 65536)
+      return std::nullopt;
+  }
+  if (!isMaskExactlyInBounds(layout, domain, type.getShape()))
+    return std::nullopt;
+  Value padValue =
+      buildScalarConstant(b, loc, layout.getPadAttr(type.getElementType()));
+  SmallVector<OpFoldResult> lowAttrs, highAttrs;
+  SmallVector<int64_t> paddedShape;
+  for (auto [j, size] : llvm::enumerate(type.getShape())) {
+    lowAttrs.push_back(b.getIndexAttr(low[j]));
+    highAttrs.push_back(b.getIndexAttr(high[j]));
+    paddedShape.push_back(size + low[j] + high[j]);
+  }
+  Value padded = tensor::PadOp::create(
+      b, loc, RankedTensorType::get(paddedShape, type.getElementType()), source,
+      lowAttrs, highAttrs, padValue);
+  return std::make_pair(padded,
+                        AffineMap::get(rank, 0, shifted, b.getContext()));
+}
+
 /// The value a reduction starts from.
 static TypedAttr reductionIdentity(OpBuilder &b, ReductionKind kind,
                                    Type type) {
@@ -185,12 +249,16 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
   SmallVector<AffineMap> maps;
   for (Value operand : operands) {
     auto [source, layout] = stripViews(operand);
-    if (layout && layout.hasMask()) {
-      reads.push_back({std::nullopt, source, layout});
-      continue;
-    }
     AffineMap map =
         layout ? layout.getMap() : AffineMap::getMultiDimIdentityMap(rank, ctx);
+    if (layout && layout.hasMask()) {
+      auto padded = padMaskedRead(b, loc, source, layout, domain);
+      if (!padded) {
+        reads.push_back({std::nullopt, source, layout});
+        continue;
+      }
+      std::tie(source, map) = *padded;
+    }
     reads.push_back({static_cast<unsigned>(inputs.size()), {}, {}});
     inputs.push_back(sliceForBareDims(b, loc, source, map, domain));
     maps.push_back(map);

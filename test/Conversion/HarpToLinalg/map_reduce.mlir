@@ -112,23 +112,18 @@ func.func @iota() -> tensor<3x5xi64> {
 
 // -----
 
-// A masked (padded) view is read in the body: clamped extract, mask, select.
-// CHECK-DAG: #[[SHIFT:.*]] = affine_map<(d0) -> (d0 - 1)>
-// CHECK-DAG: #[[UPPER:.*]] = affine_map<(d0) -> (-d0 + 4)>
+// A masked view whose mask holds exactly where it reads inside its source
+// is a padding: a tensor.pad copy (with the pad value) read through the
+// shifted map, no mask in the body.
 // CHECK-LABEL: func.func @padded
 // CHECK-SAME: (%[[V:.*]]: tensor<4xf32>)
-// CHECK: linalg.generic
-// CHECK-NOT: ins(
-// CHECK: %[[I:.*]] = linalg.index 0
-// CHECK: %[[AT:.*]] = affine.apply #[[SHIFT]](%[[I]])
-// CHECK: %[[LO:.*]] = arith.maxsi %[[AT]], %{{.*}} : index
-// CHECK: %[[C:.*]] = arith.minsi %[[LO]], %{{.*}} : index
-// CHECK: %[[E:.*]] = tensor.extract %[[V]][%[[C]]] : tensor<4xf32>
-// CHECK: arith.cmpi sge
-// CHECK: affine.apply #[[UPPER]](%[[I]])
-// CHECK: %[[IN:.*]] = arith.andi
-// CHECK: %[[SEL:.*]] = arith.select %[[IN]], %[[E]], %{{.*}} : f32
-// CHECK: math.exp %[[SEL]]
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[P:.*]] = tensor.pad %[[V]] low[1] high[1]
+// CHECK: tensor.yield %[[ONE]] : f32
+// CHECK: } : tensor<4xf32> to tensor<6xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<6xf32>)
+// CHECK-NOT: arith.select
+// CHECK: math.exp
 func.func @padded(%v: tensor<4xf32>) -> tensor<6xf32> {
   %p = harp.view %v <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 1, -d0 + 4), pad = one>
       : tensor<4xf32> -> tensor<6xf32>
@@ -138,6 +133,35 @@ func.func @padded(%v: tensor<4xf32>) -> tensor<6xf32> {
     harp.yield %x : f32
   } : tensor<6xf32>
   return %e : tensor<6xf32>
+}
+
+// -----
+
+// Any other mask (here a causal one: it hides in-bounds elements) is read
+// in the body: clamped extract, mask, select.
+// CHECK-DAG: #[[SHIFT:.*]] = affine_map<(d0) -> (d0 - 1)>
+// CHECK-LABEL: func.func @masked
+// CHECK-SAME: (%[[V:.*]]: tensor<4xf32>)
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.generic
+// CHECK-NOT: ins(
+// CHECK: %[[I:.*]] = linalg.index 0
+// CHECK: %[[AT:.*]] = affine.apply #[[SHIFT]](%[[I]])
+// CHECK: %[[LO:.*]] = arith.maxsi %[[AT]], %{{.*}} : index
+// CHECK: %[[C:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: %[[E:.*]] = tensor.extract %[[V]][%[[C]]] : tensor<4xf32>
+// CHECK: %[[IN:.*]] = arith.cmpi sge
+// CHECK: %[[SEL:.*]] = arith.select %[[IN]], %[[E]], %{{.*}} : f32
+// CHECK: math.exp %[[SEL]]
+func.func @masked(%v: tensor<4xf32>) -> tensor<4xf32> {
+  %p = harp.view %v <(d0) -> (d0 - 1), mask_ge = (d0) -> (d0 - 2), pad = one>
+      : tensor<4xf32> -> tensor<4xf32>
+  %e = harp.map_reduce ins(%p : tensor<4xf32>) {
+  ^bb0(%a: f32):
+    %x = math.exp %a : f32
+    harp.yield %x : f32
+  } : tensor<4xf32>
+  return %e : tensor<4xf32>
 }
 
 // -----

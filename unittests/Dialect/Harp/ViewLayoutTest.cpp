@@ -64,6 +64,25 @@ TEST_F(ViewLayoutTest, MaskMakesPaddingInBounds) {
   EXPECT_TRUE(isMaskAlwaysFalse(view(1, {d0}, {d0 - 9}), {6}));
 }
 
+TEST_F(ViewLayoutTest, MaskExactlyInBoundsIsAPadding) {
+  // A pad of one on each side: the mask is exactly "the read is inside".
+  EXPECT_TRUE(
+      isMaskExactlyInBounds(view(1, {d0 - 1}, {d0 - 1, 4 - d0}), {6}, {4}));
+  // Only the implied constraint kept (the upper one holds on the box).
+  EXPECT_TRUE(isMaskExactlyInBounds(view(1, {d0 - 1}, {d0 - 1}), {5}, {4}));
+  // A 2-D window over a padded source, as a convolution reads it.
+  EXPECT_TRUE(isMaskExactlyInBounds(
+      view(2, {d0 + d1 - 1}, {d0 + d1 - 1, 4 - d0 - d1}), {4, 3}, {4}));
+  // A causal mask hides elements that are in bounds.
+  EXPECT_FALSE(
+      isMaskExactlyInBounds(view(2, {d0, d1}, {d0 - d1}), {3, 3}, {3, 3}));
+  // A mask hiding in-bounds reads of a padding.
+  EXPECT_FALSE(
+      isMaskExactlyInBounds(view(1, {d0 - 1}, {d0 - 2, 4 - d0}), {6}, {4}));
+  // No mask: nothing to replace.
+  EXPECT_FALSE(isMaskExactlyInBounds(view(1, {d0}), {4}, {4}));
+}
+
 TEST_F(ViewLayoutTest, ComposeKeepsDifferentPadsApart) {
   ViewAttr zero = view(1, {d0 - 1}, {d0 - 1});
   ViewAttr negInf = view(1, {d0}, {3 - d0}, PadKind::NegInf);

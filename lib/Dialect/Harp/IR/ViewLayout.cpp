@@ -151,6 +151,45 @@ mlir::harp::findOutOfBoundsRead(ViewAttr layout, ArrayRef<int64_t> resultShape,
   return std::optional<OutOfBoundsRead>();
 }
 
+bool mlir::harp::isMaskExactlyInBounds(ViewAttr layout,
+                                       ArrayRef<int64_t> resultShape,
+                                       ArrayRef<int64_t> sourceShape) {
+  if (!layout.hasMask())
+    return false;
+  // The box points whose reads land inside the source...
+  FailureOr<FlatLinearConstraints> inBounds = buildDomain(resultShape, {});
+  if (failed(inBounds))
+    return false;
+  for (auto [dim, expr] : llvm::enumerate(layout.getMap().getResults())) {
+    FailureOr<unsigned> pos = appendExprVar(*inBounds, expr);
+    if (failed(pos))
+      return false;
+    inBounds->addBound(BoundType::LB, *pos, 0);
+    inBounds->addBound(BoundType::UB, *pos, sourceShape[dim] - 1);
+  }
+  // ...all satisfy every mask constraint: none violates one.
+  IntegerSet mask = layout.getMask();
+  for (auto [expr, isEq] :
+       llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
+    for (bool below : {true, false}) {
+      if (!below && !isEq)
+        continue;
+      FlatLinearConstraints violated = *inBounds;
+      FailureOr<unsigned> pos = appendExprVar(violated, expr);
+      if (failed(pos))
+        return false;
+      if (below)
+        violated.addBound(BoundType::UB, *pos, -1);
+      else
+        violated.addBound(BoundType::LB, *pos, 1);
+      if (!violated.isIntegerEmpty())
+        return false;
+    }
+  }
+  // The converse (masked points read in bounds) is what the verifier checks.
+  return true;
+}
+
 bool mlir::harp::isMaskAlwaysFalse(ViewAttr layout,
                                    ArrayRef<int64_t> resultShape) {
   if (!layout.hasMask())

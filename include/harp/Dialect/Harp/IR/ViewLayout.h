@@ -35,6 +35,13 @@ FailureOr<std::optional<OutOfBoundsRead>>
 findOutOfBoundsRead(ViewAttr layout, ArrayRef<int64_t> resultShape,
                     ArrayRef<int64_t> sourceShape);
 
+/// Whether the mask of `layout` holds exactly where its reads land inside
+/// `sourceShape` (on the `resultShape` box): the view is then a padding of
+/// its source, readable as a padded copy without a mask. False when there
+/// is no mask or the layout could not be analysed.
+bool isMaskExactlyInBounds(ViewAttr layout, ArrayRef<int64_t> resultShape,
+                           ArrayRef<int64_t> sourceShape);
+
 /// Whether the mask of `layout` excludes every index of the `resultShape`
 /// box (the view then reads only its pad). False when there is no mask.
 bool isMaskAlwaysFalse(ViewAttr layout, ArrayRef<int64_t> resultShape);
