@@ -156,7 +156,13 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   std::optional<unsigned> bits = widestElementBits(op);
   if (!bits)
     return std::nullopt;
-  int64_t lanes = std::max<int64_t>(1, config.vectorBits / *bits);
+  // Lanes of the result's element type: a gather's i64 indices should not
+  // halve the vectors of the f32 rows it moves.
+  unsigned resultBits =
+      getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType())
+          .getIntOrFloatBitWidth();
+  int64_t lanes = std::max<int64_t>(
+      1, config.vectorBits / std::max(8u, std::min(*bits, resultBits)));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto clampTo = [&](unsigned dim, int64_t size) {
     return std::min<int64_t>(ranges[dim], size);
@@ -221,8 +227,11 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   plan.tileSizes[*dim] = clampTo(*dim, lanes);
   // A transpose reads along another dim than it writes: a square tile, read
   // and written with full vectors and transposed in registers.
+  // (A broadcast input, like a gather's row indices, is no transpose.)
+  OpOperand *largest = largestInput(op);
   if (std::optional<unsigned> read = largestInputContiguousDim(op);
-      read && *read != *dim && linalg::isParallelIterator(iterators[*read]))
+      read && *read != *dim && linalg::isParallelIterator(iterators[*read]) &&
+      op.getMatchingIndexingMap(largest).isPermutation())
     plan.tileSizes[*read] = clampTo(*read, lanes);
   // A reduction that broadcasts its largest input along a parallel dim (a
   // convolution's output channels) gets register rows along that dim: each
