@@ -4,6 +4,7 @@
 
 #include "harp/Conversion/HarpToLinalg/HarpToLinalg.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -54,13 +55,36 @@ struct GatherToGeneric : OpRewritePattern<GatherOp> {
     Value input = op.getInput();
     RankedTensorType inputType = op.getInput().getType();
     int64_t dim = op.getDim();
+    ArrayRef<int64_t> shape = op.getIndex().getType().getShape();
+    int64_t rank = shape.size();
+    // An index broadcast along the innermost dim (the rows of an embedding
+    // lookup) is read in the body through its view: the same index for a
+    // whole row, so the row is read as contiguous vectors, not gathered
+    // element by element.
+    auto [indexSource, indexLayout] = stripViews(op.getIndex());
+    bool uniformRows = indexLayout && !indexLayout.hasMask() &&
+                       dim != rank - 1 &&
+                       !indexLayout.getMap().isFunctionOfDim(rank - 1);
+    SmallVector<Value> operands;
+    if (!uniformRows)
+      operands.push_back(op.getIndex());
     Value result = lowering::buildKernel(
-        rewriter, op.getLoc(), op.getIndex().getType().getShape(),
-        op.getIndex(), {}, std::nullopt, inputType.getElementType(),
+        rewriter, op.getLoc(), shape, operands, {}, std::nullopt,
+        inputType.getElementType(),
         [&](OpBuilder &b, Location loc, ValueRange scalars,
             ValueRange indices) -> Value {
-          Value at = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                                scalars.front());
+          Value raw;
+          if (uniformRows) {
+            SmallVector<Value> at;
+            for (AffineExpr expr : indexLayout.getMap().getResults())
+              at.push_back(affine::AffineApplyOp::create(
+                  b, loc, AffineMap::get(rank, 0, expr, b.getContext()),
+                  indices));
+            raw = tensor::ExtractOp::create(b, loc, indexSource, at);
+          } else {
+            raw = scalars.front();
+          }
+          Value at = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
           SmallVector<Value> coords(indices);
           coords[dim] =
               lowering::clampIndex(b, loc, at, inputType.getDimSize(dim));

@@ -30,6 +30,26 @@ func.func @gather(%x: tensor<4x5xf32>, %idx: tensor<4x2xi64>) -> tensor<4x2xf32>
 
 // -----
 
+// An index broadcast along the innermost dim (an embedding lookup) is read
+// in the body through its view, one index per row, so harp-vectorize reads
+// each row as contiguous vectors instead of gathering elements.
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[T:.*]]: tensor<10x16xf32>, %[[I:.*]]: tensor<4xi64>)
+// CHECK: linalg.generic
+// CHECK-NOT: ins(
+// CHECK: %[[R:.*]] = linalg.index 0 : index
+// CHECK: %[[C:.*]] = linalg.index 1 : index
+// CHECK: %[[AT:.*]] = tensor.extract %[[I]][%[[R]]] : tensor<4xi64>
+// CHECK: arith.index_cast %[[AT]]
+// CHECK: tensor.extract %[[T]][%{{.*}}, %[[C]]] : tensor<10x16xf32>
+func.func @embedding(%t: tensor<10x16xf32>, %i: tensor<4xi64>) -> tensor<4x16xf32> {
+  %ib = harp.view %i <(d0, d1) -> (d0)> : tensor<4xi64> -> tensor<4x16xi64>
+  %g = harp.gather %t[%ib] dim(0) : (tensor<10x16xf32>, tensor<4x16xi64>) -> tensor<4x16xf32>
+  return %g : tensor<4x16xf32>
+}
+
+// -----
+
 // scatter_add: a loop nest over the index carrying the accumulated tensor.
 // CHECK-LABEL: func.func @scatter_add
 // CHECK-SAME: (%[[S:.*]]: tensor<2x3xf32>, %[[D:.*]]: tensor<5x3xf32>, %[[I:.*]]: tensor<2x3xi32>)
