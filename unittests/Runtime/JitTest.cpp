@@ -1,0 +1,89 @@
+//===- JitTest.cpp - harp::Jit calls into caller buffers ------------------===//
+
+#include "harp/Runtime/Jit.h"
+
+#include "llvm/Support/Error.h"
+
+#include <gtest/gtest.h>
+
+using namespace harp;
+
+namespace {
+
+const char *kAddOne = R"(
+func.func @main(%x: tensor<40xf32>) -> tensor<40xf32> {
+  %y = harp.map_reduce ins(%x : tensor<40xf32>) {
+  ^bb0(%a: f32):
+    %one = arith.constant 1.0 : f32
+    %s = arith.addf %a, %one : f32
+    harp.yield %s : f32
+  } : tensor<40xf32>
+  return %y : tensor<40xf32>
+}
+)";
+
+std::string errorOf(llvm::Error err) {
+  return err ? llvm::toString(std::move(err)) : std::string();
+}
+
+class JitCallInto : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto compiled = jit.compile(kAddOne);
+    ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+    exe = *compiled;
+    x = Array::allocate(TensorType{ElementKind::F32, {40}});
+    for (int i = 0; i < 40; ++i)
+      x.as<float>()[i] = float(i);
+  }
+
+  Jit jit{JitOptions{3, "", /*diskCache=*/false}};
+  std::shared_ptr<Executable> exe;
+  Array x;
+};
+
+TEST_F(JitCallInto, WritesTheCallersBuffer) {
+  Array y = Array::allocate(TensorType{ElementKind::F32, {40}});
+  float *before = y.as<float>();
+  for (int round = 0; round < 2; ++round) {
+    x.as<float>()[0] = float(round * 10);
+    ASSERT_EQ(errorOf(exe->callInto("main", {x}, {y})), "");
+    EXPECT_EQ(y.as<float>(), before); // the same buffer, no new one
+    EXPECT_EQ(y.as<float>()[0], float(round * 10 + 1));
+    // 40 = 2 full 16-lane vectors and a remainder of 8.
+    for (int i = 1; i < 40; ++i)
+      EXPECT_EQ(y.as<float>()[i], float(i + 1)) << i;
+  }
+  // call() allocates and agrees.
+  auto fresh = exe->call("main", {x});
+  ASSERT_TRUE(bool(fresh)) << llvm::toString(fresh.takeError());
+  EXPECT_NE(fresh->front().as<float>(), y.as<float>());
+  EXPECT_EQ(fresh->front().as<float>()[39], 40.0f);
+}
+
+TEST_F(JitCallInto, RejectsBadResultBuffers) {
+  Array wrongShape = Array::allocate(TensorType{ElementKind::F32, {41}});
+  EXPECT_EQ(errorOf(exe->callInto("main", {x}, {wrongShape})),
+            "result #0 of @main has type tensor<40xf32> but the buffer given "
+            "is tensor<41xf32>");
+  EXPECT_EQ(errorOf(exe->callInto("main", {x}, {})),
+            "@main has 1 results but 0 buffers were given");
+  EXPECT_EQ(errorOf(exe->callInto("main", {x}, {x})),
+            "result buffer #0 of @main overlaps an input");
+  // A buffer that starts inside the input overlaps it too.
+  Array storage = Array::allocate(TensorType{ElementKind::F32, {80}});
+  Array input = Array::borrow(x.type(), storage.as<float>());
+  Array shifted = Array::borrow(x.type(), storage.as<float>() + 20);
+  EXPECT_EQ(errorOf(exe->callInto("main", {input}, {shifted})),
+            "result buffer #0 of @main overlaps an input");
+  // Adjacent is fine.
+  Array next = Array::borrow(x.type(), storage.as<float>() + 40);
+  EXPECT_EQ(errorOf(exe->callInto("main", {input}, {next})), "");
+  EXPECT_EQ(errorOf(exe->callInto("nope", {x}, {next})),
+            "no public function @nope in the module");
+  Array empty = Array::borrow(TensorType{ElementKind::F32, {40}}, nullptr);
+  EXPECT_EQ(errorOf(exe->callInto("main", {x}, {empty})),
+            "result buffer #0 of @main has no data");
+}
+
+} // namespace
