@@ -5,6 +5,7 @@
 // and prints one JSON object:
 //
 //   harp-bench matmul 1024 [--reps 10] [--max-seconds 20] [--print-ir]
+//              [--threads]  (OpenMP threads: OMP_NUM_THREADS of them)
 //   harp-bench compile
 //
 // Inputs are multiples of 1/32 in [-1, 1], so sums, matmuls and convolutions
@@ -559,8 +560,12 @@ std::string tempDir() {
   return std::string(path);
 }
 
+/// --threads: kernels on OpenMP threads (OMP_NUM_THREADS of them).
+bool useThreads = false;
+
 JitOptions coldOptions(const std::string &dir) {
   JitOptions options;
+  options.threads = useThreads;
   options.diskCache = false;
   options.cacheDir = dir;
   return options;
@@ -686,6 +691,8 @@ int main(int argc, char **argv) {
       maxSeconds = std::atof(argv[++i]);
     else if (arg == "--print-ir")
       printIR = true;
+    else if (arg == "--threads")
+      useThreads = true;
     else if (name.empty())
       name = arg;
     else
@@ -697,7 +704,7 @@ int main(int argc, char **argv) {
   if (!w) {
     std::fprintf(stderr,
                  "usage: harp-bench WORKLOAD [SIZE] [--reps N] "
-                 "[--max-seconds S] [--print-ir]\n"
+                 "[--max-seconds S] [--print-ir] [--threads]\n"
                  "workloads: gelu sum rowsum softmax layernorm matmul "
                  "matmul_bias_gelu conv2d gather transpose compile\n"
                  "At most --reps timed calls after one warm-up (at least 3 "

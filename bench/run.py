@@ -430,7 +430,9 @@ def report(data):
     for t in THREADS:
         title = (f"== {t} thread{'s' if t > 1 else ''}"
                  f"{' (headline)' if t == 1 else ''}: NumPy, PyTorch and C "
-                 f"on {t}; harp's kernels are single-threaded ==")
+                 f"on {t}; harp on {t} (" +
+                 ("harp-to-llvm{threads=true}" if t > 1 else "default") +
+                 ") ==")
         print_table(title, data["tables"][str(t)])
     print("\nMachine:")
     print(f"  CPU: {facts['cpu']}, {facts['cores']} cores, "
@@ -482,25 +484,34 @@ def main():
                 "numpy_skylakex": run_anchor("numpy", t, keys, "SkylakeX"),
                 "torch": run_anchor("torch", t, keys),
             }
-    # harp's kernels are single-threaded: one run serves both tables.
-    harp = {}
-    for key, name, size, _, _ in WORKLOADS:
-        if key in keys:
-            log(f"harp {name} {size}")
-            harp[key] = run_json([HARP_BENCH, name, str(size), "--reps",
-                                  str(REPS), "--max-seconds",
-                                  str(MAX_SECONDS)])
-    if "compile" in keys:
-        log("harp compile latency")
-        harp["compile"] = run_json([HARP_BENCH, "compile"])
+    # 1 thread: harp-to-llvm as the JIT uses it by default; more threads:
+    # harp-to-llvm{threads=true} (harp-bench --threads) on OMP_NUM_THREADS.
+    harp_by_threads = {}
+    for t in THREADS:
+        harp = harp_by_threads[t] = {}
+        extra = ["--threads"] if t > 1 else []
+        for key, name, size, _, _ in WORKLOADS:
+            if key in keys:
+                log(f"harp {name} {size}, {t} thread(s)")
+                harp[key] = run_json([HARP_BENCH, name, str(size), "--reps",
+                                      str(REPS), "--max-seconds",
+                                      str(MAX_SECONDS)] + extra,
+                                     env=thread_env(t))
+        if "compile" in keys:
+            log(f"harp compile latency, {t} thread(s)")
+            harp["compile"] = run_json([HARP_BENCH, "compile"] + extra,
+                                       env=thread_env(t))
+    harp = harp_by_threads[1]
 
     blas = anchors[1]["numpy"].get("blas", {})
     facts.update(numpy_blas=blas, numpy=anchors[1]["numpy"].get(
         "numpy_version"), torch=anchors[1]["torch"].get("version"))
     data = {"machine": facts, "runtime_s": time.time() - T0, "harp": harp,
+            "harp_threads": {str(t): harp_by_threads[t] for t in THREADS},
             "anchors": {str(t): anchors[t] for t in THREADS},
             "roofline": {str(t): roofline[t] for t in THREADS},
-            "tables": {str(t): build_rows(harp, anchors[t], roofline[t],
+            "tables": {str(t): build_rows(harp_by_threads[t], anchors[t],
+                                          roofline[t],
                                           bool(blas.get("openblas")))
                        for t in THREADS}}
     with open(RESULTS, "w") as f:

@@ -8,7 +8,7 @@ PACKAGES=(
   cmake ninja-build ccache lld g++ git
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   python3 python3-dev python3-numpy python3-pytest pybind11-dev python3-torch
-  python3-sklearn libopenblas0-pthread
+  python3-sklearn libopenblas0-pthread libomp5-14
   libgtest-dev
 )
 

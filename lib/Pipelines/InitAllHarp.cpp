@@ -96,6 +96,8 @@ void mlir::harp::registerAllHarpPasses() {
   registerUBToLLVMConversionPass();
   registerConvertVectorToLLVMPass();
   registerConvertVectorToSCFPass();
+  registerConvertSCFToOpenMPPass();
+  registerConvertOpenMPToLLVMPass();
   registerReconcileUnrealizedCastsPass();
   registerSCFToControlFlowPass();
   registerLinalgPasses();

@@ -59,6 +59,9 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
 
+  bool threads = options.vectorize && options.threads;
+  if (threads)
+    pm.addNestedPass<func::FuncOp>(createHarpParallelizePass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // n-D transfers become unrolled 1-D ones (register tiles are small).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
@@ -67,6 +70,13 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   // the partial accumulators, along the innermost dim.
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
       vector::VectorMultiReductionLowering::InnerReduction));
+  if (threads) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    // Inlines the memref.alloca_scope wrapped around each loop body (a
+    // single-block region, which lowering the loops inside it to cf would
+    // break): harp's kernels allocate on the heap, never with alloca.
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
@@ -88,6 +98,8 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (threads)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -29,6 +30,8 @@
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
+
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -42,6 +45,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
+#include <cstdlib>
 
 #include <cstring>
 #include <mutex>
@@ -372,6 +376,7 @@ struct Jit::Impl {
     mlir::harp::registerAllHarpDialects(registry);
     mlir::registerBuiltinDialectTranslation(registry);
     mlir::registerLLVMDialectTranslation(registry);
+    mlir::registerOpenMPDialectTranslation(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
     context.disableMultithreading();
@@ -421,7 +426,8 @@ struct Jit::Impl {
          {StringRef(kCacheFormat), StringRef(buildId()),
           StringRef(LLVM_VERSION_STRING), StringRef(cpu), StringRef(features),
           StringRef(options.fuse ? "fuse" : "nofuse"),
-          StringRef(options.vectorize ? "vectorize" : "novectorize")}) {
+          StringRef(options.vectorize ? "vectorize" : "novectorize"),
+          StringRef(options.threads ? "threads" : "nothreads")}) {
       hasher.update(part);
       hasher.update(StringRef("\0", 1));
     }
@@ -513,6 +519,7 @@ struct Jit::Impl {
     pipelineOptions.fuse = options.fuse;
     pipelineOptions.vectorBits = vectorBits;
     pipelineOptions.vectorize = options.vectorize;
+    pipelineOptions.threads = options.threads;
     mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions);
     if (mlir::failed(pm.run(*clone)))
       return makeError("lowering failed:\n" + diagnostics);
@@ -545,6 +552,20 @@ struct Jit::Impl {
   Expected<std::shared_ptr<Executable>>
   load(std::unique_ptr<llvm::MemoryBuffer> object,
        std::vector<FunctionSignature> sigs) {
+    if (options.threads) {
+      // The OpenMP runtime the threaded kernels call (__kmpc_fork_call...),
+      // made visible to the process symbol search below.
+      // Idle workers sleep at once instead of spinning for 200 ms, which on
+      // a machine with few cores takes one from the calling thread between
+      // kernels. KMP_BLOCKTIME set by the user wins.
+      ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
+      std::string why;
+      if (llvm::sys::DynamicLibrary::LoadLibraryPermanently("libomp.so.5",
+                                                            &why))
+        return makeError("threads need the OpenMP runtime libomp.so.5 "
+                         "(Debian: libomp5-22): " +
+                         why);
+    }
     auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!builder)
       return builder.takeError();

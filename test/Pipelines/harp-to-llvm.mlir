@@ -1,5 +1,11 @@
 // RUN: harp-opt %s --harp-to-llvm --split-input-file | FileCheck %s
 // RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{fuse=false})' --split-input-file | FileCheck %s
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{threads=true})' --split-input-file | FileCheck %s --check-prefix=THREADS
+
+// THREADS-LABEL: llvm.func @matmul_row_sum
+// THREADS: omp.parallel
+// THREADS: omp.wsloop
+// THREADS: llvm.return
 
 // The whole pipeline on a transpose feeding an add: the view is an index
 // map, the result is written straight into the caller's buffer (the last

@@ -79,6 +79,12 @@ static cl::opt<bool>
                     "results)"),
            cl::cat(harpRunCategory));
 
+static cl::opt<bool> useThreads(
+    "parallel",
+    cl::desc("Run parallel tile loops on OpenMP threads (OMP_NUM_THREADS; "
+             "needs libomp.so.5)"),
+    cl::cat(harpRunCategory));
+
 static cl::opt<bool> noVectorize(
     "no-vectorize",
     cl::desc("Lower without harp-vectorize: scalar loops (to compare "
@@ -310,6 +316,7 @@ int main(int argc, char **argv) {
   options.diskCache = !noDiskCache;
   options.fuse = !noFuse;
   options.vectorize = !noVectorize;
+  options.threads = useThreads;
   options.cacheDir = cacheDir;
   Jit jit(options);
   llvm::Expected<std::shared_ptr<Executable>> exe =

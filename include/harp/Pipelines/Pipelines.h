@@ -30,6 +30,12 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
       llvm::cl::desc("Vector register width for harp-vectorize (the JIT "
                      "passes the host's: 512 with AVX-512, else 256)"),
       llvm::cl::init(512)};
+  PassOptions::Option<bool> threads{
+      *this, "threads",
+      llvm::cl::desc("Run the outermost parallel tile loops on OpenMP threads "
+                     "(harp-parallelize; needs vectorize and, to run, "
+                     "libomp)"),
+      llvm::cl::init(false)};
 };
 
 /// harp on tensors to the LLVM dialect: harp-function-abi, harp-autodiff,

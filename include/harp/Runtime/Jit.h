@@ -66,6 +66,10 @@ struct JitOptions {
   /// Tile and vectorize kernels (harp-vectorize) for the host's vector
   /// width.
   bool vectorize = true;
+  /// Run the outermost parallel tile loops on OpenMP threads
+  /// (harp-parallelize; OMP_NUM_THREADS sets how many). Loads the OpenMP
+  /// runtime, libomp.so.5, when the first such module is loaded.
+  bool threads = false;
 };
 
 /// How the last compile calls were served.

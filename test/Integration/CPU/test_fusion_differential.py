@@ -270,8 +270,11 @@ def test_fused_equals_unfused(name, build):
     (fused,) = h.run(module, *inputs)
     (unfused,) = h.run(module, *inputs, extra_args=["--no-fuse"])
     (scalar,) = h.run(module, *inputs, extra_args=["--no-vectorize"])
+    (threaded,) = h.run(module, *inputs, extra_args=["--parallel"])
     np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(fused, scalar, rtol=1e-5, atol=1e-5)
+    # Tiles of parallel dims write disjoint parts: threads change nothing.
+    np.testing.assert_array_equal(fused, threaded)
     h.assert_close(fused, np.asarray(reference, dtype=np.float32), rtol=2e-5, atol=2e-5)
 
 

@@ -73,6 +73,10 @@ struct HarpFuseEpiloguesPass
               rewriter, cast<TilingInterface>(op.getOperation()), options);
       if (failed(result))
         continue; // Not tileable: the two kernels stay, still correct.
+      // The row loops run over the epilogue's parallel dims: harp-parallelize
+      // may run them on threads.
+      for (LoopLikeOpInterface loop : result->loops)
+        loop->setAttr("harp.parallel", rewriter.getUnitAttr());
       for (OpResult res : op->getResults())
         if (Value replacement = result->replacements.lookup(res))
           rewriter.replaceAllUsesWith(res, replacement);

@@ -260,6 +260,8 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 
 /// Marks the tiles `harp-vectorize` vectorizes once their shapes are static.
 static constexpr llvm::StringLiteral kVectorTile = "harp.vector_tile";
+/// Marks tile loops over parallel dims (see harp-parallelize).
+static constexpr llvm::StringLiteral kParallelLoop = "harp.parallel";
 
 /// A window read's slice (`oh + kh` of a convolution) gets a size clamped
 /// to its operand, dynamic although the tile reads a static extent: the
@@ -371,7 +373,20 @@ tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled))
     return failure();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   rewriter.replaceOp(op, tiled->replacements);
+
+  // Loops over parallel dims are marked: harp-parallelize may run them on
+  // threads once they are on buffers. Loops are made for the tiled dims in
+  // interchange order.
+  SmallVector<int64_t> order(interchange);
+  if (order.empty())
+    order = llvm::to_vector(llvm::seq<int64_t>(0, sizes.size()));
+  llvm::erase_if(order, [&](int64_t d) { return sizes[d] == 0; });
+  if (order.size() == tiled->loops.size())
+    for (auto [loop, d] : llvm::zip(tiled->loops, order))
+      if (linalg::isParallelIterator(iterators[d]))
+        loop->setAttr(kParallelLoop, rewriter.getUnitAttr());
 
   for (Operation *tile : tiled->tiledOps)
     if (isa<linalg::LinalgOp>(tile))

@@ -187,4 +187,21 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
   ];
 }
 
+def HarpParallelizePass : Pass<"harp-parallelize", "func::FuncOp"> {
+  let summary = "Run the outermost parallel tile loops on threads";
+  let description = [{
+    Runs on buffers, after bufferization. `harp-vectorize` marks the tile
+    loops it makes over parallel dims (`harp.parallel`); this pass turns
+    the outermost marked loop of each nest that carries no values into an
+    `scf.parallel`, which `convert-scf-to-openmp` lowers to an OpenMP
+    work-sharing loop. Tiles of parallel dims write disjoint parts of the
+    result, so no synchronisation is needed. Loops inside a marked loop, and
+    reduction loops, stay sequential. The marks are removed.
+
+    `harp-to-llvm{threads=true}` runs it; the JIT then needs the OpenMP
+    runtime (`libomp.so.5`), and `OMP_NUM_THREADS` sets the thread count.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 #endif // HARP_DIALECT_HARP_TRANSFORMS_PASSES_TD
