@@ -1,7 +1,7 @@
 //===- Vectorize.cpp - the harp-vectorize pass ----------------------------===//
 //
 // Tiles every linalg kernel on tensors to a vector-sized tile and vectorizes
-// the tile (see the pass description in Passes.td for the three tile shapes).
+// the tile (see the pass description in Passes.td for the tile shapes).
 //
 //===----------------------------------------------------------------------===//
 

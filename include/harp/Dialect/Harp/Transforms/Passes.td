@@ -130,24 +130,38 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
     masks). The tile shape depends on the kernel:
 
     * a contraction (matmul, batched matmul: `inferContractionDims` finds
-      m, n and k) gets a register tile of `register-rows` x
+      m, n and k) is cut into cache blocks (`cache-n` x `cache-k`, where
+      they divide the dims), then gets a register tile of `register-rows` x
       (`register-vectors` x vector length) accumulators over m and n, and a
       `k` loop of step one innermost; the accumulator tile is hoisted out of
-      the `k` loop, so the loop body is loads and fused multiply-adds;
+      the `k` loop, so the loop body is loads and multiply-adds;
     * a reduction whose largest input is contiguous along a reduced dim
       (row sums, softmax's max and sum, layer norm's statistics) is tiled
-      along that dim with a vector of partial accumulators
+      one row at a time, then along that dim with `reduction-vectors`
+      vectors of partial accumulators
       (`ReductionTilingStrategy::PartialReductionOuterReduction`), merged by
       one horizontal reduction after the loop;
+    * a transpose (its largest input read along another dim than the result
+      is written) gets a square tile, transposed in registers;
     * anything else (element-wise kernels, broadcasts, reductions over outer
-      dims) is vectorized along the innermost dim of its result.
+      dims, convolution windows) is vectorized along the innermost dim of
+      its result; a reduction that broadcasts its largest input along a
+      parallel dim (a convolution's output channels) also gets
+      `register-rows` rows along it.
+
+    Tile loops that the tile size does not divide are peeled, so the main
+    loop's tiles have static shapes; unit dims of a tile are dropped before
+    vectorizing (a window read `oh + kh` becomes a plain dim). Tile loops
+    over parallel dims are marked `harp.parallel` for `harp-parallelize`.
 
     After vectorization, loop-invariant transfers are hoisted out of their
-    loops and `math` functions (tanh, exp, log, erf, ...) on `f32` are
+    loops, vector multiplies and adds are marked `contract` (LLVM forms
+    FMAs), and `math` functions (tanh, exp, log, erf, ...) on `f32` are
     replaced by polynomial approximations, so they vectorize instead of
     becoming one libm call per element. Kernels that cannot be vectorized
-    (complex elements, dynamic shapes, reads the vectorizer rejects) are
-    left as they are and lowered to scalar loops later.
+    (complex or `i1` elements, dynamic shapes, maps with floordiv, mod or
+    negative coefficients, reads the vectorizer rejects) are left as they
+    are and lowered to scalar loops later.
 
     ```mlir
     // before
@@ -157,7 +171,8 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
       scf.for %j ... step %c32 {
         %acc = vector.transfer_read ... : vector<8x32xf32>
         %t = scf.for %k ... iter_args(%a = %acc) -> vector<8x32xf32> {
-          %c = vector.contract ... : vector<8x1xf32>, vector<1x32xf32> ...
+          %p = arith.mulf %col, %row fastmath<contract> : vector<8x32xf32>
+          %s = arith.addf %a, %p fastmath<contract> : vector<8x32xf32>
         }
         vector.transfer_write %t ...
     ```
@@ -166,7 +181,8 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
            "Width of the target's vector registers in bits">,
     Option<"registerRows", "register-rows", "unsigned", /*default=*/"8",
-           "Rows (m) of a contraction's register tile">,
+           "Rows (m) of a contraction's register tile, and of a "
+           "convolution's output channels">,
     Option<"registerVectors", "register-vectors", "unsigned", /*default=*/"2",
            "Vectors per row (n) of a contraction's register tile">,
     Option<"reductionVectors", "reduction-vectors", "unsigned",
