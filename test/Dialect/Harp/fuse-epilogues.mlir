@@ -1,4 +1,5 @@
 // RUN: harp-opt %s --convert-harp-to-linalg --canonicalize --harp-fuse-epilogues --split-input-file | FileCheck %s
+// RUN: harp-opt %s --convert-harp-to-linalg --canonicalize --harp-fuse-epilogues=contractions=false --split-input-file | FileCheck %s --check-prefix=NOCONTRACT
 
 // The reduction read only by an element-wise kernel moves into a loop over
 // that kernel's rows.
@@ -65,4 +66,51 @@ func.func @nothing_to_fuse(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<f32>
     harp.yield %a : f32
   } reduce(sum, dims = [0, 1]) : tensor<f32>
   return %e, %s : tensor<4x6xf32>, tensor<f32>
+}
+
+// -----
+
+// With contractions=false a matmul keeps its own kernel (harp-to-llvm's
+// choice when it vectorizes: the whole matmul gets register tiles); a
+// reduction that is not a contraction is still fused into its epilogue.
+// NOCONTRACT-LABEL: func.func @matmul_epilogue
+// NOCONTRACT-NOT: scf.for
+// NOCONTRACT: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// NOCONTRACT: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// NOCONTRACT: return
+// CHECK-LABEL: func.func @matmul_epilogue
+// CHECK: scf.for
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+func.func @matmul_epilogue(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> tensor<4x5xf32> {
+  %av = harp.view %a <(d0, d1, d2) -> (d0, d2)> : tensor<4x3xf32> -> tensor<4x5x3xf32>
+  %bv = harp.view %b <(d0, d1, d2) -> (d2, d1)> : tensor<3x5xf32> -> tensor<4x5x3xf32>
+  %mm = harp.map_reduce ins(%av, %bv : tensor<4x5x3xf32>, tensor<4x5x3xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %y : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2]) : tensor<4x5xf32>
+  %r = harp.map_reduce ins(%mm : tensor<4x5xf32>) {
+  ^bb0(%x: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %x, %z : f32
+    harp.yield %m : f32
+  } : tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+
+// NOCONTRACT-LABEL: func.func @row_sum_epilogue
+// NOCONTRACT: scf.for
+// NOCONTRACT: iterator_types = ["parallel", "reduction"]
+func.func @row_sum_epilogue(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x6xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x6xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<4x6xf32>, tensor<4x6xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %q = arith.divf %b, %a : f32
+    harp.yield %q : f32
+  } : tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
 }
