@@ -69,6 +69,25 @@ static Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// Loads the OpenMP runtime threaded kernels call (__kmpc_fork_call...),
+/// once per process, into the process symbol search the JIT uses. Returns
+/// why it could not, or an empty string.
+static const std::string &openMPRuntimeError() {
+  static const std::string error = [] {
+    // Idle workers sleep at once instead of spinning for 200 ms, which on a
+    // machine with few cores takes one from the calling thread between
+    // kernels. KMP_BLOCKTIME set by the user wins.
+    ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
+    std::string why;
+    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently("libomp.so.5", &why))
+      return "threads need the OpenMP runtime libomp.so.5 (Debian: "
+             "libomp5-14): " +
+             why;
+    return std::string();
+  }();
+  return error;
+}
+
 //===----------------------------------------------------------------------===//
 // Runtime support called by generated code
 //===----------------------------------------------------------------------===//
@@ -552,20 +571,9 @@ struct Jit::Impl {
   Expected<std::shared_ptr<Executable>>
   load(std::unique_ptr<llvm::MemoryBuffer> object,
        std::vector<FunctionSignature> sigs) {
-    if (options.threads) {
-      // The OpenMP runtime the threaded kernels call (__kmpc_fork_call...),
-      // made visible to the process symbol search below.
-      // Idle workers sleep at once instead of spinning for 200 ms, which on
-      // a machine with few cores takes one from the calling thread between
-      // kernels. KMP_BLOCKTIME set by the user wins.
-      ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
-      std::string why;
-      if (llvm::sys::DynamicLibrary::LoadLibraryPermanently("libomp.so.5",
-                                                            &why))
-        return makeError("threads need the OpenMP runtime libomp.so.5 "
-                         "(Debian: libomp5-22): " +
-                         why);
-    }
+    if (options.threads)
+      if (const std::string &why = openMPRuntimeError(); !why.empty())
+        return makeError(why);
     auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!builder)
       return builder.takeError();

@@ -4,7 +4,6 @@
 
 #include "harp/Conversion/HarpToLinalg/HarpToLinalg.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -77,9 +76,7 @@ struct GatherToGeneric : OpRewritePattern<GatherOp> {
           if (uniformRows) {
             SmallVector<Value> at;
             for (AffineExpr expr : indexLayout.getMap().getResults())
-              at.push_back(affine::AffineApplyOp::create(
-                  b, loc, AffineMap::get(rank, 0, expr, b.getContext()),
-                  indices));
+              at.push_back(lowering::applyExpr(b, loc, expr, indices));
             raw = tensor::ExtractOp::create(b, loc, indexSource, at);
           } else {
             raw = scalars.front();

@@ -14,6 +14,12 @@ using namespace mlir;
 using namespace mlir::harp;
 using namespace mlir::harp::lowering;
 
+Value lowering::applyExpr(OpBuilder &b, Location loc, AffineExpr expr,
+                          ValueRange indices) {
+  return affine::AffineApplyOp::create(
+      b, loc, AffineMap::get(indices.size(), 0, expr, b.getContext()), indices);
+}
+
 Value lowering::clampIndex(OpBuilder &b, Location loc, Value index,
                            int64_t size) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -57,10 +63,8 @@ static Value readMasked(OpBuilder &b, Location loc, Value source,
   Value pad = buildScalarConstant(b, loc, layout.getPadAttr(elementType));
   if (llvm::is_contained(type.getShape(), 0))
     return pad;
-  unsigned rank = layout.getResultRank();
-  auto apply = [&](AffineExpr expr) -> Value {
-    return affine::AffineApplyOp::create(
-        b, loc, AffineMap::get(rank, 0, expr, b.getContext()), indices);
+  auto apply = [&](AffineExpr expr) {
+    return applyExpr(b, loc, expr, indices);
   };
   SmallVector<Value> sourceIndices;
   for (auto [j, expr] : llvm::enumerate(layout.getMap().getResults()))

@@ -35,6 +35,10 @@ Value buildKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> domain,
 /// Copies the value of `view` (a harp.view result) into a new tensor.
 Value materializeView(OpBuilder &b, Location loc, Value view);
 
+/// `expr` (over one dim per index) at `indices`, as an affine.apply.
+Value applyExpr(OpBuilder &b, Location loc, AffineExpr expr,
+                ValueRange indices);
+
 /// Clamps an index value into [0, size - 1].
 Value clampIndex(OpBuilder &b, Location loc, Value index, int64_t size);
 

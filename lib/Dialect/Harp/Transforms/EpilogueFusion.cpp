@@ -76,7 +76,7 @@ struct HarpFuseEpiloguesPass
       // The row loops run over the epilogue's parallel dims: harp-parallelize
       // may run them on threads.
       for (LoopLikeOpInterface loop : result->loops)
-        loop->setAttr("harp.parallel", rewriter.getUnitAttr());
+        loop->setAttr(harp::kParallelLoopAttr, rewriter.getUnitAttr());
       for (OpResult res : op->getResults())
         if (Value replacement = result->replacements.lookup(res))
           rewriter.replaceAllUsesWith(res, replacement);

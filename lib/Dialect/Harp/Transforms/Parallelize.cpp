@@ -19,8 +19,6 @@ namespace mlir::harp {
 
 using namespace mlir;
 
-static constexpr llvm::StringLiteral kParallelLoop = "harp.parallel";
-
 /// A loop that carries nothing (on buffers a tile loop does not; one that
 /// still does was not bufferized in place) and is worth a fork, which costs
 /// microseconds: two iterations if each runs a loop nest (the cache blocks
@@ -47,7 +45,7 @@ struct HarpParallelizePass
     // (a reduction's block loop) stays sequential.
     SmallVector<scf::ForOp> loops;
     getOperation().walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
-      if (loop->hasAttr(kParallelLoop) && worthThreads(loop))
+      if (loop->hasAttr(harp::kParallelLoopAttr) && worthThreads(loop))
         loops.push_back(loop);
       return WalkResult::skip();
     });
@@ -68,7 +66,7 @@ struct HarpParallelizePass
     }
     // The marks have done their job.
     getOperation().walk(
-        [](scf::ForOp loop) { loop->removeAttr(kParallelLoop); });
+        [](scf::ForOp loop) { loop->removeAttr(harp::kParallelLoopAttr); });
   }
 };
 } // namespace

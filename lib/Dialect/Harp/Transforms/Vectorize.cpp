@@ -260,8 +260,6 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 
 /// Marks the tiles `harp-vectorize` vectorizes once their shapes are static.
 static constexpr llvm::StringLiteral kVectorTile = "harp.vector_tile";
-/// Marks tile loops over parallel dims (see harp-parallelize).
-static constexpr llvm::StringLiteral kParallelLoop = "harp.parallel";
 
 /// A window read's slice (`oh + kh` of a convolution) gets a size clamped
 /// to its operand, dynamic although the tile reads a static extent: the
@@ -386,7 +384,7 @@ tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
   if (order.size() == tiled->loops.size())
     for (auto [loop, d] : llvm::zip(tiled->loops, order))
       if (linalg::isParallelIterator(iterators[d]))
-        loop->setAttr(kParallelLoop, rewriter.getUnitAttr());
+        loop->setAttr(harp::kParallelLoopAttr, rewriter.getUnitAttr());
 
   for (Operation *tile : tiled->tiledOps)
     if (isa<linalg::LinalgOp>(tile))
