@@ -301,6 +301,32 @@ def test_gather_from_view(dtype):
     assert_close(got, gather_ref(np.ascontiguousarray(x.T), idx[::2], 1))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_gather_rows_of_broadcast_index(dtype):
+    # An embedding lookup: the index is broadcast along the rows it selects
+    # (read once per row in the kernel, rows copied as vectors: 40 and 33
+    # columns are whole vectors plus remainders). Out-of-range rows clamp.
+    rng = np.random.default_rng(11)
+    x = random((7, 40), dtype, rng)
+    idx = np.array([3, 0, 6, -2, 9], dtype=np.int64)
+    tx, ti, tb = tensor((7, 40), dtype), tensor((5,), np.int64), tensor((5, 40), np.int64)
+    tr = tensor((5, 40), dtype)
+    body = ["%%b = harp.view %%i <(d0, d1) -> (d0)> : %s -> %s" % (ti, tb),
+            "%%g = harp.gather %%x[%%b] dim(0) : (%s, %s) -> %s" % (tx, tb, tr)]
+    (got,) = run(func("f", [("%x", tx), ("%i", ti)], [("%g", tr)], body), x, idx)
+    assert_close(got, x[np.clip(idx, 0, 6)])
+
+    # Rank 3, gathering along the middle dim with a 2-D index.
+    x3 = random((2, 7, 33), dtype, rng)
+    idx3 = rng.integers(0, 7, size=(2, 4)).astype(np.int32)
+    tx3, ti3 = tensor((2, 7, 33), dtype), tensor((2, 4), np.int32)
+    tb3, tr3 = tensor((2, 4, 33), np.int32), tensor((2, 4, 33), dtype)
+    body3 = ["%%b = harp.view %%i <(d0, d1, d2) -> (d0, d1)> : %s -> %s" % (ti3, tb3),
+             "%%g = harp.gather %%x[%%b] dim(1) : (%s, %s) -> %s" % (tx3, tb3, tr3)]
+    (got3,) = run(func("f", [("%x", tx3), ("%i", ti3)], [("%g", tr3)], body3), x3, idx3)
+    assert_close(got3, np.stack([x3[b][idx3[b]] for b in range(2)]))
+
+
 def test_gather_out_of_range_clamped_1d():
     # harp's behaviour (PyTorch raises instead): an index below 0 reads
     # element 0 and one past the end reads the last element.
