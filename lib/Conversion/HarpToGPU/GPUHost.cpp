@@ -1,0 +1,170 @@
+//===- GPUHost.cpp - a host function's buffers on the device --------------===//
+
+#include "BufferEffects.h"
+
+#include "harp/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::harp {
+#define GEN_PASS_DEF_HARPGPUHOSTPASS
+#include "harp/Conversion/Passes.h.inc"
+} // namespace mlir::harp
+
+using namespace mlir;
+
+static bool insideLaunch(Operation *op) {
+  return op->getParentOfType<gpu::LaunchOp>() != nullptr;
+}
+
+namespace {
+struct HarpGPUHostPass
+    : public harp::impl::HarpGPUHostPassBase<HarpGPUHostPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    IRRewriter rewriter(&getContext());
+    if (failed(copyConstants(rewriter, func)) ||
+        failed(rebaseViews(rewriter, func)))
+      return signalPassFailure();
+    moveAllocations(rewriter, func);
+
+    WalkResult checked = func->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (isa<gpu::MemcpyOp>(op) || op->getNumRegions() != 0)
+        return WalkResult::advance();
+      if (harp::firstBufferAccess(op)) {
+        op->emitError("harp-gpu-host: '")
+            << op->getName()
+            << "' would access device memory on the host (run "
+               "harp-gpu-kernels first)";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (checked.wasInterrupted())
+      signalPassFailure();
+  }
+
+  /// A constant read by a kernel is copied to a device buffer at its
+  /// definition and freed before every return.
+  LogicalResult copyConstants(IRRewriter &rewriter, func::FuncOp func) {
+    SmallVector<memref::GetGlobalOp> globals;
+    func.walk([&](memref::GetGlobalOp op) {
+      if (!insideLaunch(op) &&
+          llvm::any_of(op->getUsers(),
+                       [](Operation *user) { return insideLaunch(user); }))
+        globals.push_back(op);
+    });
+    SmallVector<func::ReturnOp> returns;
+    func.walk([&](func::ReturnOp op) { returns.push_back(op); });
+    for (memref::GetGlobalOp global : globals) {
+      Location loc = global.getLoc();
+      rewriter.setInsertionPointAfter(global);
+      auto device = gpu::AllocOp::create(
+          rewriter, loc, global.getType(), /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange(), /*dynamicSizes=*/ValueRange(),
+          /*symbolOperands=*/ValueRange(), /*hostShared=*/false);
+      gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(),
+                            /*asyncDependencies=*/ValueRange(),
+                            device.getMemref(), global.getResult());
+      rewriter.replaceUsesWithIf(
+          global.getResult(), device.getMemref(),
+          [](OpOperand &use) { return insideLaunch(use.getOwner()); });
+      for (func::ReturnOp ret : returns) {
+        rewriter.setInsertionPoint(ret);
+        gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(),
+                               /*asyncDependencies=*/ValueRange(),
+                               device.getMemref());
+      }
+    }
+    return success();
+  }
+
+  /// Kernels get plain buffers: a strided view captured by a launch is
+  /// passed as its base buffer and rebuilt inside.
+  LogicalResult rebaseViews(IRRewriter &rewriter, func::FuncOp func) {
+    SmallVector<gpu::LaunchOp> launches;
+    func.walk([&](gpu::LaunchOp op) { launches.push_back(op); });
+    for (gpu::LaunchOp launch : launches) {
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(launch.getBody(), captured);
+      for (Value value : captured) {
+        auto type = dyn_cast<MemRefType>(value.getType());
+        if (!type || type.getLayout().isIdentity())
+          continue;
+        SmallVector<int64_t> strides;
+        int64_t offset;
+        if (failed(type.getStridesAndOffset(strides, offset)) ||
+            ShapedType::isDynamic(offset) || !type.hasStaticShape() ||
+            llvm::any_of(strides, ShapedType::isDynamic))
+          return launch.emitError("harp-gpu-host: a kernel reads a view with "
+                                  "a dynamic layout: ")
+                 << type;
+        Location loc = launch.getLoc();
+        rewriter.setInsertionPoint(launch);
+        auto meta =
+            memref::ExtractStridedMetadataOp::create(rewriter, loc, value);
+        rewriter.setInsertionPointToStart(&launch.getBody().front());
+        auto view = memref::ReinterpretCastOp::create(
+            rewriter, loc, type, meta.getBaseBuffer(), offset, type.getShape(),
+            strides);
+        rewriter.replaceUsesWithIf(value, view.getResult(), [&](OpOperand &u) {
+          return launch->isProperAncestor(u.getOwner());
+        });
+      }
+    }
+    return success();
+  }
+
+  /// Host allocations become device allocations; a stack allocation is
+  /// freed before the function returns.
+  void moveAllocations(IRRewriter &rewriter, func::FuncOp func) {
+    SmallVector<func::ReturnOp> returns;
+    func.walk([&](func::ReturnOp op) { returns.push_back(op); });
+    SmallVector<Operation *> ops;
+    func->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op))
+        ops.push_back(op);
+      return WalkResult::advance();
+    });
+    for (Operation *op : ops) {
+      rewriter.setInsertionPoint(op);
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        gpu::DeallocOp::create(rewriter, op->getLoc(), /*asyncToken=*/Type(),
+                               ValueRange(), dealloc.getMemref());
+        rewriter.eraseOp(op);
+        continue;
+      }
+      auto type = cast<MemRefType>(op->getResult(0).getType());
+      bool onStack = isa<memref::AllocaOp>(op);
+      ValueRange dynamicSizes =
+          isa<memref::AllocOp>(op)
+              ? cast<memref::AllocOp>(op).getDynamicSizes()
+              : cast<memref::AllocaOp>(op).getDynamicSizes();
+      auto alloc = gpu::AllocOp::create(rewriter, op->getLoc(), type,
+                                        /*asyncToken=*/Type(), ValueRange(),
+                                        dynamicSizes, ValueRange(),
+                                        /*hostShared=*/false);
+      rewriter.replaceOp(op, alloc.getMemref());
+      if (!onStack)
+        continue;
+      for (func::ReturnOp ret : returns) {
+        rewriter.setInsertionPoint(ret);
+        gpu::DeallocOp::create(rewriter, ret.getLoc(), /*asyncToken=*/Type(),
+                               ValueRange(), alloc.getMemref());
+      }
+    }
+  }
+};
+} // namespace
