@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
@@ -105,9 +107,95 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
+                                        const HarpToGPUOptions &options) {
+  pm.addPass(createHarpFunctionABIPass());
+  pm.addPass(createHarpAutodiffPass());
+  pm.addPass(createCanonicalizerPass());
+  if (options.fuse)
+    pm.addPass(createHarpFusePass());
+  pm.addPass(createConvertHarpToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // The same buffer ABI as harp-to-llvm: results are written into buffers
+  // the caller allocates (on the device).
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  HarpGPUKernelsPassOptions kernels;
+  kernels.blockSize = options.blockSize;
+  kernels.blockReduceMaxOutputs = options.blockReduceMaxOutputs;
+  pm.addNestedPass<func::FuncOp>(createHarpGPUKernelsPass(kernels));
+  pm.addNestedPass<func::FuncOp>(createHarpGPUHostPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Constants and index arithmetic move into the kernels (the outlined
+  // kernels see sizes as constants, not as arguments).
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // Launches, copies and (de)allocations on one stream per call, in order,
+  // synchronized once before the function returns.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  GpuToLLVMConversionPassOptions host;
+  host.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(host));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkit;
+  // gpu-module-to-binary names them isa and bin; it rejects other names.
+  std::string format = options.format;
+  binary.compilationTarget = format == "ptx"     ? std::string("isa")
+                             : format == "cubin" ? std::string("bin")
+                                                 : format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
 void mlir::harp::registerHarpPipelines() {
   PassPipelineRegistration<HarpToLLVMOptions>(
       "harp-to-llvm",
       "Lower harp on tensors to the LLVM dialect (see buildHarpToLLVMPipeline)",
       buildHarpToLLVMPipeline);
+  PassPipelineRegistration<HarpToGPUOptions>(
+      "harp-to-gpu",
+      "Lower harp on tensors to host LLVM code launching NVVM kernels (see "
+      "buildHarpToGPUPipeline)",
+      buildHarpToGPUPipeline);
 }

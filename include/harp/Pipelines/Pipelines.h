@@ -46,7 +46,57 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
 void buildHarpToLLVMPipeline(OpPassManager &pm,
                              const HarpToLLVMOptions &options);
 
-/// Registers `harp-to-llvm` for harp-opt's --pass-pipeline and flags.
+struct HarpToGPUOptions : public PassPipelineOptions<HarpToGPUOptions> {
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse map_reduce chains before lowering (harp-fuse)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("The GPU to compile for (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features, e.g. +ptx80 (empty: the chip's default)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the kernels are embedded as: ptx (compiled by the "
+                     "driver when loaded), cubin (compiled now by ptxas) or "
+                     "fatbin"),
+      llvm::cl::init("ptx")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimisation level of the device code (0-3)"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit path (libdevice for math functions, ptxas "
+                     "for cubin)"),
+      llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block (harp-gpu-kernels)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<int64_t> blockReduceMaxOutputs{
+      *this, "block-reduce-max-outputs",
+      llvm::cl::desc("Reductions with at most this many outputs get a block "
+                     "per output (harp-gpu-kernels)"),
+      llvm::cl::init(16384)};
+};
+
+/// harp on tensors to host code in the LLVM dialect plus device code
+/// embedded as a `gpu.binary`: harp-function-abi, harp-autodiff, harp-fuse,
+/// convert-harp-to-linalg, bufferization with results as out-parameters,
+/// harp-gpu-kernels (gpu.launch per kernel), harp-gpu-host (device buffers),
+/// gpu-kernel-outlining, nvvm-attach-target, convert-gpu-to-nvvm (kernels
+/// take bare pointers), gpu-to-llvm and gpu-module-to-binary. The host
+/// functions keep harp's C interface (`_mlir_ciface_`), with device
+/// pointers in the descriptors.
+void buildHarpToGPUPipeline(OpPassManager &pm, const HarpToGPUOptions &options);
+
+/// Registers `harp-to-llvm` and `harp-to-gpu` for harp-opt's --pass-pipeline
+/// and flags.
 void registerHarpPipelines();
 
 } // namespace mlir::harp
