@@ -13,7 +13,7 @@ config.suffixes = [".mlir", ".test", ".py", ".c"]
 # Integration/ and python/ are pytest suites, run by scripts/run-tests.sh
 # next to lit.
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
-                   "Integration", "python"]
+                   "Integration", "python", "FakeCuda"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.harp_obj_root, "test")
@@ -31,3 +31,44 @@ tools = ["harp-opt", "harp-run", "harp-capi-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.harp_tools_dir, append_path=True)
+
+# GPU features. `ptxas`: the CUDA toolkit's assembler is there, so cubin
+# compilation and PTX checks run (no GPU needed). `cuda`: a GPU and its
+# driver answer, so GPU execution tests run.
+import ctypes
+import shutil
+
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
+    else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+
+def cuda_device_count():
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        if lib.cuInit(0) != 0:
+            return 0
+        count = ctypes.c_int(0)
+        if lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
+            return 0
+        return count.value
+    except OSError:
+        return 0
+
+
+if cuda_device_count() > 0:
+    config.available_features.add("cuda")
+
+# The stand-in driver (test/Runtime/FakeCuda), for runtime tests anywhere.
+fake_cuda = os.path.join(config.harp_obj_root, "test", "fake-cuda")
+if os.path.exists(os.path.join(fake_cuda, "libcuda.so.1")):
+    config.available_features.add("fake-cuda")
+    config.substitutions.append(("%fake_cuda_dir", fake_cuda))
+
+config.substitutions.append(
+    ("%extract_ptx", "%s %s" % (config.python_executable,
+                                os.path.join(config.harp_src_root, "utils",
+                                             "extract-ptx.py"))))

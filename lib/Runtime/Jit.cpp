@@ -11,6 +11,7 @@
 #include "harp/Dialect/Harp/IR/HarpDialect.h"
 #include "harp/InitAllHarp.h"
 #include "harp/Pipelines/Pipelines.h"
+#include "harp/Runtime/Cuda.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -25,6 +26,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -33,6 +35,7 @@
 #include "llvm/Support/DynamicLibrary.h"
 
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -62,7 +65,7 @@ const char *buildId();
 } // namespace harp
 
 /// Bump when the object format or the calling convention changes.
-static constexpr char kCacheFormat[] = "harp-jit-object-v1";
+static constexpr char kCacheFormat[] = "harp-jit-object-v2";
 static constexpr char kMagic[8] = {'H', 'A', 'R', 'P', 'O', 'B', 'J', '1'};
 
 static Error makeError(const llvm::Twine &message) {
@@ -209,6 +212,22 @@ signaturesOf(mlir::ModuleOp module) {
 }
 
 //===----------------------------------------------------------------------===//
+// Devices
+//===----------------------------------------------------------------------===//
+
+Expected<Device> harp::parseDevice(StringRef name) {
+  if (name.equals_insensitive("cpu"))
+    return Device::CPU;
+  if (name.equals_insensitive("cuda"))
+    return Device::CUDA;
+  return makeError("unknown device '" + name + "' (expected cpu or cuda)");
+}
+
+const char *harp::deviceName(Device device) {
+  return device == Device::CUDA ? "cuda" : "cpu";
+}
+
+//===----------------------------------------------------------------------===//
 // Executable
 //===----------------------------------------------------------------------===//
 
@@ -236,14 +255,20 @@ Executable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
 
 namespace {
 using PackedFn = void (*)(void **);
+using InitFn = void (*)();
 
 class JitExecutable : public Executable {
 public:
   JitExecutable(std::unique_ptr<llvm::orc::LLJIT> jit,
                 std::vector<FunctionSignature> sigs,
-                std::vector<PackedFn> entries)
-      : jit(std::move(jit)), sigs(std::move(sigs)),
-        entries(std::move(entries)) {}
+                std::vector<PackedFn> entries, Device device, InitFn fini)
+      : jit(std::move(jit)), sigs(std::move(sigs)), entries(std::move(entries)),
+        device(device), fini(fini) {}
+  ~JitExecutable() override {
+    // Unloads the GPU kernels (the module's destructors).
+    if (fini)
+      fini();
+  }
 
   llvm::ArrayRef<FunctionSignature> functions() const override { return sigs; }
 
@@ -251,18 +276,23 @@ public:
                  llvm::ArrayRef<Array> results) const override;
 
 private:
+  Error callOnDevice(PackedFn entry, llvm::ArrayRef<Array> inputs,
+                     llvm::ArrayRef<Array> results) const;
+
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::vector<FunctionSignature> sigs;
   std::vector<PackedFn> entries;
+  Device device;
+  InitFn fini;
 };
 } // namespace
 
-/// A memref descriptor for a contiguous row-major array:
+/// A memref descriptor for a contiguous row-major array at `data`:
 /// {allocated, aligned, offset, sizes..., strides...}.
-static std::vector<int64_t> descriptorOf(const Array &array) {
+static std::vector<int64_t> descriptorOf(const Array &array, const void *data) {
   const std::vector<int64_t> &shape = array.shape();
   std::vector<int64_t> d;
-  auto ptr = reinterpret_cast<int64_t>(array.data());
+  auto ptr = reinterpret_cast<int64_t>(data);
   d.push_back(ptr);
   d.push_back(ptr);
   d.push_back(0);
@@ -323,15 +353,57 @@ Error JitExecutable::callInto(StringRef name, llvm::ArrayRef<Array> inputs,
                          " overlaps another result buffer");
   }
 
+  if (device == Device::CUDA)
+    return callOnDevice(entries[at], inputs, results);
   std::vector<std::vector<int64_t>> descriptors;
   for (const Array &input : inputs)
-    descriptors.push_back(descriptorOf(input));
+    descriptors.push_back(descriptorOf(input, input.data()));
   for (const Array &result : results)
-    descriptors.push_back(descriptorOf(result));
+    descriptors.push_back(descriptorOf(result, result.data()));
   std::vector<void *> args;
   for (std::vector<int64_t> &d : descriptors)
     args.push_back(d.data());
   entries[at](args.data());
+  return Error::success();
+}
+
+/// Copies the inputs to device buffers, runs the host function (which
+/// launches the kernels and waits for them), copies the results back.
+Error JitExecutable::callOnDevice(PackedFn entry, llvm::ArrayRef<Array> inputs,
+                                  llvm::ArrayRef<Array> results) const {
+  std::vector<void *> buffers;
+  auto releaseAll = llvm::make_scope_exit([&] {
+    for (void *buffer : buffers)
+      cuda::release(buffer);
+  });
+  std::vector<std::vector<int64_t>> descriptors;
+  for (const Array &input : inputs) {
+    Expected<void *> buffer = cuda::allocate(input.byteSize());
+    if (!buffer)
+      return buffer.takeError();
+    buffers.push_back(*buffer);
+    if (Error err = cuda::copyToDevice(*buffer, input.data(), input.byteSize()))
+      return err;
+    descriptors.push_back(descriptorOf(input, *buffer));
+  }
+  for (const Array &result : results) {
+    Expected<void *> buffer = cuda::allocate(result.byteSize());
+    if (!buffer)
+      return buffer.takeError();
+    buffers.push_back(*buffer);
+    descriptors.push_back(descriptorOf(result, *buffer));
+  }
+  std::vector<void *> args;
+  for (std::vector<int64_t> &d : descriptors)
+    args.push_back(d.data());
+  entry(args.data());
+  if (Error err = cuda::takeError())
+    return err;
+  for (auto [i, result] : llvm::enumerate(results))
+    if (Error err =
+            cuda::copyToHost(const_cast<void *>(result.data()),
+                             buffers[inputs.size() + i], result.byteSize()))
+      return err;
   return Error::success();
 }
 
@@ -372,6 +444,42 @@ static Error addPackedWrappers(llvm::Module &module) {
   return Error::success();
 }
 
+/// Replaces the module's constructors and destructors (the GPU kernels'
+/// load and unload) by two exported functions the loader calls,
+/// `_harp_init` and `_harp_fini`, so running them does not depend on the
+/// JIT platform's support for static initializers.
+static void exportInitializers(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  for (auto [list, name] : {std::pair{"llvm.global_ctors", "_harp_init"},
+                            std::pair{"llvm.global_dtors", "_harp_fini"}}) {
+    llvm::GlobalVariable *var = module.getNamedGlobal(list);
+    if (!var)
+      continue;
+    std::vector<std::pair<uint64_t, llvm::Function *>> entries;
+    if (auto *array =
+            llvm::dyn_cast_or_null<llvm::ConstantArray>(var->getInitializer()))
+      for (llvm::Value *op : array->operands()) {
+        auto *entry = llvm::cast<llvm::ConstantStruct>(op);
+        auto *priority = llvm::cast<llvm::ConstantInt>(entry->getOperand(0));
+        if (auto *fn = llvm::dyn_cast<llvm::Function>(entry->getOperand(1)))
+          entries.emplace_back(priority->getZExtValue(), fn);
+      }
+    // Constructors run by ascending priority, destructors by descending.
+    llvm::stable_sort(entries, [&](const auto &a, const auto &b) {
+      return StringRef(list) == "llvm.global_ctors" ? a.first < b.first
+                                                    : a.first > b.first;
+    });
+    var->eraseFromParent();
+    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false);
+    auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                      name, module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+    for (auto &entry : entries)
+      b.CreateCall(entry.second);
+    b.CreateRetVoid();
+  }
+}
+
 /// The cache entry: magic, payload checksum, payload size, key, payload.
 struct CacheHeader {
   char magic[8];
@@ -387,6 +495,8 @@ struct Jit::Impl {
   mlir::MLIRContext context;
   std::string cpu, features;
   unsigned vectorBits = 128;
+  /// CUDA: the chip kernels are compiled for.
+  std::string chip;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Executable>> memory;
 
@@ -416,6 +526,16 @@ struct Jit::Impl {
     };
     vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
     cacheDir = resolveCacheDir();
+    chip = options.cudaChip;
+    if (chip.empty() && options.device == Device::CUDA) {
+      Expected<std::string> deviceChip = cuda::chip();
+      if (deviceChip)
+        chip = *deviceChip;
+      else
+        llvm::consumeError(deviceChip.takeError()); // load() reports it
+    }
+    if (chip.empty())
+      chip = "sm_90";
   }
 
   std::string resolveCacheDir() const {
@@ -446,7 +566,11 @@ struct Jit::Impl {
           StringRef(LLVM_VERSION_STRING), StringRef(cpu), StringRef(features),
           StringRef(options.fuse ? "fuse" : "nofuse"),
           StringRef(options.vectorize ? "vectorize" : "novectorize"),
-          StringRef(options.threads ? "threads" : "nothreads")}) {
+          StringRef(options.threads ? "threads" : "nothreads"),
+          StringRef(deviceName(options.device)),
+          StringRef(options.device == Device::CUDA ? chip : ""),
+          StringRef(options.device == Device::CUDA ? options.cudaFormat
+                                                   : "")}) {
       hasher.update(part);
       hasher.update(StringRef("\0", 1));
     }
@@ -534,12 +658,23 @@ struct Jit::Impl {
                                             return mlir::success();
                                           });
     mlir::PassManager pm(&context);
-    mlir::harp::HarpToLLVMOptions pipelineOptions;
-    pipelineOptions.fuse = options.fuse;
-    pipelineOptions.vectorBits = vectorBits;
-    pipelineOptions.vectorize = options.vectorize;
-    pipelineOptions.threads = options.threads;
-    mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions);
+    if (options.device == Device::CUDA) {
+      if (options.cudaFormat != "ptx" && options.cudaFormat != "cubin")
+        return makeError("unknown CUDA kernel format '" + options.cudaFormat +
+                         "' (expected ptx or cubin)");
+      mlir::harp::HarpToGPUOptions pipelineOptions;
+      pipelineOptions.fuse = options.fuse;
+      pipelineOptions.chip = chip;
+      pipelineOptions.format = options.cudaFormat;
+      mlir::harp::buildHarpToGPUPipeline(pm, pipelineOptions);
+    } else {
+      mlir::harp::HarpToLLVMOptions pipelineOptions;
+      pipelineOptions.fuse = options.fuse;
+      pipelineOptions.vectorBits = vectorBits;
+      pipelineOptions.vectorize = options.vectorize;
+      pipelineOptions.threads = options.threads;
+      mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions);
+    }
     if (mlir::failed(pm.run(*clone)))
       return makeError("lowering failed:\n" + diagnostics);
 
@@ -550,6 +685,7 @@ struct Jit::Impl {
       return makeError("translation to LLVM IR failed:\n" + diagnostics);
     if (Error err = addPackedWrappers(*llvmModule))
       return std::move(err);
+    exportInitializers(*llvmModule);
     auto tm = targetMachine();
     if (!tm)
       return tm.takeError();
@@ -571,9 +707,13 @@ struct Jit::Impl {
   Expected<std::shared_ptr<Executable>>
   load(std::unique_ptr<llvm::MemoryBuffer> object,
        std::vector<FunctionSignature> sigs) {
-    if (options.threads)
+    if (options.threads && options.device == Device::CPU)
       if (const std::string &why = openMPRuntimeError(); !why.empty())
         return makeError(why);
+    if (options.device == Device::CUDA)
+      if (Error err = cuda::initialize())
+        return makeError("cannot run on the cuda device: " +
+                         llvm::toString(std::move(err)));
     auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!builder)
       return builder.takeError();
@@ -593,10 +733,30 @@ struct Jit::Impl {
     runtime[(*jit)->mangleAndIntern("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&harpMemrefCopy),
         llvm::JITSymbolFlags::Exported};
+    if (options.device == Device::CUDA)
+      for (auto [name, address] : cuda::entryPoints())
+        runtime[(*jit)->mangleAndIntern(name)] = {
+            llvm::orc::ExecutorAddr::fromPtr(address),
+            llvm::JITSymbolFlags::Exported};
     if (Error err = main.define(llvm::orc::absoluteSymbols(runtime)))
       return std::move(err);
     if (Error err = (*jit)->addObjectFile(std::move(object)))
       return std::move(err);
+    // Constructors load the GPU kernels; a failure there is recorded by the
+    // runtime and reported here.
+    InitFn fini = nullptr;
+    if (auto init = (*jit)->lookup("_harp_init")) {
+      init->toPtr<InitFn>()();
+      if (Error err = cuda::takeError())
+        return makeError("loading the GPU kernels failed: " +
+                         llvm::toString(std::move(err)));
+    } else {
+      llvm::consumeError(init.takeError());
+    }
+    if (auto finiSymbol = (*jit)->lookup("_harp_fini"))
+      fini = finiSymbol->toPtr<InitFn>();
+    else
+      llvm::consumeError(finiSymbol.takeError());
     std::vector<PackedFn> entries;
     for (const FunctionSignature &sig : sigs) {
       auto symbol = (*jit)->lookup("_harp_packed_" + sig.name);
@@ -605,7 +765,8 @@ struct Jit::Impl {
       entries.push_back(symbol->toPtr<PackedFn>());
     }
     return std::make_shared<JitExecutable>(std::move(*jit), std::move(sigs),
-                                           std::move(entries));
+                                           std::move(entries), options.device,
+                                           fini);
   }
 
   Expected<std::shared_ptr<Executable>> compile(mlir::ModuleOp module) {
@@ -663,6 +824,26 @@ Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
   if (mlir::failed(mlir::verify(module)))
     return makeError("the module does not verify");
   return impl->compile(module);
+}
+
+Expected<std::string> Jit::compileObject(StringRef source) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, "<input>"), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &impl->context, os);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &impl->context);
+  if (!module)
+    return makeError("invalid IR:\n" + diagnostics);
+  if (mlir::failed(mlir::verify(*module)))
+    return makeError("the module does not verify:\n" + diagnostics);
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  auto object = impl->compileObject(*module, "");
+  if (!object)
+    return object.takeError();
+  return (*object)->getBuffer().str();
 }
 
 Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {

@@ -11,6 +11,16 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARP_RUN = os.environ.get("HARP_RUN", os.path.join(ROOT, "build", "bin", "harp-run"))
 
+# Where run() executes modules. "cpu" (default); "cuda": on the GPU
+# (harp-run --device cuda), so every integration test checks the GPU against
+# the same references; "cuda-compile": every module is also compiled for the
+# GPU down to cubin (ptxas checks each kernel), then run on the CPU: the GPU
+# lowering is exercised on machines without a GPU.
+DEVICE = os.environ.get("HARP_TEST_DEVICE", "cpu")
+if DEVICE not in ("cpu", "cuda", "cuda-compile"):
+    raise ValueError("HARP_TEST_DEVICE must be cpu, cuda or cuda-compile, "
+                     "not %r" % DEVICE)
+
 # MLIR element type spellings of the NumPy dtypes harp exchanges.
 MLIR_TYPES = {
     np.dtype(np.float16): "f16",
@@ -85,7 +95,20 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
         path = os.path.join(tmp, "module.mlir")
         with open(path, "w") as f:
             f.write(module)
+        cpu_only = any(a in ("--parallel", "--no-vectorize", "--gradcheck")
+                       for a in extra_args)
+        if DEVICE == "cuda-compile" and not cpu_only:
+            check = [HARP_RUN, path, "--device", "cuda", "--gpu-format",
+                     "cubin", "--compile-only"]
+            if entry:
+                check += ["--entry", entry]
+            proc = subprocess.run(check, capture_output=True, text=True,
+                                  env=env)
+            if proc.returncode != 0:
+                raise HarpError("GPU compilation failed:\n" + proc.stderr)
         cmd = [HARP_RUN, path]
+        if DEVICE == "cuda" and not cpu_only:
+            cmd += ["--device", "cuda"]
         if entry:
             cmd += ["--entry", entry]
         for i, array in enumerate(inputs):

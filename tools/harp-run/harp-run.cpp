@@ -92,6 +92,34 @@ static cl::opt<bool> noVectorize(
     cl::cat(harpRunCategory));
 
 static cl::opt<std::string>
+    deviceOption("device",
+                 cl::desc("Where the module runs: cpu (default) or cuda (an "
+                          "NVIDIA GPU through harp's CUDA runtime; inputs are "
+                          "copied to the GPU and results back)"),
+                 cl::value_desc("cpu|cuda"), cl::init("cpu"),
+                 cl::cat(harpRunCategory));
+
+static cl::opt<std::string>
+    gpuChip("gpu-chip",
+            cl::desc("With --device cuda: the chip to compile for (default: "
+                     "the GPU's, else sm_90)"),
+            cl::value_desc("sm_XY"), cl::cat(harpRunCategory));
+
+static cl::opt<std::string>
+    gpuFormat("gpu-format",
+              cl::desc("With --device cuda: embed kernels as ptx (default; "
+                       "compiled by the driver) or cubin (compiled and checked "
+                       "by ptxas now)"),
+              cl::value_desc("ptx|cubin"), cl::init("ptx"),
+              cl::cat(harpRunCategory));
+
+static cl::opt<bool> compileOnly(
+    "compile-only",
+    cl::desc("Lower and compile the module to a host object, then stop: "
+             "nothing is loaded or run, so --device cuda needs no GPU"),
+    cl::cat(harpRunCategory));
+
+static cl::opt<std::string>
     cacheDir("cache-dir",
              cl::desc("On-disk kernel cache (default: $HARP_CACHE_DIR, else "
                       "$XDG_CACHE_HOME/harp, else ~/.cache/harp)"),
@@ -312,13 +340,35 @@ int main(int argc, char **argv) {
     return fail("cannot read '" + sourceFile +
                 "': " + source.getError().message());
 
+  llvm::Expected<Device> device = parseDevice(deviceOption);
+  if (!device)
+    return fail("--device: " + llvm::toString(device.takeError()));
+  if (*device != Device::CUDA &&
+      (gpuChip.getNumOccurrences() || gpuFormat.getNumOccurrences()))
+    return fail("--gpu-chip and --gpu-format need --device cuda");
+  if (*device == Device::CUDA && (useThreads || noVectorize || gradCheck))
+    return fail("--parallel, --no-vectorize and --gradcheck are CPU options; "
+                "they cannot be used with --device cuda");
+
   JitOptions options;
+  options.device = *device;
+  options.cudaChip = gpuChip;
+  options.cudaFormat = gpuFormat;
   options.diskCache = !noDiskCache;
   options.fuse = !noFuse;
   options.vectorize = !noVectorize;
   options.threads = useThreads;
   options.cacheDir = cacheDir;
   Jit jit(options);
+  if (compileOnly) {
+    llvm::Expected<std::string> object =
+        jit.compileObject((*source)->getBuffer());
+    if (!object)
+      return fail(llvm::toString(object.takeError()));
+    llvm::outs() << "harp-run: compiled for " << deviceName(*device) << ": "
+                 << object->size() << " bytes of host object\n";
+    return 0;
+  }
   llvm::Expected<std::shared_ptr<Executable>> exe =
       jit.compile((*source)->getBuffer());
   if (printStats)

@@ -53,6 +53,14 @@ public:
                                llvm::ArrayRef<Array> results) const = 0;
 };
 
+/// Where compiled code runs.
+enum class Device { CPU, CUDA };
+
+/// "cpu" or "cuda" (case-insensitive); anything else is an error naming the
+/// devices.
+llvm::Expected<Device> parseDevice(llvm::StringRef name);
+const char *deviceName(Device device);
+
 struct JitOptions {
   /// LLVM optimisation level for the generated code.
   unsigned optLevel = 3;
@@ -70,6 +78,16 @@ struct JitOptions {
   /// (harp-parallelize; OMP_NUM_THREADS sets how many). Loads the OpenMP
   /// runtime, libomp.so.5, when the first such module is loaded.
   bool threads = false;
+  /// CPU: harp-to-llvm, run in-process. CUDA: harp-to-gpu, the kernels
+  /// loaded on the GPU through harp's CUDA runtime; calls copy the inputs
+  /// to the device and the results back.
+  Device device = Device::CPU;
+  /// CUDA: the chip to compile for; empty means the selected device's
+  /// (sm_90 when there is none, for compileObject).
+  std::string cudaChip;
+  /// CUDA: how kernels are embedded: "ptx" (compiled by the driver on load)
+  /// or "cubin" (compiled by ptxas at compile time, which checks them).
+  std::string cudaFormat = "ptx";
 };
 
 /// How the last compile calls were served.
@@ -92,6 +110,10 @@ public:
   llvm::Expected<std::shared_ptr<Executable>> compile(llvm::StringRef source);
   /// Compiles `module` (which is not modified).
   llvm::Expected<std::shared_ptr<Executable>> compile(mlir::ModuleOp module);
+  /// Parses, lowers and compiles `source` to a host object file without
+  /// loading it: no device is needed, so CUDA code can be checked on a
+  /// machine without a GPU. Bypasses the caches.
+  llvm::Expected<std::string> compileObject(llvm::StringRef source);
 
   const JitStats &stats() const;
   const JitOptions &options() const;

@@ -1,0 +1,310 @@
+/*===- FakeCuda.c - a stand-in CUDA driver for testing harp's runtime ----===*
+ *
+ * Built as libcuda.so.1 under build/test/fake-cuda and put first on
+ * LD_LIBRARY_PATH by the runtime tests (never installed): it implements the
+ * driver calls harp's CUDA runtime makes with host memory standing in for
+ * device memory, and logs every module load, function lookup, launch,
+ * allocation and copy to $HARP_FAKE_CUDA_LOG (else stderr), so the tests
+ * can check what the runtime and the generated host code ask of a driver on
+ * a machine without a GPU. Kernels are not executed.
+ *
+ *   HARP_FAKE_CUDA_DEVICES=n   how many devices there are (default 1)
+ *   HARP_FAKE_CUDA_FAIL=name   the driver call that fails (e.g. cuLaunchKernel)
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <cuda.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *logFile(void) {
+  static FILE *file = NULL;
+  if (!file) {
+    const char *path = getenv("HARP_FAKE_CUDA_LOG");
+    file = path ? fopen(path, "a") : NULL;
+    if (!file)
+      file = stderr;
+  }
+  return file;
+}
+
+static void say(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vfprintf(logFile(), format, args);
+  va_end(args);
+  fputc('\n', logFile());
+  fflush(logFile());
+}
+
+static int fails(const char *name) {
+  const char *fail = getenv("HARP_FAKE_CUDA_FAIL");
+  return fail && strcmp(fail, name) == 0;
+}
+
+static long liveAllocations = 0;
+
+static void report(void) { say("exit live-allocations=%ld", liveAllocations); }
+
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  atexit(report);
+  say("init");
+  return fails("cuInit") ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int *version) {
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorName(CUresult error, const char **name) {
+  switch (error) {
+  case CUDA_ERROR_INVALID_PTX:
+    *name = "CUDA_ERROR_INVALID_PTX";
+    break;
+  case CUDA_ERROR_LAUNCH_FAILED:
+    *name = "CUDA_ERROR_LAUNCH_FAILED";
+    break;
+  case CUDA_ERROR_NOT_FOUND:
+    *name = "CUDA_ERROR_NOT_FOUND";
+    break;
+  default:
+    *name = "CUDA_ERROR_UNKNOWN";
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorString(CUresult error, const char **text) {
+  (void)error;
+  *text = "failure injected by the fake driver";
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+  const char *env = getenv("HARP_FAKE_CUDA_DEVICES");
+  *count = env ? atoi(env) : 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int length, CUdevice device) {
+  snprintf(name, (size_t)length, "harp fake device %d", (int)device);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                              CUdevice device) {
+  (void)device;
+  *value = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;
+  return CUDA_SUCCESS;
+}
+
+static int theContext;
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
+  (void)device;
+  *context = (CUcontext)&theContext;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext context) {
+  (void)context;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+
+/* A module: the PTX or ELF image, kept to look kernels up by name. */
+struct Module {
+  char *text;
+};
+
+static CUresult loadModule(CUmodule *module, const void *image,
+                           const char *how) {
+  const char *text = (const char *)image;
+  int isElf = memcmp(text, "\177ELF", 4) == 0;
+  say("module-load %s %s", how, isElf ? "cubin" : "ptx");
+  if (!isElf) {
+    for (const char *at = strstr(text, ".entry "); at;
+         at = strstr(at + 1, ".entry ")) {
+      const char *end = strchr(at, '(');
+      say("  entry %.*s", (int)(end - at - 7), at + 7);
+    }
+  }
+  struct Module *m = calloc(1, sizeof(struct Module));
+  m->text = isElf ? strdup("") : strdup(text);
+  *module = (CUmodule)m;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  if (fails("cuModuleLoadData"))
+    return CUDA_ERROR_INVALID_PTX;
+  return loadModule(module, image, "data");
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                            unsigned numOptions, CUjit_option *options,
+                            void **values) {
+  if (fails("cuModuleLoadDataEx")) {
+    for (unsigned i = 0; i < numOptions; ++i)
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+        strcpy((char *)values[i], "ptxas fatal: fake error log");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  return loadModule(module, image, "jit");
+}
+
+CUresult cuModuleUnload(CUmodule module) {
+  struct Module *m = (struct Module *)module;
+  say("module-unload");
+  free(m->text);
+  free(m);
+  return CUDA_SUCCESS;
+}
+
+struct Function {
+  char name[256];
+};
+
+CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
+                             const char *name) {
+  struct Module *m = (struct Module *)module;
+  say("get-function %s", name);
+  if (m->text[0] && !strstr(m->text, name))
+    return CUDA_ERROR_NOT_FOUND;
+  /* Leaked on purpose: functions live as long as their module. */
+  struct Function *f = calloc(1, sizeof(struct Function));
+  snprintf(f->name, sizeof(f->name), "%s", name);
+  *function = (CUfunction)f;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
+                        unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream stream, void **params,
+                        void **extra) {
+  (void)stream;
+  (void)extra;
+  struct Function *f = (struct Function *)function;
+  say("launch %s grid=%u,%u,%u block=%u,%u,%u shared=%u params=%s", f->name,
+      gx, gy, gz, bx, by, bz, shared, params ? "yes" : "none");
+  return fails("cuLaunchKernel") ? CUDA_ERROR_LAUNCH_FAILED : CUDA_SUCCESS;
+}
+
+static int theStream, theEvent;
+
+CUresult cuStreamCreate(CUstream *stream, unsigned flags) {
+  (void)flags;
+  *stream = (CUstream)&theStream;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream stream) {
+  (void)stream;
+  say("stream-synchronize");
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamDestroy(CUstream stream) {
+  (void)stream;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
+  (void)stream;
+  (void)event;
+  (void)flags;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(CUevent *event, unsigned flags) {
+  (void)flags;
+  *event = (CUevent)&theEvent;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy(CUevent event) {
+  (void)event;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventSynchronize(CUevent event) {
+  (void)event;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent event, CUstream stream) {
+  (void)event;
+  (void)stream;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
+  if (fails("cuMemAlloc"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *ptr = (CUdeviceptr)calloc(1, bytes);
+  ++liveAllocations;
+  say("alloc %zu", bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned flags) {
+  (void)flags;
+  return cuMemAlloc(ptr, bytes);
+}
+
+CUresult cuMemFree(CUdeviceptr ptr) {
+  free((void *)ptr);
+  --liveAllocations;
+  say("free");
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  memcpy((void *)dst, (const void *)src, bytes);
+  say("copy %zu", bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                       CUstream stream) {
+  (void)stream;
+  return cuMemcpy(dst, src, bytes);
+}
+
+CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
+  memcpy((void *)dst, src, bytes);
+  say("copy-to-device %zu", bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
+  memcpy(dst, (const void *)src, bytes);
+  say("copy-to-host %zu", bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
+                          CUstream stream) {
+  (void)stream;
+  for (size_t i = 0; i < count; ++i)
+    ((unsigned *)dst)[i] = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count,
+                          CUstream stream) {
+  (void)stream;
+  for (size_t i = 0; i < count; ++i)
+    ((unsigned short *)dst)[i] = value;
+  return CUDA_SUCCESS;
+}
