@@ -23,6 +23,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include <cstring>
 
 namespace py = pybind11;
@@ -109,12 +111,13 @@ py::dtype numpyOf(DType d) {
   return py::dtype::of<float>();
 }
 
-NodePtr fromNumpy(py::array array) {
+NodePtr fromNumpy(py::array array, const std::optional<std::string> &device) {
   DType dtype = dtypeOfNumpy(array.dtype());
   py::array c =
       py::array::ensure(array, py::array::c_style | py::array::forcecast);
   std::vector<int64_t> shape(c.shape(), c.shape() + c.ndim());
-  return detail::fromData(dtype, shape, c.data());
+  return detail::fromData(dtype, shape, c.data(),
+                          device ? backend::get(*device) : nullptr);
 }
 
 /// The NumPy dtype of a function result. Signature element types are
@@ -174,7 +177,7 @@ NodePtr operand(const NodePtr &self, const py::object &o) {
     return scalarLike(self, o.cast<double>());
   }
   if (py::isinstance<py::array>(o))
-    return fromNumpy(o.cast<py::array>());
+    return fromNumpy(o.cast<py::array>(), std::nullopt); // follows `self`
   return o.cast<NodePtr>();
 }
 
@@ -388,9 +391,19 @@ PYBIND11_MODULE(_harp, m) {
                              })
       .def("zero_grad", &detail::zeroGrad)
       .def("detach", &detail::detach)
+      .def_property_readonly(
+          "device",
+          [](const NodePtr &n) { return detail::backendOf(n)->name(); })
+      .def(
+          "to",
+          [](const NodePtr &n, const std::string &device) {
+            return detail::to(n, backend::get(device));
+          },
+          py::arg("device"))
       .def("mlir", &detail::moduleText);
 
-  m.def("from_numpy", &fromNumpy);
+  m.def("from_numpy", &fromNumpy, py::arg("array"),
+        py::arg("device") = py::none());
   m.def("full", &detail::full);
   m.def("arange", &detail::arange);
   m.def("rand", &detail::rand);

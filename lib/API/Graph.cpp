@@ -2,6 +2,7 @@
 
 #include "harp/API/Graph.h"
 
+#include "harp/Runtime/Cuda.h"
 #include "harp/Runtime/Jit.h"
 
 #include "llvm/Support/Error.h"
@@ -117,6 +118,9 @@ struct harp::detail::Node {
   std::string name;      // an input's name
   bool requiresGrad = false;
   std::optional<Array> gradient;
+  /// Where the node is computed; null for a node that follows its users
+  /// (constants, coerced scalars).
+  BackendPtr backend;
 };
 
 using Kind = Node::Kind;
@@ -147,12 +151,30 @@ static bool isFresh(const Node *n, std::map<const Node *, uint64_t> &memo) {
   return n->kind == Node::Kind::Leaf || n->epoch >= newestLeaf(n, memo);
 }
 
+/// The backend shared by `inputs` (null if none has one); `op` names the
+/// operation in the error when they are on different devices.
+static BackendPtr commonBackend(const std::string &op,
+                                const std::vector<NodePtr> &inputs) {
+  BackendPtr common;
+  for (const NodePtr &in : inputs) {
+    if (!in->backend || in->backend == common)
+      continue;
+    if (common)
+      throw Error(op + ": operands are on different devices (" +
+                  common->name() + " and " + in->backend->name() +
+                  "); move one with to()");
+    common = in->backend;
+  }
+  return common;
+}
+
 static NodePtr make(Kind kind, std::vector<int64_t> shape, DType dtype,
                     std::vector<NodePtr> inputs = {}) {
   auto n = std::make_shared<Node>();
   n->kind = kind;
   n->shape = std::move(shape);
   n->dtype = dtype;
+  n->backend = commonBackend("harp", inputs);
   n->inputs = std::move(inputs);
   return n;
 }
@@ -170,9 +192,10 @@ static void checkShape(const std::string &op,
 }
 
 NodePtr harp::detail::fromData(DType dtype, std::vector<int64_t> shape,
-                               const void *data) {
+                               const void *data, BackendPtr backend) {
   checkShape("from_data", shape);
   auto n = make(Kind::Leaf, shape, dtype);
+  n->backend = std::move(backend);
   Array array = Array::allocate(TensorType{elementKindOf(dtype), shape});
   if (data)
     std::memcpy(array.data(), data, array.byteSize());
@@ -395,6 +418,7 @@ static std::optional<ScalarOp> binaryOp(const std::string &op, DType d) {
 }
 
 NodePtr harp::detail::binary(const std::string &op, NodePtr a, NodePtr b) {
+  commonBackend(op, {a, b});
   std::vector<int64_t> shape = broadcastShape(op, {a->shape, b->shape});
   DType common = promote(a->dtype, b->dtype);
   // True division of integers is a float division, as in PyTorch.
@@ -538,6 +562,7 @@ NodePtr harp::detail::softmax(NodePtr a, int64_t axis) {
 }
 
 NodePtr harp::detail::matmul(NodePtr a, NodePtr b) {
+  commonBackend("matmul", {a, b});
   size_t ra = a->shape.size(), rb = b->shape.size();
   if (ra < 2 || rb < 2)
     throw Error("matmul: operands need rank >= 2, got " + shapeStr(a->shape) +
@@ -755,6 +780,7 @@ NodePtr harp::detail::pad(NodePtr a, std::vector<int64_t> before,
 }
 
 NodePtr harp::detail::concat(std::vector<NodePtr> inputs, int64_t dim) {
+  commonBackend("concat", inputs);
   if (inputs.empty())
     throw Error("concat: needs at least one tensor");
   size_t rank = inputs.front()->shape.size();
@@ -950,6 +976,7 @@ NodePtr harp::detail::interpolateLinear(NodePtr a, std::vector<int64_t> size) {
 NodePtr harp::detail::conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
                            std::vector<int64_t> padding,
                            std::vector<int64_t> dilation) {
+  commonBackend("conv", {x, w});
   size_t rx = x->shape.size(), rw = w->shape.size();
   if (rx < 3 || rx > 5 || rw != rx)
     throw Error("conv: input [N, C, spatial...] and weight [F, C, kernel...] "
@@ -1008,6 +1035,7 @@ static void checkIndex(const std::string &op, const NodePtr &index) {
 }
 
 NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
+  commonBackend("gather", {input, index});
   checkIndex("gather", index);
   size_t rank = input->shape.size();
   dim = normalizeAxis("gather", dim, rank);
@@ -1026,6 +1054,7 @@ NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
 
 NodePtr harp::detail::scatterAdd(NodePtr dest, NodePtr index, NodePtr src,
                                  int64_t dim) {
+  commonBackend("scatter_add", {dest, index, src});
   checkIndex("scatter_add", index);
   size_t rank = dest->shape.size();
   dim = normalizeAxis("scatter_add", dim, rank);
@@ -1208,16 +1237,28 @@ private:
   int counter = 0;
 };
 
-/// The process-wide JIT: one cache for every tensor.
-Jit &jit() {
-  static Jit instance;
-  return instance;
+/// The process-wide JITs, one per device: one cache for every tensor.
+Jit &jit(Device device = Device::CPU) {
+  static Jit cpu;
+  if (device == Device::CPU)
+    return cpu;
+  static Jit cuda([] {
+    JitOptions options;
+    options.device = Device::CUDA;
+    return options;
+  }());
+  return cuda;
+}
+
+Device deviceOf(const BackendPtr &backend) {
+  return backend && backend->name() == "cuda" ? Device::CUDA : Device::CPU;
 }
 
 std::vector<Array> run(const std::string &module, const std::string &entry,
                        const std::vector<NodePtr> &args,
-                       const std::vector<Array> &extra = {}) {
-  llvm::Expected<std::shared_ptr<Executable>> exe = jit().compile(module);
+                       const std::vector<Array> &extra = {},
+                       Device device = Device::CPU) {
+  llvm::Expected<std::shared_ptr<Executable>> exe = jit(device).compile(module);
   if (!exe)
     throw Error("harp could not compile the graph: " +
                 llvm::toString(exe.takeError()));
@@ -1248,7 +1289,8 @@ const Array &harp::detail::realize(const NodePtr &node) {
   }
   Emitter emitter(/*cutAtValues=*/true);
   std::string module = emitter.function("main", node);
-  node->data = run(module, "main", emitter.args).front();
+  node->data =
+      run(module, "main", emitter.args, {}, deviceOf(node->backend)).front();
   node->epoch = nextEpoch();
   return *node->data;
 }
@@ -1328,7 +1370,8 @@ void harp::detail::backward(const NodePtr &loss) {
   for (size_t j = 0; j < wrt.size(); ++j)
     os << ", %r#" << j + 1;
   os << " : " << lossType << ", " << join(gradTypes) << "\n}\n";
-  std::vector<Array> results = run(os.str(), "main", emitter.args);
+  std::vector<Array> results =
+      run(os.str(), "main", emitter.args, {}, deviceOf(loss->backend));
   if (loss->kind != Kind::Leaf) {
     loss->data = results[0];
     loss->epoch = nextEpoch();
@@ -1345,13 +1388,42 @@ void harp::detail::backward(const NodePtr &loss) {
 NodePtr harp::detail::grad(const NodePtr &leaf) {
   if (!leaf->gradient)
     return nullptr;
-  return fromData(leaf->dtype, leaf->shape, leaf->gradient->data());
+  return fromData(leaf->dtype, leaf->shape, leaf->gradient->data(),
+                  leaf->backend);
 }
 
 void harp::detail::zeroGrad(const NodePtr &leaf) { leaf->gradient.reset(); }
 
+BackendPtr harp::backend::get(const std::string &name) {
+  llvm::Expected<Device> device = parseDevice(name);
+  if (!device)
+    throw Error("backend::get: " + llvm::toString(device.takeError()));
+  static const BackendPtr cpu = std::make_shared<Backend>("cpu");
+  static const BackendPtr cuda = std::make_shared<Backend>("cuda");
+  if (*device == Device::CPU)
+    return cpu;
+  if (llvm::Error err = cuda::initialize())
+    throw Error("backend::get: cuda: " + llvm::toString(std::move(err)));
+  return cuda;
+}
+
+BackendPtr harp::detail::backendOf(const NodePtr &node) {
+  return node->backend ? node->backend : backend::get("cpu");
+}
+
+NodePtr harp::detail::to(const NodePtr &node, const BackendPtr &backend) {
+  if (!backend)
+    throw Error("to: no backend given");
+  if (node->backend == backend)
+    return node;
+  const Array &value = realize(node);
+  NodePtr leaf = fromData(node->dtype, node->shape, value.data(), backend);
+  return leaf;
+}
+
 NodePtr harp::detail::detach(const NodePtr &node) {
   auto leaf = make(Kind::Leaf, node->shape, node->dtype);
   leaf->data = realize(node);
+  leaf->backend = node->backend;
   return leaf;
 }

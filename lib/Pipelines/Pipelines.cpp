@@ -139,6 +139,9 @@ void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createHarpGPUKernelsPass(kernels));
   pm.addNestedPass<func::FuncOp>(createHarpGPUHostPass());
   pm.addPass(createLowerAffinePass());
+  // Complex arithmetic beyond add/mul (exp, conj, abs, ...) as real
+  // arithmetic, as on the CPU.
+  pm.addPass(createConvertComplexToStandardPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

@@ -137,10 +137,11 @@ static Driver &driver() {
     void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!library) {
       const char *why = dlerror();
-      d.failure = std::string("the CUDA driver library libcuda.so.1 could not "
-                              "be loaded (") +
-                  (why ? why : "not found") +
-                  "): a GPU and its driver are needed for --device cuda";
+      d.failure =
+          std::string("the CUDA driver library libcuda.so.1 could not "
+                      "be loaded (") +
+          (why ? why : "not found") +
+          "): a GPU and its driver are needed to run on the cuda device";
       return;
     }
 #define HARP_LOOKUP(f)                                                         \

@@ -28,14 +28,15 @@ _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
           DType.float32: _np.float32, DType.float64: _np.float64}
 
 
-def tensor(data, dtype=None, requires_grad=False):
-    """A leaf tensor holding a copy of `data` (array-like)."""
+def tensor(data, dtype=None, requires_grad=False, device="cpu"):
+    """A leaf tensor holding a copy of `data` (array-like), on `device`
+    ("cpu" or "cuda"; "cuda" raises HarpError where no GPU can be used)."""
     array = _np.asarray(data)
     if dtype is not None:
         array = array.astype(_NUMPY[dtype])
     elif array.dtype == _np.float64 and not isinstance(data, _np.ndarray):
         array = array.astype(_np.float32)  # Python floats: float32, as torch
-    result = _harp.from_numpy(array)
+    result = _harp.from_numpy(array, device)
     if requires_grad:
         result.requires_grad = True
     return result

@@ -20,6 +20,9 @@ DEVICE = os.environ.get("HARP_TEST_DEVICE", "cpu")
 if DEVICE not in ("cpu", "cuda", "cuda-compile"):
     raise ValueError("HARP_TEST_DEVICE must be cpu, cuda or cuda-compile, "
                      "not %r" % DEVICE)
+# cubin needs the toolkit's ptxas (harp-to-gpu's toolkit path); without it
+# the PTX is still produced and checked by the NVPTX backend only.
+GPU_FORMAT = "cubin" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptx"
 
 # MLIR element type spellings of the NumPy dtypes harp exchanges.
 MLIR_TYPES = {
@@ -99,7 +102,7 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
                        for a in extra_args)
         if DEVICE == "cuda-compile" and not cpu_only:
             check = [HARP_RUN, path, "--device", "cuda", "--gpu-format",
-                     "cubin", "--compile-only"]
+                     GPU_FORMAT, "--compile-only"]
             if entry:
                 check += ["--entry", entry]
             proc = subprocess.run(check, capture_output=True, text=True,

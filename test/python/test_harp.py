@@ -347,3 +347,58 @@ def test_digits_example_trains():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     accuracy = float(re.search(r"test accuracy ([0-9.]+)%", proc.stdout).group(1))
     assert accuracy >= 95.0
+
+
+def test_devices():
+    """Tensors start on the cpu; to() the same device is free; an unknown
+    device or mixing devices raises HarpError naming it; "cuda" without a
+    GPU raises with the reason (the CUDA path itself is checked against the
+    stand-in driver in test_cuda_tensors_with_stand_in_driver)."""
+    a = harp.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert a.device == "cpu"
+    assert (a * 2 + np.ones((2, 3), np.float32)).device == "cpu"
+    np.testing.assert_array_equal(a.to("cpu").numpy(), a.numpy())
+    with pytest.raises(harp.HarpError, match="unknown device 'tpu'"):
+        a.to("tpu")
+    try:
+        g = a.to("cuda")
+    except harp.HarpError as e:
+        assert "backend::get: cuda:" in str(e)
+        return
+    assert g.device == "cuda"
+    with pytest.raises(harp.HarpError, match="add: operands are on different devices"):
+        a + g
+
+
+FAKE_CUDA = os.path.join(ROOT, "build", "test", "fake-cuda")
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(FAKE_CUDA, "libcuda.so.1")),
+                    reason="the stand-in driver is built only where cuda.h is found")
+def test_cuda_tensors_with_stand_in_driver(tmp_path):
+    """Against the stand-in libcuda (test/Runtime/FakeCuda), which runs no
+    kernel: a graph realized on cuda is compiled with harp-to-gpu, its
+    inputs are copied to the device, its kernels launched and its result
+    copied back, and every device buffer is freed."""
+    log = tmp_path / "driver.log"
+    script = (
+        "import numpy as np, harp\n"
+        "x = harp.tensor(np.ones((64, 128), np.float32), device='cuda')\n"
+        "y = (x * 2.0 + 1.0).sum(axis=1)\n"
+        "assert x.device == 'cuda' and y.device == 'cuda', y.device\n"
+        "assert y.numpy().shape == (64,)\n"
+        "w = harp.tensor(np.ones((64, 128), np.float32)).to('cuda')\n"
+        "assert w.device == 'cuda'\n"
+        "print('ok')\n")
+    env = dict(os.environ, LD_LIBRARY_PATH=FAKE_CUDA, HARP_FAKE_CUDA_LOG=str(log),
+               HARP_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+    lines = log.read_text().splitlines()
+    assert "copy-to-device %d" % (64 * 128 * 4) in lines
+    launches = [l for l in lines if l.startswith("launch main_kernel")]
+    assert launches, lines
+    assert "copy-to-host %d" % (64 * 4) in lines
+    assert lines[-1] == "exit live-allocations=0"

@@ -674,4 +674,46 @@ TEST(TensorGradients, EveryDifferentiableOp) {
       },
       {1, 1, 3, 3});
 }
+
+// Devices: backend::get returns one instance per device, tensors start on
+// the cpu, mixing devices is an error naming the op, and to() of a tensor
+// already on the device is the tensor itself.
+TEST(Tensor, Backends) {
+  using T = Tensor<float, DimDyn>;
+  BackendPtr cpu = backend::get("cpu");
+  EXPECT_EQ(cpu, backend::get("CPU"));
+  EXPECT_EQ(cpu->name(), "cpu");
+  T a = T::from_data({1, 2, 3}, {3});
+  EXPECT_EQ(a.backend(), cpu);
+  EXPECT_EQ((a * 2.0f).backend(), cpu);
+  EXPECT_EQ(a.to(cpu).graphNode(), a.graphNode());
+  EXPECT_EQ((a + 1.0f).to(cpu).data(), (std::vector<float>{2, 3, 4}));
+  try {
+    backend::get("tpu");
+    FAIL() << "an unknown device must throw";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(),
+                 "backend::get: unknown device 'tpu' (expected cpu or cuda)");
+  }
+  // Without a GPU, asking for one says why; with one, tensors move there
+  // and mixing them with cpu tensors is refused.
+  BackendPtr cuda;
+  try {
+    cuda = backend::get("cuda");
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("backend::get: cuda: "),
+              std::string::npos)
+        << e.what();
+    return;
+  }
+  T g = a.to(cuda);
+  EXPECT_EQ(g.backend(), cuda);
+  try {
+    (void)(g + a);
+    FAIL() << "mixing devices must throw";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "add: operands are on different devices (cuda and "
+                           "cpu); move one with to()");
+  }
+}
 } // namespace

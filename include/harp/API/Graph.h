@@ -19,6 +19,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace harp {
@@ -28,6 +29,25 @@ class Error : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
+
+/// Where tensors are computed (the seed's backend::get): "cpu", the host
+/// through harp-to-llvm, or "cuda", an NVIDIA GPU through harp-to-gpu and
+/// harp's CUDA runtime. One instance per device, shared by its tensors.
+class Backend {
+public:
+  explicit Backend(std::string name) : name_(std::move(name)) {}
+  const std::string &name() const { return name_; }
+
+private:
+  std::string name_;
+};
+using BackendPtr = std::shared_ptr<const Backend>;
+
+namespace backend {
+/// The backend named `name` ("cpu" or "cuda", any case). Asking for "cuda"
+/// where no GPU can be used throws harp::Error saying why.
+BackendPtr get(const std::string &name);
+} // namespace backend
 
 /// Element types of the Tensor API. Unsigned types are carried here and
 /// lowered to signless integers with unsigned ops.
@@ -95,7 +115,10 @@ const std::vector<int64_t> &shapeOf(const NodePtr &node);
 DType dtypeOf(const NodePtr &node);
 
 // Sources.
-NodePtr fromData(DType dtype, std::vector<int64_t> shape, const void *data);
+/// A leaf holding `data`, on `backend`; without one the leaf (a constant,
+/// a coerced scalar) takes the backend of the tensors it is combined with.
+NodePtr fromData(DType dtype, std::vector<int64_t> shape, const void *data,
+                 BackendPtr backend = nullptr);
 /// A named placeholder leaf; realizing a graph that reads it before
 /// setData() is an error naming it.
 NodePtr input(DType dtype, std::vector<int64_t> shape, std::string name);
@@ -169,6 +192,12 @@ NodePtr grad(const NodePtr &leaf);
 void zeroGrad(const NodePtr &leaf);
 /// A new leaf holding the node's value, cut from the graph.
 NodePtr detach(const NodePtr &node);
+/// The backend the node is computed on (cpu for a node that has none).
+BackendPtr backendOf(const NodePtr &node);
+/// The node's value as a leaf on `backend` (the node itself if it is there
+/// already): computed where the node is, then moved. Like detach(), the new
+/// leaf is cut from the graph: gradients do not flow back through it.
+NodePtr to(const NodePtr &node, const BackendPtr &backend);
 /// The harp IR realize() would compile for this node.
 std::string moduleText(const NodePtr &node);
 

@@ -134,7 +134,10 @@ public:
   }
 
   // Construction.
-  static Tensor from_data(const std::vector<T> &values, Shape shape) {
+  /// A tensor holding `values` on `backend` (backend::get("cpu") unless
+  /// given).
+  static Tensor from_data(const std::vector<T> &values, Shape shape,
+                          BackendPtr backend = backend::get("cpu")) {
     int64_t n = 1;
     for (int64_t s : shape)
       n *= s;
@@ -143,9 +146,11 @@ public:
                   " values for shape of " + std::to_string(n) + " elements");
     if constexpr (std::is_same_v<T, bool>) {
       std::vector<uint8_t> bytes(values.begin(), values.end());
-      return Tensor(detail::fromData(dtype, shape, bytes.data()));
+      return Tensor(
+          detail::fromData(dtype, shape, bytes.data(), std::move(backend)));
     } else {
-      return Tensor(detail::fromData(dtype, shape, values.data()));
+      return Tensor(
+          detail::fromData(dtype, shape, values.data(), std::move(backend)));
     }
   }
   /// A named placeholder: values come later with set_data(), and graphs
@@ -437,6 +442,13 @@ public:
                   "indices are int32_t or int64_t");
     return Tensor(detail::scatterAdd(node, index.graphNode(), src.node, dim));
   }
+
+  // Devices.
+  /// Where the tensor is computed.
+  BackendPtr backend() const { return detail::backendOf(node); }
+  /// The value on `to` (this tensor if it is there already): computed
+  /// where it is, then moved; like detach(), cut from the graph.
+  Tensor to(const BackendPtr &to) const { return Tensor(detail::to(node, to)); }
 
   // Execution.
   /// Computes the value (once; later calls return at once).
