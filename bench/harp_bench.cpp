@@ -6,7 +6,14 @@
 //
 //   harp-bench matmul 1024 [--reps 10] [--max-seconds 20] [--print-ir]
 //              [--threads]  (OpenMP threads: OMP_NUM_THREADS of them)
+//              [--device cuda]  (on the GPU, with its anchors: see below)
 //   harp-bench compile
+//
+// With --device cuda the timed calls run on device buffers
+// (Executable::callDevice: no transfers), and the same run times the
+// anchors on the same device: a device-to-device copy of the largest input
+// (the HBM roofline: bytes read and written) and, for matmul, cuBLAS's
+// sgemm (libcublas opened at run time).
 //
 // Inputs are multiples of 1/32 in [-1, 1], so sums, matmuls and convolutions
 // of them are exact in f32 in any summation order and are checked exactly;
@@ -16,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/Runtime/Array.h"
+#include "harp/Runtime/Cuda.h"
 #include "harp/Runtime/Jit.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -26,6 +34,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <functional>
 #include <optional>
 #include <string>
@@ -562,9 +571,12 @@ std::string tempDir() {
 
 /// --threads: kernels on OpenMP threads (OMP_NUM_THREADS of them).
 bool useThreads = false;
+/// --device cuda: kernels on the GPU.
+Device device = Device::CPU;
 
 JitOptions coldOptions(const std::string &dir) {
   JitOptions options;
+  options.device = device;
   options.threads = useThreads;
   options.diskCache = false;
   options.cacheDir = dir;
@@ -622,6 +634,137 @@ int benchCompile(int reps) {
   return 0;
 }
 
+/// Device buffers freed on scope exit.
+struct DeviceBuffers {
+  std::vector<void *> buffers;
+  ~DeviceBuffers() {
+    for (void *b : buffers)
+      cuda::release(b);
+  }
+  llvm::Expected<void *> add(size_t bytes) {
+    auto b = cuda::allocate(bytes);
+    if (b)
+      buffers.push_back(*b);
+    return b;
+  }
+};
+
+/// Times `body` (which must wait for the device) `reps` times.
+template <typename F>
+llvm::Expected<Stats> timeDevice(int reps, F body) {
+  std::vector<double> times;
+  for (int r = 0; r <= reps; ++r) { // the first is a warm-up
+    auto start = Clock::now();
+    if (llvm::Error err = body())
+      return std::move(err);
+    if (r)
+      times.push_back(secondsSince(start));
+  }
+  return stats(times);
+}
+
+/// cuBLAS's sgemm on row-major device matrices: C (m x n) = A (m x k) B.
+llvm::Expected<Stats> cublasMatmul(int reps, int64_t m, int64_t n, int64_t k,
+                                   void *a, void *b, void *c) {
+  void *lib = dlopen("libcublas.so.13", RTLD_NOW);
+  if (!lib)
+    lib = dlopen("libcublas.so", RTLD_NOW);
+  if (!lib)
+    return llvm::createStringError("libcublas could not be loaded");
+  using Create = int (*)(void **);
+  using Gemm =
+      int (*)(void *, int, int, int, int, int, const float *, const float *,
+              int, const float *, int, const float *, float *, int);
+  auto create = reinterpret_cast<Create>(dlsym(lib, "cublasCreate_v2"));
+  auto gemm = reinterpret_cast<Gemm>(dlsym(lib, "cublasSgemm_v2"));
+  if (!create || !gemm)
+    return llvm::createStringError("libcublas lacks cublasSgemm_v2");
+  void *handle = nullptr;
+  if (int status = create(&handle))
+    return llvm::createStringError("cublasCreate failed: " +
+                                   std::to_string(status));
+  float one = 1, zero = 0;
+  // Column-major: C^T = B^T A^T.
+  return timeDevice(reps, [&]() -> llvm::Error {
+    if (int status = gemm(handle, 0, 0, n, m, k, &one, (const float *)b, n,
+                          (const float *)a, k, &zero, (float *)c, n))
+      return llvm::createStringError("cublasSgemm failed: " +
+                                     std::to_string(status));
+    return cuda::synchronize();
+  });
+}
+
+/// The GPU half of benchWorkload: timed calls on device buffers, then the
+/// anchors; prints the JSON fields after the common ones.
+llvm::Error benchOnDevice(const std::string &name, Workload &w,
+                          const Executable &exe, std::vector<Array> &results,
+                          int reps, std::string &json) {
+  DeviceBuffers buffers;
+  std::vector<void *> ins, outs;
+  size_t largest = 0;
+  for (const Array &in : w.inputs) {
+    auto b = buffers.add(in.byteSize());
+    if (!b)
+      return b.takeError();
+    if (llvm::Error err = cuda::copyToDevice(*b, in.data(), in.byteSize()))
+      return err;
+    ins.push_back(*b);
+    largest = std::max(largest, in.byteSize());
+  }
+  for (const Array &out : results) {
+    auto b = buffers.add(out.byteSize());
+    if (!b)
+      return b.takeError();
+    outs.push_back(*b);
+  }
+  auto harp =
+      timeDevice(reps, [&] { return exe.callDevice("main", ins, outs); });
+  if (!harp)
+    return harp.takeError();
+  for (auto [out, b] : llvm::zip(results, outs))
+    if (llvm::Error err = cuda::copyToHost(out.data(), b, out.byteSize()))
+      return err;
+  // The HBM roofline: copy the largest input (read and write it).
+  auto scratch = buffers.add(largest);
+  if (!scratch)
+    return scratch.takeError();
+  auto copy = timeDevice(reps, [&]() -> llvm::Error {
+    if (llvm::Error err = cuda::copyOnDevice(*scratch, ins.front(), largest))
+      return err;
+    return cuda::synchronize();
+  });
+  if (!copy)
+    return copy.takeError();
+  auto device = cuda::deviceName();
+  if (!device)
+    return device.takeError();
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                ", \"device\": \"%s\", \"reps\": %d, \"best_s\": %.6g, "
+                "\"median_s\": %.6g, \"copy_bytes\": %zu, "
+                "\"copy_best_s\": %.6g",
+                device->c_str(), reps, harp->best, harp->median, 2 * largest,
+                copy->best);
+  json += buf;
+  if (name == "matmul") {
+    int64_t n = w.inputs[0].shape()[0], k = w.inputs[0].shape()[1],
+            m = w.inputs[1].shape()[1];
+    auto c = buffers.add(size_t(n) * m * 4);
+    if (!c)
+      return c.takeError();
+    auto blas = cublasMatmul(reps, n, m, k, ins[0], ins[1], *c);
+    if (blas) {
+      std::snprintf(buf, sizeof(buf), ", \"cublas_best_s\": %.6g", blas->best);
+    } else {
+      std::string why = llvm::toString(blas.takeError());
+      std::snprintf(buf, sizeof(buf), ", \"cublas_error\": \"%s\"",
+                    why.c_str());
+    }
+    json += buf;
+  }
+  return llvm::Error::success();
+}
+
 int benchWorkload(const std::string &name, Workload &w, int maxReps,
                   double maxSeconds) {
   std::string dir = tempDir();
@@ -643,9 +786,25 @@ int benchWorkload(const std::string &name, Workload &w, int maxReps,
                 w.exact ? 0.0 : 1e-4};
   w.verify(check);
 
+  int reps = std::min(maxReps, int(std::clamp(maxSeconds / warm, 3.0, 1e6)));
+  if (device == Device::CUDA) {
+    std::string json;
+    if (llvm::Error err = benchOnDevice(name, w, **exe, *results, reps, json))
+      return fail(name, llvm::toString(std::move(err)));
+    Checker recheck{results->front().as<float>(), check.atol, check.rtol};
+    w.verify(recheck);
+    check.mismatches += recheck.mismatches;
+    std::printf("{\"workload\": \"%s\", \"shape\": \"%s\", \"ok\": %s, "
+                "\"checked\": %lld, \"mismatches\": %lld, "
+                "\"compile_ms\": %.3f, \"bytes\": %.0f, \"flops\": %.0f%s}\n",
+                name.c_str(), w.shape.c_str(),
+                check.mismatches ? "false" : "true", (long long)check.checked,
+                (long long)check.mismatches, compileTime * 1e3, w.bytes,
+                w.flops, json.c_str());
+    return check.mismatches ? 2 : 0;
+  }
   // Timed calls write into the warm-up's result buffers, as the C loops
   // and NumPy's in-place chain do: no fresh pages per call.
-  int reps = std::min(maxReps, int(std::clamp(maxSeconds / warm, 3.0, 1e6)));
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) {
     start = Clock::now();
@@ -693,7 +852,15 @@ int main(int argc, char **argv) {
       printIR = true;
     else if (arg == "--threads")
       useThreads = true;
-    else if (name.empty())
+    else if (arg == "--device" && i + 1 < argc) {
+      auto parsed = parseDevice(argv[++i]);
+      if (!parsed) {
+        std::fprintf(stderr, "harp-bench: %s\n",
+                     llvm::toString(parsed.takeError()).c_str());
+        return 1;
+      }
+      device = *parsed;
+    } else if (name.empty())
       name = arg;
     else
       size = std::atoll(arg.c_str());
@@ -704,7 +871,8 @@ int main(int argc, char **argv) {
   if (!w) {
     std::fprintf(stderr,
                  "usage: harp-bench WORKLOAD [SIZE] [--reps N] "
-                 "[--max-seconds S] [--print-ir] [--threads]\n"
+                 "[--max-seconds S] [--print-ir] [--threads] "
+                 "[--device cpu|cuda]\n"
                  "workloads: gelu sum rowsum softmax layernorm matmul "
                  "matmul_bias_gelu conv2d gather transpose compile\n"
                  "At most --reps timed calls after one warm-up (at least 3 "

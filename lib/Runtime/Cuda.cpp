@@ -44,6 +44,9 @@ Error harp::cuda::copyToDevice(void *, const void *, size_t) {
 Error harp::cuda::copyToHost(void *, const void *, size_t) {
   return notBuilt();
 }
+Error harp::cuda::copyOnDevice(void *, const void *, size_t) {
+  return notBuilt();
+}
 Error harp::cuda::synchronize() { return notBuilt(); }
 Error harp::cuda::takeError() { return Error::success(); }
 std::vector<std::pair<const char *, void *>> harp::cuda::entryPoints() {
@@ -299,6 +302,17 @@ Error harp::cuda::copyToHost(void *host, const void *device, size_t bytes) {
   return checked(
       d->cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes),
       "cuMemcpyDtoH");
+}
+
+Error harp::cuda::copyOnDevice(void *device, const void *from, size_t bytes) {
+  Driver *d = ready();
+  if (!d)
+    return makeError(driver().failure);
+  if (!bytes)
+    return Error::success();
+  return checked(d->cuMemcpy(reinterpret_cast<CUdeviceptr>(device),
+                             reinterpret_cast<CUdeviceptr>(from), bytes),
+                 "cuMemcpy");
 }
 
 Error harp::cuda::synchronize() {

@@ -240,6 +240,13 @@ const FunctionSignature *Executable::lookup(StringRef name) const {
   return nullptr;
 }
 
+Error Executable::callDevice(StringRef name, llvm::ArrayRef<void *>,
+                             llvm::ArrayRef<void *>) const {
+  return makeError("callDevice(@" + name +
+                   "): not a cuda executable (compile with "
+                   "JitOptions::device = Device::CUDA)");
+}
+
 Expected<std::vector<Array>>
 Executable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
   const FunctionSignature *sig = lookup(name);
@@ -274,6 +281,8 @@ public:
 
   Error callInto(StringRef name, llvm::ArrayRef<Array> inputs,
                  llvm::ArrayRef<Array> results) const override;
+  Error callDevice(StringRef name, llvm::ArrayRef<void *> inputs,
+                   llvm::ArrayRef<void *> results) const override;
 
 private:
   Error callOnDevice(PackedFn entry, llvm::ArrayRef<Array> inputs,
@@ -365,6 +374,34 @@ Error JitExecutable::callInto(StringRef name, llvm::ArrayRef<Array> inputs,
     args.push_back(d.data());
   entries[at](args.data());
   return Error::success();
+}
+
+Error JitExecutable::callDevice(StringRef name, llvm::ArrayRef<void *> inputs,
+                                llvm::ArrayRef<void *> results) const {
+  if (device != Device::CUDA)
+    return Executable::callDevice(name, inputs, results);
+  size_t at = 0;
+  while (at < sigs.size() && sigs[at].name != name)
+    ++at;
+  if (at == sigs.size())
+    return makeError("no public function @" + name + " in the module");
+  const FunctionSignature &sig = sigs[at];
+  if (inputs.size() != sig.inputs.size() ||
+      results.size() != sig.results.size())
+    return makeError("@" + name + " takes " + llvm::Twine(sig.inputs.size()) +
+                     " inputs and " + llvm::Twine(sig.results.size()) +
+                     " results but " + llvm::Twine(inputs.size()) + " and " +
+                     llvm::Twine(results.size()) + " buffers were given");
+  std::vector<std::vector<int64_t>> descriptors;
+  for (auto [type, buffer] : llvm::zip(sig.inputs, inputs))
+    descriptors.push_back(descriptorOf(Array::borrow(type, buffer), buffer));
+  for (auto [type, buffer] : llvm::zip(sig.results, results))
+    descriptors.push_back(descriptorOf(Array::borrow(type, buffer), buffer));
+  std::vector<void *> args;
+  for (std::vector<int64_t> &d : descriptors)
+    args.push_back(d.data());
+  entries[at](args.data());
+  return cuda::takeError();
 }
 
 /// Copies the inputs to device buffers, runs the host function (which

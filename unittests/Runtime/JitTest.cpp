@@ -87,3 +87,11 @@ TEST_F(JitCallInto, RejectsBadResultBuffers) {
 }
 
 } // namespace
+
+// callDevice is for CUDA executables: a CPU one says so.
+TEST_F(JitCallInto, CallDeviceNeedsACudaExecutable) {
+  void *buffer = nullptr;
+  EXPECT_EQ(errorOf(exe->callDevice("main", {buffer}, {buffer})),
+            "callDevice(@main): not a cuda executable (compile with "
+            "JitOptions::device = Device::CUDA)");
+}

@@ -46,6 +46,7 @@ llvm::Expected<void *> allocate(size_t bytes);
 void release(void *device);
 llvm::Error copyToDevice(void *device, const void *host, size_t bytes);
 llvm::Error copyToHost(void *host, const void *device, size_t bytes);
+llvm::Error copyOnDevice(void *device, const void *from, size_t bytes);
 /// Waits for all work on the device.
 llvm::Error synchronize();
 

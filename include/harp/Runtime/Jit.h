@@ -51,6 +51,13 @@ public:
   virtual llvm::Error callInto(llvm::StringRef name,
                                llvm::ArrayRef<Array> inputs,
                                llvm::ArrayRef<Array> results) const = 0;
+  /// CUDA executables: calls `name` on device buffers (harp::cuda::allocate)
+  /// that already hold the inputs, writing the results into device buffers:
+  /// no copies, for device-resident pipelines and kernel timings. Only the
+  /// buffer counts can be checked. CPU executables return an error.
+  virtual llvm::Error callDevice(llvm::StringRef name,
+                                 llvm::ArrayRef<void *> inputs,
+                                 llvm::ArrayRef<void *> results) const;
 };
 
 /// Where compiled code runs.
