@@ -1,5 +1,6 @@
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize),canonicalize,cse)' --split-input-file | FileCheck %s
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256 register-rows=4}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=NOPACK
 // RUN: not harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=4}))' --split-input-file 2>&1 | FileCheck %s --check-prefix=BITS
 
 // BITS: error: harp-vectorize: vector-bits must be at least 8, got 4
@@ -42,14 +43,33 @@ func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64x
 
 // -----
 
-// Large contractions are cache-blocked first (k by 256, n by 512), then
-// register-tiled.
+// Large contractions: the right operand is packed into panels of the
+// register tile's width (32 columns: 1024x1024 becomes 32 panels of
+// 1024x32), the matmul runs over (row, panel, column, k) on C seen as
+// 1024x32x32; cache blocks of 16 panels (512 columns) by 256 k, register
+// tiles of 8 rows by one panel, each reading its panel row contiguously.
 // CHECK-LABEL: func.func @matmul_blocked
-// CHECK: scf.for {{.*}} to %c1024 step %c512
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<32x1024x32xf32>
+// CHECK: %[[PACKED:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]]) -> (tensor<32x1024x32xf32>)
+// CHECK: vector.transfer_read %{{.*}} : tensor<1024x1024xf32>, vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<32x1024x32xf32>
+// CHECK: %[[C:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [1024, 32, 32]
+// CHECK: scf.for {{.*}} to %c32 step %c16 iter_args(%{{.*}} = %[[C]])
 // CHECK: scf.for {{.*}} to %c1024 step %c256
 // CHECK: scf.for {{.*}} step %c8
-// CHECK: scf.for {{.*}} to %c512 step %c32
-// CHECK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> (vector<8x32xf32>)
+// CHECK: scf.for {{.*}} to %c16 step %c1
+// CHECK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> ({{.*}}vector<8x32xf32>)
+// CHECK: vector.transfer_read %[[PACKED]]{{.*}} : tensor<32x1024x32xf32>, vector<32xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<1024x32x32xf32> into tensor<1024x1024xf32>
+
+// Without packing: cache blocks of 512 columns by 256 k.
+// NOPACK-LABEL: func.func @matmul_blocked
+// NOPACK-NOT: tensor.expand_shape
+// NOPACK: scf.for {{.*}} to %c1024 step %c512
+// NOPACK: scf.for {{.*}} to %c1024 step %c256
+// NOPACK: scf.for {{.*}} step %c8
+// NOPACK: scf.for {{.*}} to %c512 step %c32
+// NOPACK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> (vector<8x32xf32>)
 #nA = affine_map<(i, j, k) -> (i, k)>
 #nB = affine_map<(i, j, k) -> (k, j)>
 #nC = affine_map<(i, j, k) -> (i, j)>

@@ -441,8 +441,10 @@ func.func @main(%%a: %(ta)s, %%b: %(tb)s, %%w: %(tc)s) -> (%(tc)s, %(ts)s) {
 
 # Shapes for harp-vectorize's contraction tiles: smaller than a register
 # tile, edges the 8x32 tile does not divide, several k steps, and cache
-# blocks (n a multiple of 512 above it, k of 256).
-TILED_SHAPES = [(2, 3, 2), (9, 33, 40), (17, 300, 70), (64, 64, 64), (16, 512, 1024)]
+# blocks (n a multiple of 512 above it, k of 256); n above 512 and a multiple
+# of the tile width packs the right operand into panels.
+TILED_SHAPES = [(2, 3, 2), (9, 33, 40), (17, 300, 70), (64, 64, 64), (16, 512, 1024),
+                (13, 100, 544), (40, 520, 1536)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])

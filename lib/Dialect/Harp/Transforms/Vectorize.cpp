@@ -57,6 +57,7 @@ struct Config {
   unsigned reductionVectors;
   unsigned cacheK;
   unsigned cacheN;
+  bool pack;
 };
 
 } // namespace
@@ -187,13 +188,23 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       // the block divides the dim, so no remainder needs a second plan.
       unsigned k = dims->k.back();
       plan.cacheTileSizes.assign(numLoops, 0);
+      // A packed right operand (packRightOperand): the outer n dims count
+      // panels of the register tile's width; a cache block is as many of
+      // them as make `cache-n` columns.
+      SmallVector<unsigned> panels(dims->n.begin(), dims->n.end() - 1);
+      int64_t perBlock =
+          std::max<int64_t>(1, config.cacheN / std::max<int64_t>(1, ranges[n]));
+      for (unsigned d : panels)
+        plan.cacheTileSizes[d] = ranges[d] % perBlock ? 1 : perBlock;
       if (config.cacheN && ranges[n] > config.cacheN &&
           ranges[n] % config.cacheN == 0)
         plan.cacheTileSizes[n] = config.cacheN;
       if (config.cacheK && ranges[k] > config.cacheK &&
           ranges[k] % config.cacheK == 0)
         plan.cacheTileSizes[k] = config.cacheK;
-      plan.cacheInterchange = innermostLast(numLoops, {n, k});
+      SmallVector<unsigned> blockOrder(panels);
+      blockOrder.append({n, k});
+      plan.cacheInterchange = innermostLast(numLoops, blockOrder);
       if (llvm::all_of(plan.cacheTileSizes, [](int64_t t) { return !t; }))
         plan.cacheTileSizes.clear();
       return plan;
@@ -406,6 +417,102 @@ tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
   return tiled;
 }
 
+/// Packs the right operand of a large matmul into register-tile panels:
+/// B (K x N, read along n) becomes Bp (N/w x K x w), w the register tile's
+/// width, and the matmul a contraction over (m, n-panel, n-in-panel, k)
+/// writing C as M x N/w x w (a free reshape of M x N). The register tile
+/// then reads its K x w panel of B contiguously, where it read w columns of
+/// rows N apart (which map to the same cache sets when N is a large power
+/// of two). Only for matmuls whose n is larger than a cache block and a
+/// multiple of w; the copy costs one pass over B.
+static void packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
+                             const Config &config, unsigned lanes) {
+  if (!op.hasPureTensorSemantics() || op.getNumLoops() != 3 ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || !dims->batch.empty())
+    return;
+  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t w = config.registerVectors * lanes;
+  if (ShapedType::isDynamic(ranges[n]) || ShapedType::isDynamic(ranges[k]) ||
+      ranges[n] <= std::max<int64_t>(config.cacheN, w) || ranges[n] % w ||
+      ranges[k] < w)
+    return;
+  MLIRContext *ctx = op.getContext();
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  OpOperand *right = nullptr, *left = nullptr;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (map.getNumResults() == 2 && map.getResult(0) == dim(k) &&
+        map.getResult(1) == dim(n))
+      right = input;
+    else
+      left = input;
+  }
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap initMap = op.getMatchingIndexingMap(init);
+  if (!right || !left || initMap.getNumResults() != 2 ||
+      initMap.getResult(0) != dim(m) || initMap.getResult(1) != dim(n))
+    return;
+
+  Location loc = op.getLoc();
+  int64_t panels = ranges[n] / w;
+  Value b = right->get();
+  Type element = getElementTypeOrSelf(b.getType());
+  rewriter.setInsertionPoint(op);
+  // Bp[p, k, j] = B[k, p * w + j].
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{panels, ranges[k], w}, element);
+  AffineExpr p = dim(0), kk = dim(1), j = dim(2);
+  auto packMaps =
+      SmallVector<AffineMap>{AffineMap::get(3, 0, {kk, p * w + j}, ctx),
+                             AffineMap::getMultiDimIdentityMap(3, ctx)};
+  auto pack = linalg::GenericOp::create(
+      rewriter, loc, empty.getType(), ValueRange{b}, ValueRange{empty},
+      packMaps,
+      SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, args[0]);
+      });
+
+  // The matmul over (m, p, j, k): the left operand's map with n = p w + j.
+  SmallVector<AffineExpr> replace(3);
+  replace[m] = dim(0);
+  replace[n] = dim(1) * w + dim(2);
+  replace[k] = dim(3);
+  AffineMap leftMap =
+      op.getMatchingIndexingMap(left).replaceDimsAndSymbols(replace, {}, 4, 0);
+  auto initType = cast<RankedTensorType>(init->get().getType());
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
+  Value expanded = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get({initType.getDimSize(0), panels, w}, element),
+      init->get(), groups);
+  SmallVector<Value> inputs(2);
+  SmallVector<AffineMap> maps(2);
+  unsigned leftIndex = left->getOperandNumber(),
+           rightIndex = right->getOperandNumber();
+  inputs[leftIndex] = left->get();
+  maps[leftIndex] = leftMap;
+  inputs[rightIndex] = pack.getResult(0);
+  maps[rightIndex] = AffineMap::get(4, 0, {dim(1), dim(3), dim(2)}, ctx);
+  maps.push_back(AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, ctx));
+  using It = utils::IteratorType;
+  auto packed = linalg::GenericOp::create(
+      rewriter, loc, expanded.getType(), inputs, ValueRange{expanded}, maps,
+      SmallVector<It>{It::parallel, It::parallel, It::parallel, It::reduction});
+  rewriter.inlineRegionBefore(op.getRegion(), packed.getRegion(),
+                              packed.getRegion().begin());
+  Value result = tensor::CollapseShapeOp::create(rewriter, loc, initType,
+                                                 packed.getResult(0), groups);
+  rewriter.replaceOp(op, result);
+}
+
 /// Tiles `op` as `planTiles` says (see `tileOnce`).
 static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
                         const Config &config,
@@ -515,11 +622,23 @@ struct HarpVectorizePass
                   std::max(1u, registerVectors.getValue()),
                   std::max(1u, reductionVectors.getValue()),
                   cacheK,
-                  cacheN};
+                  cacheN,
+                  pack};
     if (config.vectorBits < 8) {
       func.emitError("harp-vectorize: vector-bits must be at least 8, got ")
           << config.vectorBits;
       return signalPassFailure();
+    }
+
+    IRRewriter packer(context);
+    if (config.pack) {
+      SmallVector<linalg::GenericOp> generics;
+      func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+      for (linalg::GenericOp op : generics)
+        if (std::optional<unsigned> bits = widestElementBits(op))
+          packRightOperand(
+              packer, op, config,
+              std::max(1u, config.vectorBits / std::max(8u, *bits)));
     }
 
     // Ops already inside loops (the rows of harp-fuse-epilogues) are tiled

@@ -130,7 +130,12 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
     masks). The tile shape depends on the kernel:
 
     * a contraction (matmul, batched matmul: `inferContractionDims` finds
-      m, n and k) is cut into cache blocks (`cache-n` x `cache-k`, where
+      m, n and k) whose n is wider than a cache block has its right
+      operand packed first (option `pack`): B (K x N) is copied into
+      panels Bp (N/w x K x w), w the register tile's width, and the matmul
+      becomes a contraction over (m, panel, column, k) whose register tile
+      reads its K x w panel contiguously. A contraction is then
+      cut into cache blocks (`cache-n` x `cache-k`, where
       they divide the dims), then gets a register tile of `register-rows` x
       (`register-vectors` x vector length) accumulators over m and n, and a
       `k` loop of step one innermost; the accumulator tile is hoisted out of
@@ -191,7 +196,10 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
     Option<"cacheK", "cache-k", "unsigned", /*default=*/"256",
            "k extent of a contraction's cache block (0: no cache blocks)">,
     Option<"cacheN", "cache-n", "unsigned", /*default=*/"512",
-           "n extent of a contraction's cache block (0: no cache blocks)">
+           "n extent of a contraction's cache block (0: no cache blocks)">,
+    Option<"pack", "pack", "bool", /*default=*/"true",
+           "Pack the right operand of matmuls wider than a cache block into "
+           "register-tile panels">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
