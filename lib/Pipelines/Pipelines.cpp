@@ -59,9 +59,15 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+  bool threads = options.vectorize && options.threads;
+  // Scratch buffers of a loop body (a row's partial sums) are allocated
+  // once, outside the loop, instead of once per iteration. Not with
+  // threads: the loop may run its iterations in parallel.
+  if (!threads)
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createBufferLoopHoistingPass());
   bufferization::buildBufferDeallocationPipeline(pm);
 
-  bool threads = options.vectorize && options.threads;
   if (threads)
     pm.addNestedPass<func::FuncOp>(createHarpParallelizePass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

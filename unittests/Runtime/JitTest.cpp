@@ -95,3 +95,43 @@ TEST_F(JitCallInto, CallDeviceNeedsACudaExecutable) {
             "callDevice(@main): not a cuda executable (compile with "
             "JitOptions::device = Device::CUDA)");
 }
+
+// Kernels' large temporaries (here the packed right operand of a matmul,
+// 64 KiB and more) are reused from call to call: every call must still see
+// its own inputs, whatever the reused block held.
+TEST(JitTemporaries, ReusedBlocksGiveFreshResults) {
+  const char *matmul = R"(
+func.func @main(%a: tensor<8x64xf32>, %b: tensor<64x1024xf32>) -> tensor<8x1024xf32> {
+  %ab = harp.view %a <(d0, d1, d2) -> (d0, d2)> : tensor<8x64xf32> -> tensor<8x1024x64xf32>
+  %bb = harp.view %b <(d0, d1, d2) -> (d2, d1)> : tensor<64x1024xf32> -> tensor<8x1024x64xf32>
+  %c = harp.map_reduce ins(%ab, %bb : tensor<8x1024x64xf32>, tensor<8x1024x64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %y : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2]) : tensor<8x1024xf32>
+  return %c : tensor<8x1024xf32>
+}
+)";
+  Jit jit{JitOptions{3, "", /*diskCache=*/false}};
+  auto exe = jit.compile(matmul);
+  ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  Array a = Array::allocate(TensorType{ElementKind::F32, {8, 64}});
+  Array b = Array::allocate(TensorType{ElementKind::F32, {64, 1024}});
+  for (int call = 0; call < 3; ++call) {
+    // a = call on the diagonal-ish pattern, b[k][j] = (k + j + call) % 5.
+    for (int i = 0; i < 8 * 64; ++i)
+      a.as<float>()[i] = float((i + call) % 3);
+    for (int i = 0; i < 64 * 1024; ++i)
+      b.as<float>()[i] = float((i / 1024 + i % 1024 + call) % 5);
+    auto c = (*exe)->call("main", {a, b});
+    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 1024; j += 37) {
+        float expected = 0;
+        for (int k = 0; k < 64; ++k)
+          expected += a.as<float>()[i * 64 + k] * b.as<float>()[k * 1024 + j];
+        ASSERT_EQ(c->front().as<float>()[i * 1024 + j], expected)
+            << "call " << call << " at " << i << ", " << j;
+      }
+  }
+}
