@@ -20,30 +20,21 @@
 
 using namespace mlir;
 
-void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
-                                         const HarpToLLVMOptions &options) {
-  pm.addPass(createHarpFunctionABIPass());
-  pm.addPass(createHarpAutodiffPass());
+/// harp-function-abi, harp-autodiff, harp-fuse and convert-harp-to-linalg:
+/// the steps every device shares.
+static void addFrontEnd(OpPassManager &pm, bool fuse) {
+  pm.addPass(harp::createHarpFunctionABIPass());
+  pm.addPass(harp::createHarpAutodiffPass());
   pm.addPass(createCanonicalizerPass());
-  if (options.fuse)
-    pm.addPass(createHarpFusePass());
-  pm.addPass(createConvertHarpToLinalgPass());
+  if (fuse)
+    pm.addPass(harp::createHarpFusePass());
+  pm.addPass(harp::createConvertHarpToLinalgPass());
   pm.addPass(createCanonicalizerPass());
-  if (options.fuse) {
-    // Vectorized matmuls keep their own kernel (see harp-fuse-epilogues).
-    HarpFuseEpiloguesPassOptions epilogues;
-    epilogues.contractions = !options.vectorize;
-    pm.addNestedPass<func::FuncOp>(createHarpFuseEpiloguesPass(epilogues));
-    pm.addPass(createCanonicalizerPass());
-  }
-  if (options.vectorize) {
-    HarpVectorizePassOptions vectorize;
-    vectorize.vectorBits = options.vectorBits;
-    pm.addNestedPass<func::FuncOp>(createHarpVectorizePass(vectorize));
-    pm.addPass(createCanonicalizerPass());
-  }
-  pm.addPass(createCSEPass());
+}
 
+/// One-shot bufferization with identity layouts at function boundaries,
+/// results turned into out-parameters the caller allocates.
+static void addBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -59,6 +50,27 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
+                                         const HarpToLLVMOptions &options) {
+  addFrontEnd(pm, options.fuse);
+  if (options.fuse) {
+    // Vectorized matmuls keep their own kernel (see harp-fuse-epilogues).
+    HarpFuseEpiloguesPassOptions epilogues;
+    epilogues.contractions = !options.vectorize;
+    pm.addNestedPass<func::FuncOp>(createHarpFuseEpiloguesPass(epilogues));
+    pm.addPass(createCanonicalizerPass());
+  }
+  if (options.vectorize) {
+    HarpVectorizePassOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createHarpVectorizePass(vectorize));
+    pm.addPass(createCanonicalizerPass());
+  }
+  pm.addPass(createCSEPass());
+
+  addBufferization(pm);
   bool threads = options.vectorize && options.threads;
   // Scratch buffers of a loop body (a row's partial sums) are allocated
   // once, outside the loop, instead of once per iteration. Not with
@@ -115,28 +127,12 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
 
 void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
                                         const HarpToGPUOptions &options) {
-  pm.addPass(createHarpFunctionABIPass());
-  pm.addPass(createHarpAutodiffPass());
-  pm.addPass(createCanonicalizerPass());
-  if (options.fuse)
-    pm.addPass(createHarpFusePass());
-  pm.addPass(createConvertHarpToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
+  addFrontEnd(pm, options.fuse);
   pm.addPass(createCSEPass());
 
   // The same buffer ABI as harp-to-llvm: results are written into buffers
   // the caller allocates (on the device).
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
 
   HarpGPUKernelsPassOptions kernels;

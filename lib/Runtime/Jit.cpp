@@ -885,6 +885,21 @@ struct Jit::Impl {
                                            fini);
   }
 
+  /// Parses harp IR text; the error carries the parser's diagnostics.
+  Expected<mlir::OwningOpRef<mlir::ModuleOp>> parse(StringRef source) {
+    std::string diagnostics;
+    llvm::raw_string_ostream os(diagnostics);
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(source, "<input>"), llvm::SMLoc());
+    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return makeError("invalid IR:\n" + diagnostics);
+    return std::move(module);
+  }
+
   Expected<std::shared_ptr<Executable>> compile(mlir::ModuleOp module) {
     std::string text;
     {
@@ -943,20 +958,13 @@ Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
 }
 
 Expected<std::string> Jit::compileObject(StringRef source) {
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(source, "<input>"), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &impl->context, os);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &impl->context);
+  Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = impl->parse(source);
   if (!module)
-    return makeError("invalid IR:\n" + diagnostics);
-  if (mlir::failed(mlir::verify(*module)))
-    return makeError("the module does not verify:\n" + diagnostics);
+    return module.takeError();
+  if (mlir::failed(mlir::verify(**module)))
+    return makeError("the module does not verify");
   std::lock_guard<std::mutex> lock(impl->mutex);
-  auto object = impl->compileObject(*module, "");
+  auto object = impl->compileObject(**module, "");
   if (!object)
     return object.takeError();
   return (*object)->getBuffer().str();
@@ -973,17 +981,10 @@ Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {
       return it->second;
     }
   }
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(source, "<input>"), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &impl->context, os);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &impl->context);
+  Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = impl->parse(source);
   if (!module)
-    return makeError("invalid IR:\n" + diagnostics);
-  Expected<std::shared_ptr<Executable>> exe = impl->compile(*module);
+    return module.takeError();
+  Expected<std::shared_ptr<Executable>> exe = impl->compile(**module);
   if (exe) {
     std::lock_guard<std::mutex> lock(impl->mutex);
     impl->memory[sourceKey] = *exe;
