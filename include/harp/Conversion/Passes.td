@@ -112,8 +112,8 @@ def HarpGPUHostPass : Pass<"harp-gpu-host", "func::FuncOp"> {
     Runs after `harp-gpu-kernels`, on the host side of a function whose
     arguments are device buffers: `memref.alloc` and `memref.alloca` become
     `gpu.alloc`, `memref.dealloc` becomes `gpu.dealloc`, and a constant
-    (`memref.get_global`) read by a kernel is copied to a device buffer at
-    the start of the function and freed before it returns.
+    (`memref.get_global`) read by a kernel moves into the kernel (outlining
+    then copies the global into the kernel's module: device memory).
 
     A kernel that reads a strided view (a subview, a padded interior) gets
     the view's base buffer and rebuilds the view with

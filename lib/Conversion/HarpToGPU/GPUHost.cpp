@@ -31,7 +31,7 @@ struct HarpGPUHostPass
     if (func.isExternal())
       return;
     IRRewriter rewriter(&getContext());
-    if (failed(copyConstants(rewriter, func)) ||
+    if (failed(sinkConstants(rewriter, func)) ||
         failed(rebaseViews(rewriter, func)))
       return signalPassFailure();
     moveAllocations(rewriter, func);
@@ -54,37 +54,30 @@ struct HarpGPUHostPass
       signalPassFailure();
   }
 
-  /// A constant read by a kernel is copied to a device buffer at its
-  /// definition and freed before every return.
-  LogicalResult copyConstants(IRRewriter &rewriter, func::FuncOp func) {
+  /// A constant read by a kernel is read inside it: the `memref.get_global`
+  /// moves into each launch that uses it, and kernel outlining copies the
+  /// global into the kernel's module (device memory, no copy per call).
+  LogicalResult sinkConstants(IRRewriter &rewriter, func::FuncOp func) {
     SmallVector<memref::GetGlobalOp> globals;
     func.walk([&](memref::GetGlobalOp op) {
-      if (!insideLaunch(op) &&
-          llvm::any_of(op->getUsers(),
-                       [](Operation *user) { return insideLaunch(user); }))
+      if (!insideLaunch(op))
         globals.push_back(op);
     });
-    SmallVector<func::ReturnOp> returns;
-    func.walk([&](func::ReturnOp op) { returns.push_back(op); });
     for (memref::GetGlobalOp global : globals) {
-      Location loc = global.getLoc();
-      rewriter.setInsertionPointAfter(global);
-      auto device = gpu::AllocOp::create(
-          rewriter, loc, global.getType(), /*asyncToken=*/Type(),
-          /*asyncDependencies=*/ValueRange(), /*dynamicSizes=*/ValueRange(),
-          /*symbolOperands=*/ValueRange(), /*hostShared=*/false);
-      gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(),
-                            /*asyncDependencies=*/ValueRange(),
-                            device.getMemref(), global.getResult());
-      rewriter.replaceUsesWithIf(
-          global.getResult(), device.getMemref(),
-          [](OpOperand &use) { return insideLaunch(use.getOwner()); });
-      for (func::ReturnOp ret : returns) {
-        rewriter.setInsertionPoint(ret);
-        gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(),
-                               /*asyncDependencies=*/ValueRange(),
-                               device.getMemref());
+      llvm::SetVector<gpu::LaunchOp> launches;
+      for (Operation *user : global->getUsers())
+        if (auto launch = user->getParentOfType<gpu::LaunchOp>())
+          launches.insert(launch);
+      for (gpu::LaunchOp launch : launches) {
+        rewriter.setInsertionPointToStart(&launch.getBody().front());
+        Operation *copy = rewriter.clone(*global);
+        rewriter.replaceUsesWithIf(
+            global.getResult(), copy->getResult(0), [&](OpOperand &use) {
+              return launch->isProperAncestor(use.getOwner());
+            });
       }
+      if (global->use_empty())
+        rewriter.eraseOp(global);
     }
     return success();
   }
