@@ -260,14 +260,24 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
   return printModule(*module);
 }
 
-Jit &irJit() {
-  static Jit jit;
-  return jit;
+Jit &irJit(Device device) {
+  static Jit cpu;
+  if (device == Device::CPU)
+    return cpu;
+  static Jit cuda([] {
+    JitOptions options;
+    options.device = Device::CUDA;
+    return options;
+  }());
+  return cuda;
 }
 
 py::list call(const std::string &text, const std::string &name,
-              const std::vector<py::array> &args) {
-  llvm::Expected<std::shared_ptr<Executable>> exe = irJit().compile(text);
+              const std::vector<py::array> &args, const std::string &device) {
+  llvm::Expected<Device> where = parseDevice(device);
+  if (!where)
+    throw py::value_error("harp.ir.call: " + llvm::toString(where.takeError()));
+  llvm::Expected<std::shared_ptr<Executable>> exe = irJit(*where).compile(text);
   if (!exe)
     throw py::value_error(llvm::toString(exe.takeError()));
   std::vector<Array> inputs;
@@ -425,7 +435,8 @@ PYBIND11_MODULE(_harp, m) {
   ir.def("run_pipeline", &runPipeline,
          "Runs a textual pass pipeline, e.g. "
          "'builtin.module(canonicalize)', and returns the resulting module.");
-  ir.def("call", &call,
-         "Compiles a module with harp's JIT and calls a function "
-         "on NumPy arrays; returns the results.");
+  ir.def("call", &call, py::arg("text"), py::arg("name"), py::arg("args"),
+         py::arg("device") = "cpu",
+         "Compiles a module with harp's JIT for `device` ('cpu' or 'cuda') "
+         "and calls a function on NumPy arrays; returns the results.");
 }

@@ -349,6 +349,24 @@ def test_digits_example_trains():
     assert accuracy >= 95.0
 
 
+def test_ir_call_devices():
+    """harp.ir.call takes a device: an unknown one is a ValueError; cuda
+    without a usable GPU says why."""
+    text = ("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+            "  return %a : tensor<2xf32>\n}\n")
+    x = np.array([1.0, 2.0], np.float32)
+    (y,) = harp.ir.call(text, "f", [x], device="cpu")
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        harp.ir.call(text, "f", [x], device="tpu")
+    try:
+        (g,) = harp.ir.call(text, "f", [x], device="cuda")
+    except ValueError as e:
+        assert "cannot run on the cuda device" in str(e)
+    else:
+        np.testing.assert_array_equal(g, x)
+
+
 def test_devices():
     """Tensors start on the cpu; to() the same device is free; an unknown
     device or mixing devices raises HarpError naming it; "cuda" without a
@@ -389,6 +407,10 @@ def test_cuda_tensors_with_stand_in_driver(tmp_path):
         "assert y.numpy().shape == (64,)\n"
         "w = harp.tensor(np.ones((64, 128), np.float32)).to('cuda')\n"
         "assert w.device == 'cuda'\n"
+        "(r,) = harp.ir.call((x * 3.0).sum(axis=1).mlir(), 'main',"
+        " [np.ones((64, 128), np.float32)],"
+        " device='cuda')\n"
+        "assert r.shape == (64,), r.shape\n"
         "print('ok')\n")
     env = dict(os.environ, LD_LIBRARY_PATH=FAKE_CUDA, HARP_FAKE_CUDA_LOG=str(log),
                HARP_CACHE_DIR=str(tmp_path / "cache"))
@@ -400,5 +422,5 @@ def test_cuda_tensors_with_stand_in_driver(tmp_path):
     assert "copy-to-device %d" % (64 * 128 * 4) in lines
     launches = [l for l in lines if l.startswith("launch main_kernel")]
     assert launches, lines
-    assert "copy-to-host %d" % (64 * 4) in lines
+    assert lines.count("copy-to-host %d" % (64 * 4)) == 2  # realize, ir.call
     assert lines[-1] == "exit live-allocations=0"
