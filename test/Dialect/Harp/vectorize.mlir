@@ -238,3 +238,37 @@ func.func @left_scalar(%b: tensor<64xi1>, %z: tensor<64xcomplex<f32>>, %x: tenso
   } -> tensor<64xf32>
   return %rb, %rz, %rx : tensor<64xi1>, tensor<64xcomplex<f32>>, tensor<64xf32>
 }
+
+// -----
+
+// An embedding lookup: the row index is read (and clamped) once per row,
+// outside the loop over the row's vectors, which only copies.
+// CHECK-LABEL: func.func @embedding
+// CHECK: scf.for %[[ROW:.*]] = %c0 to %c8 step %c1
+// CHECK: vector.transfer_read %{{.*}}[%[[ROW]]]{{.*}} : tensor<8xi64>, vector<i64>
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: %[[R:.*]] = vector.extract
+// CHECK: scf.for %[[COL:.*]] = %c0 to %c64 step %c16
+// CHECK-NOT: tensor<8xi64>
+// CHECK: vector.transfer_read %{{.*}}[%[[R]], %{{.*}}]{{.*}} : tensor<100x64xf32>, vector<16xf32>
+// CHECK-NEXT: vector.transfer_write
+// CHECK-NEXT: scf.yield
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+func.func @embedding(%table: tensor<100x64xf32>, %idx: tensor<8xi64>) -> tensor<8x64xf32> {
+  %c99 = arith.constant 99 : index
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<8x64xf32>
+  %r = linalg.generic {indexing_maps = [#rows], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<8x64xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %idx[%i] : tensor<8xi64>
+    %xi = arith.index_cast %x : i64 to index
+    %lo = arith.maxsi %xi, %c0 : index
+    %row = arith.minsi %lo, %c99 : index
+    %v = tensor.extract %table[%row, %j] : tensor<100x64xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x64xf32>
+  return %r : tensor<8x64xf32>
+}

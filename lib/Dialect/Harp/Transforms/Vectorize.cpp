@@ -688,6 +688,26 @@ struct HarpVectorizePass
     func.walk([&](LoopLikeOpInterface loop) { loops.push_back(loop); });
     for (LoopLikeOpInterface loop : loops)
       hoistLoopInvariantSubsets(rewriter, loop);
+    // Loop-invariant scalar and vector values (a gather's row index and its
+    // clamp, read once per row instead of once per vector) leave their
+    // loops. Ops with tensor results stay: a tensor hoisted out of a tile
+    // loop that later runs on threads could bufferize to one buffer every
+    // thread writes. (Subset hoisting replaced loops: collect them again.)
+    loops.clear();
+    func.walk([&](LoopLikeOpInterface loop) { loops.push_back(loop); });
+    for (LoopLikeOpInterface loop : loops)
+      moveLoopInvariantCode(
+          loop.getLoopRegions(),
+          [&](Value value, Region *) {
+            return loop.isDefinedOutsideOfLoop(value);
+          },
+          [&](Operation *op, Region *) {
+            return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+                   isSpeculatable(op) &&
+                   llvm::none_of(op->getResultTypes(),
+                                 llvm::IsaPred<TensorType>);
+          },
+          [&](Operation *op, Region *) { loop.moveOutOfLoop(op); });
 
     // Polynomial approximations of math functions on f32, so they stay
     // vectors. Not rsqrt (its approximation needs AVX2 intrinsics and is
