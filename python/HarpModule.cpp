@@ -260,24 +260,13 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
   return printModule(*module);
 }
 
-Jit &irJit(Device device) {
-  static Jit cpu;
-  if (device == Device::CPU)
-    return cpu;
-  static Jit cuda([] {
-    JitOptions options;
-    options.device = Device::CUDA;
-    return options;
-  }());
-  return cuda;
-}
-
 py::list call(const std::string &text, const std::string &name,
               const std::vector<py::array> &args, const std::string &device) {
   llvm::Expected<Device> where = parseDevice(device);
   if (!where)
     throw py::value_error("harp.ir.call: " + llvm::toString(where.takeError()));
-  llvm::Expected<std::shared_ptr<Executable>> exe = irJit(*where).compile(text);
+  llvm::Expected<std::shared_ptr<Executable>> exe =
+      Jit::shared(*where).compile(text);
   if (!exe)
     throw py::value_error(llvm::toString(exe.takeError()));
   std::vector<Array> inputs;

@@ -1238,17 +1238,7 @@ private:
 };
 
 /// The process-wide JITs, one per device: one cache for every tensor.
-Jit &jit(Device device = Device::CPU) {
-  static Jit cpu;
-  if (device == Device::CPU)
-    return cpu;
-  static Jit cuda([] {
-    JitOptions options;
-    options.device = Device::CUDA;
-    return options;
-  }());
-  return cuda;
-}
+Jit &jit(Device device = Device::CPU) { return Jit::shared(device); }
 
 Device deviceOf(const BackendPtr &backend) {
   return backend && backend->name() == "cuda" ? Device::CUDA : Device::CPU;

@@ -386,12 +386,11 @@ static std::vector<int64_t> descriptorOf(const Array &array, const void *data) {
 
 Error JitExecutable::callInto(StringRef name, llvm::ArrayRef<Array> inputs,
                               llvm::ArrayRef<Array> results) const {
-  size_t at = 0;
-  while (at < sigs.size() && sigs[at].name != name)
-    ++at;
-  if (at == sigs.size())
+  const FunctionSignature *found = lookup(name);
+  if (!found)
     return makeError("no public function @" + name + " in the module");
-  const FunctionSignature &sig = sigs[at];
+  const FunctionSignature &sig = *found;
+  size_t at = found - sigs.data();
   if (inputs.size() != sig.inputs.size())
     return makeError("@" + name + " takes " + llvm::Twine(sig.inputs.size()) +
                      " inputs but " + llvm::Twine(inputs.size()) +
@@ -451,12 +450,11 @@ Error JitExecutable::callDevice(StringRef name, llvm::ArrayRef<void *> inputs,
                                 llvm::ArrayRef<void *> results) const {
   if (device != Device::CUDA)
     return Executable::callDevice(name, inputs, results);
-  size_t at = 0;
-  while (at < sigs.size() && sigs[at].name != name)
-    ++at;
-  if (at == sigs.size())
+  const FunctionSignature *found = lookup(name);
+  if (!found)
     return makeError("no public function @" + name + " in the module");
-  const FunctionSignature &sig = sigs[at];
+  const FunctionSignature &sig = *found;
+  size_t at = found - sigs.data();
   if (inputs.size() != sig.inputs.size() ||
       results.size() != sig.results.size())
     return makeError("@" + name + " takes " + llvm::Twine(sig.inputs.size()) +
@@ -946,6 +944,18 @@ struct Jit::Impl {
 Jit::Jit(JitOptions options)
     : impl(std::make_unique<Impl>(std::move(options))) {}
 Jit::~Jit() = default;
+
+Jit &Jit::shared(Device device) {
+  static Jit cpu;
+  if (device == Device::CPU)
+    return cpu;
+  static Jit cuda([] {
+    JitOptions options;
+    options.device = Device::CUDA;
+    return options;
+  }());
+  return cuda;
+}
 
 const JitStats &Jit::stats() const { return impl->stats; }
 const JitOptions &Jit::options() const { return impl->options; }

@@ -122,6 +122,10 @@ public:
   /// machine without a GPU. Bypasses the caches.
   llvm::Expected<std::string> compileObject(llvm::StringRef source);
 
+  /// The process-wide JIT of `device` (default options otherwise), shared
+  /// by the Tensor API and the Python bindings: one cache per device.
+  static Jit &shared(Device device);
+
   const JitStats &stats() const;
   const JitOptions &options() const;
   /// The directory of the on-disk cache (resolved from the options).
