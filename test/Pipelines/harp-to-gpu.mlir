@@ -1,23 +1,23 @@
-// RUN: harp-opt %s --harp-to-gpu | FileCheck %s --check-prefix=HOST
+// RUN: harp-opt %s --harp-to-gpu | FileCheck %s
 // RUN: harp-opt %s --harp-to-gpu | %extract_ptx | FileCheck %s --check-prefix=PTX
 // RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-gpu{chip=sm_80 block-size=128})' | %extract_ptx | FileCheck %s --check-prefix=SM80
 
 // The whole pipeline: host functions in the LLVM dialect with harp's C
 // interface, launching kernels embedded as PTX for sm_90 in gpu.binary ops.
 
-// HOST-LABEL: llvm.func @gelu(
-// HOST: gpu.launch_func <%{{.*}} : !llvm.ptr> @gelu_kernel::@gelu_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64 args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
-// HOST: llvm.call @mgpuStreamSynchronize
-// HOST: llvm.func @_mlir_ciface_gelu(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
-// HOST: gpu.binary @gelu_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}assembly = "
-// HOST-LABEL: llvm.func @softmax(
-// HOST-COUNT-5: gpu.launch_func
-// HOST-NOT: gpu.launch_func
-// HOST: llvm.func @_mlir_ciface_softmax
-// HOST-COUNT-5: gpu.binary @softmax_kernel
-// HOST-NOT: harp.
-// HOST-NOT: linalg.
-// HOST-NOT: memref.
+// CHECK-LABEL: llvm.func @gelu(
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @gelu_kernel::@gelu_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64 args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+// CHECK: llvm.call @mgpuStreamSynchronize
+// CHECK: llvm.func @_mlir_ciface_gelu(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK: gpu.binary @gelu_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}assembly = "
+// CHECK-LABEL: llvm.func @softmax(
+// CHECK-COUNT-5: gpu.launch_func
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.func @_mlir_ciface_softmax
+// CHECK-COUNT-5: gpu.binary @softmax_kernel
+// CHECK-NOT: harp.
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.
 
 // GELU: one element per thread, tanh from libdevice (no call left), kernel
 // arguments are bare pointers.
