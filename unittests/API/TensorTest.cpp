@@ -689,6 +689,12 @@ TEST(Tensor, Backends) {
   EXPECT_EQ(a.to(cpu).graphNode(), a.graphNode());
   EXPECT_EQ((a + 1.0f).to(cpu).data(), (std::vector<float>{2, 3, 4}));
   try {
+    a.to(nullptr);
+    FAIL() << "to() without a backend must throw";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "to: no backend given");
+  }
+  try {
     backend::get("tpu");
     FAIL() << "an unknown device must throw";
   } catch (const Error &e) {

@@ -1,6 +1,7 @@
 //===- JitTest.cpp - harp::Jit calls into caller buffers ------------------===//
 
 #include "harp/Runtime/Jit.h"
+#include "harp/Runtime/Cuda.h"
 
 #include "llvm/Support/Error.h"
 
@@ -134,4 +135,27 @@ func.func @main(%a: tensor<8x64xf32>, %b: tensor<64x1024xf32>) -> tensor<8x1024x
             << "call " << call << " at " << i << ", " << j;
       }
   }
+}
+
+// callDevice on a CUDA executable checks the buffer counts against the
+// signature. Needs a driver: a GPU, or the stand-in of
+// test/Runtime/fake-cuda.test, which runs this test.
+TEST(JitCuda, CallDeviceChecksBufferCounts) {
+  if (llvm::Error err = cuda::initialize()) {
+    llvm::consumeError(std::move(err));
+    GTEST_SKIP() << "no CUDA driver";
+  }
+  JitOptions options{3, "", /*diskCache=*/false};
+  options.device = Device::CUDA;
+  Jit jit{options};
+  auto exe = jit.compile(kAddOne);
+  ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  auto in = cuda::allocate(40 * sizeof(float));
+  ASSERT_TRUE(bool(in)) << llvm::toString(in.takeError());
+  EXPECT_EQ(errorOf((*exe)->callDevice("main", {*in}, {})),
+            "@main takes 1 inputs and 1 results but 1 and 0 buffers were "
+            "given");
+  EXPECT_EQ(errorOf((*exe)->callDevice("nope", {*in}, {*in})),
+            "no public function @nope in the module");
+  cuda::release(*in);
 }

@@ -39,10 +39,11 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
 };
 
 /// harp on tensors to the LLVM dialect: harp-function-abi, harp-autodiff,
-/// canonicalize,
-/// convert-harp-to-linalg, one-shot bufferization with results turned into
-/// out-parameters, buffer deallocation, loops, and the LLVM conversions (math
-/// functions without an LLVM intrinsic become libm calls).
+/// canonicalize, harp-fuse, convert-harp-to-linalg, harp-fuse-epilogues,
+/// harp-vectorize, one-shot bufferization with results turned into
+/// out-parameters, scratch buffers hoisted out of loops (without threads),
+/// buffer deallocation, harp-parallelize (with threads), loops, and the LLVM
+/// conversions (math functions without an LLVM intrinsic become libm calls).
 void buildHarpToLLVMPipeline(OpPassManager &pm,
                              const HarpToLLVMOptions &options);
 
@@ -89,8 +90,10 @@ struct HarpToGPUOptions : public PassPipelineOptions<HarpToGPUOptions> {
 /// embedded as a `gpu.binary`: harp-function-abi, harp-autodiff, harp-fuse,
 /// convert-harp-to-linalg, bufferization with results as out-parameters,
 /// harp-gpu-kernels (gpu.launch per kernel), harp-gpu-host (device buffers),
-/// gpu-kernel-outlining, nvvm-attach-target, convert-gpu-to-nvvm (kernels
-/// take bare pointers), gpu-to-llvm and gpu-module-to-binary. The host
+/// complex to standard, gpu-launch-sink-index-computations,
+/// gpu-kernel-outlining, gpu-async-region (one stream per call),
+/// nvvm-attach-target, convert-gpu-to-nvvm (kernels take bare pointers),
+/// gpu-to-llvm and gpu-module-to-binary. The host
 /// functions keep harp's C interface (`_mlir_ciface_`), with device
 /// pointers in the descriptors.
 void buildHarpToGPUPipeline(OpPassManager &pm, const HarpToGPUOptions &options);

@@ -31,8 +31,8 @@ struct HarpGPUHostPass
     if (func.isExternal())
       return;
     IRRewriter rewriter(&getContext());
-    if (failed(sinkConstants(rewriter, func)) ||
-        failed(rebaseViews(rewriter, func)))
+    sinkConstants(rewriter, func);
+    if (failed(rebaseViews(rewriter, func)))
       return signalPassFailure();
     moveAllocations(rewriter, func);
 
@@ -57,7 +57,7 @@ struct HarpGPUHostPass
   /// A constant read by a kernel is read inside it: the `memref.get_global`
   /// moves into each launch that uses it, and kernel outlining copies the
   /// global into the kernel's module (device memory, no copy per call).
-  LogicalResult sinkConstants(IRRewriter &rewriter, func::FuncOp func) {
+  void sinkConstants(IRRewriter &rewriter, func::FuncOp func) {
     SmallVector<memref::GetGlobalOp> globals;
     func.walk([&](memref::GetGlobalOp op) {
       if (!insideLaunch(op))
@@ -79,7 +79,6 @@ struct HarpGPUHostPass
       if (global->use_empty())
         rewriter.eraseOp(global);
     }
-    return success();
   }
 
   /// Kernels get plain buffers: a strided view captured by a launch is
