@@ -106,6 +106,9 @@ struct UnrankedMemRef {
 
 /// memref.copy between non-contiguous memrefs lowers to a call to this
 /// (`memrefCopy`); harp provides it instead of linking MLIR's runner library.
+/// Copies the innermost dim as one run when it is contiguous in both (a
+/// padded copy's rows), element by element otherwise; the outer index is
+/// advanced like an odometer, offsets updated incrementally.
 extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
                                UnrankedMemRef *dst) {
   int64_t rank = src->rank;
@@ -117,23 +120,41 @@ extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
   auto *dstBase = reinterpret_cast<char *>(d[1]) + d[2] * elementSize;
   const int64_t *sizes = s + 3;
   const int64_t *srcStrides = s + 3 + rank, *dstStrides = d + 3 + rank;
-  int64_t total = 1;
   for (int64_t i = 0; i < rank; ++i)
-    total *= sizes[i];
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t n = 0; n < total; ++n) {
-    int64_t so = 0, dof = 0;
-    for (int64_t i = 0; i < rank; ++i) {
-      so += index[i] * srcStrides[i];
-      dof += index[i] * dstStrides[i];
+    if (sizes[i] == 0)
+      return;
+  if (rank == 0) {
+    std::memmove(dstBase, srcBase, elementSize);
+    return;
+  }
+  // The innermost dim: one run of `inner` elements, or single elements.
+  int64_t inner = sizes[rank - 1];
+  int64_t innerSrc = srcStrides[rank - 1], innerDst = dstStrides[rank - 1];
+  bool contiguous = innerSrc == 1 && innerDst == 1;
+  std::vector<int64_t> index(rank - 1, 0);
+  int64_t so = 0, dof = 0;
+  while (true) {
+    char *to = dstBase + dof * elementSize;
+    const char *from = srcBase + so * elementSize;
+    if (contiguous) {
+      std::memmove(to, from, inner * elementSize);
+    } else {
+      for (int64_t j = 0; j < inner; ++j)
+        std::memmove(to + j * innerDst * elementSize,
+                     from + j * innerSrc * elementSize, elementSize);
     }
-    std::memcpy(dstBase + dof * elementSize, srcBase + so * elementSize,
-                elementSize);
-    for (int64_t i = rank - 1; i >= 0; --i) {
+    int64_t i = rank - 2;
+    for (; i >= 0; --i) {
+      so += srcStrides[i];
+      dof += dstStrides[i];
       if (++index[i] < sizes[i])
         break;
+      so -= srcStrides[i] * sizes[i];
+      dof -= dstStrides[i] * sizes[i];
       index[i] = 0;
     }
+    if (i < 0)
+      return;
   }
 }
 

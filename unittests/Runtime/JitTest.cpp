@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 using namespace harp;
 
 namespace {
@@ -135,6 +137,72 @@ func.func @main(%a: tensor<8x64xf32>, %b: tensor<64x1024xf32>) -> tensor<8x1024x
             << "call " << call << " at " << i << ", " << j;
       }
   }
+}
+
+// The runtime's strided copy, which memref.copy between non-contiguous
+// buffers lowers to: rows contiguous in both are copied whole (a padded
+// copy), anything else element by element (a transposed source).
+extern "C" void harpMemrefCopy(int64_t elementSize, void *src, void *dst);
+
+namespace {
+/// A rank-R memref descriptor and the unranked memref pointing to it.
+template <int R>
+struct Descriptor {
+  float *allocated, *aligned;
+  int64_t offset, sizes[R], strides[R];
+};
+struct Unranked {
+  int64_t rank;
+  void *descriptor;
+};
+} // namespace
+
+TEST(JitRuntime, StridedCopies) {
+  // 2x3x5 into the interior of a 2x5x7 buffer (offset 1 row + 1 column).
+  std::vector<float> src(30), dst(70, -1.0f);
+  for (int i = 0; i < 30; ++i)
+    src[i] = float(i);
+  Descriptor<3> s{src.data(), src.data(), 0, {2, 3, 5}, {15, 5, 1}};
+  Descriptor<3> d{dst.data(), dst.data(), 8, {2, 3, 5}, {35, 7, 1}};
+  Unranked us{3, &s}, ud{3, &d};
+  harpMemrefCopy(sizeof(float), &us, &ud);
+  for (int n = 0; n < 2; ++n)
+    for (int y = 0; y < 5; ++y)
+      for (int x = 0; x < 7; ++x) {
+        bool inside = y >= 1 && y <= 3 && x >= 1 && x <= 5;
+        float expected = inside ? float(n * 15 + (y - 1) * 5 + (x - 1)) : -1;
+        ASSERT_EQ(dst[n * 35 + y * 7 + x], expected)
+            << n << "," << y << "," << x;
+      }
+
+  // A 4x6 view of a 6x4 buffer (transposed: inner stride 4) into a
+  // contiguous 4x6.
+  std::vector<float> t(24), out(24, -1.0f);
+  for (int i = 0; i < 24; ++i)
+    t[i] = float(i);
+  Descriptor<2> ts{t.data(), t.data(), 0, {4, 6}, {1, 4}};
+  Descriptor<2> to{out.data(), out.data(), 0, {4, 6}, {6, 1}};
+  Unranked ut{2, &ts}, uo{2, &to};
+  harpMemrefCopy(sizeof(float), &ut, &uo);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 6; ++j)
+      ASSERT_EQ(out[i * 6 + j], t[j * 4 + i]) << i << "," << j;
+
+  // Rank 0: one element, at the offsets.
+  float one[3] = {1, 2, 3}, into[3] = {0, 0, 0};
+  Descriptor<1> z0{one, one, 2, {0}, {0}}, z1{into, into, 1, {0}, {0}};
+  Unranked u0{0, &z0}, u1{0, &z1};
+  harpMemrefCopy(sizeof(float), &u0, &u1);
+  EXPECT_EQ(into[1], 3.0f);
+  EXPECT_EQ(into[0] + into[2], 0.0f);
+
+  // An empty copy writes nothing.
+  Descriptor<2> e0{t.data(), t.data(), 0, {3, 0}, {4, 1}};
+  Descriptor<2> e1{out.data(), out.data(), 0, {3, 0}, {6, 1}};
+  std::vector<float> before = out;
+  Unranked ue0{2, &e0}, ue1{2, &e1};
+  harpMemrefCopy(sizeof(float), &ue0, &ue1);
+  EXPECT_EQ(out, before);
 }
 
 // callDevice on a CUDA executable checks the buffer counts against the
