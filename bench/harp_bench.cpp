@@ -35,7 +35,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -842,6 +844,7 @@ int main(int argc, char **argv) {
   int reps = 10;
   double maxSeconds = 1e9;
   bool printIR = false;
+  std::string irFile;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc)
@@ -850,6 +853,8 @@ int main(int argc, char **argv) {
       maxSeconds = std::atof(argv[++i]);
     else if (arg == "--print-ir")
       printIR = true;
+    else if (arg == "--ir" && i + 1 < argc)
+      irFile = argv[++i];
     else if (arg == "--threads")
       useThreads = true;
     else if (arg == "--device" && i + 1 < argc) {
@@ -871,13 +876,23 @@ int main(int argc, char **argv) {
   if (!w) {
     std::fprintf(stderr,
                  "usage: harp-bench WORKLOAD [SIZE] [--reps N] "
-                 "[--max-seconds S] [--print-ir] [--threads] "
+                 "[--max-seconds S] [--print-ir] [--ir FILE] [--threads] "
                  "[--device cpu|cuda]\n"
                  "workloads: gelu sum rowsum softmax layernorm matmul "
                  "matmul_bias_gelu conv2d gather transpose compile\n"
                  "At most --reps timed calls after one warm-up (at least 3 "
-                 "when a call takes more than S/3 seconds).\n");
+                 "when a call takes more than S/3 seconds).\n"
+                 "--ir FILE runs FILE's @main on the workload's inputs "
+                 "and checks (a variant of its program).\n");
     return 1;
+  }
+  if (!irFile.empty()) {
+    std::ifstream in(irFile);
+    if (!in) {
+      std::fprintf(stderr, "harp-bench: cannot read %s\n", irFile.c_str());
+      return 1;
+    }
+    w->ir.assign(std::istreambuf_iterator<char>(in), {});
   }
   if (printIR) {
     std::printf("%s\n", w->ir.c_str());

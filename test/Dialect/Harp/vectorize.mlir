@@ -1,6 +1,7 @@
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize),canonicalize,cse)' --split-input-file | FileCheck %s
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256 register-rows=4}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=NOPACK
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{flatten-windows=false}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=NOFLAT
 // RUN: not harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=4}))' --split-input-file 2>&1 | FileCheck %s --check-prefix=BITS
 
 // BITS: error: harp-vectorize: vector-bits must be at least 8, got 4
@@ -132,13 +133,16 @@ func.func @column_max(%x: tensor<100x64xf32>, %init: tensor<64xf32>) -> tensor<6
 
 // Element-wise with tanh: 16 lanes, tanh a polynomial; the 100 - 96 = 4
 // trailing elements are a peeled remainder, a static vector<4xf32> here.
+// Every transfer is in bounds (the tile loop's last vector starts at 80),
+// so none becomes a masked access.
 // CHECK-LABEL: func.func @tanh_chain
-// CHECK: scf.for {{.*}} to %c96 step %c16
-// CHECK: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK: scf.for %[[I:.*]] = %c0 to %c96 step %c16
+// CHECK: vector.transfer_read %{{.*}}[%[[I]]], %{{.*}} {in_bounds = [true]} : tensor<100xf32>, vector<16xf32>
 // CHECK-NOT: math.tanh
-// CHECK: vector.transfer_write
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%[[I]]] {in_bounds = [true]} : vector<16xf32>, tensor<100xf32>
 // CHECK: vector.transfer_read %{{.*}}[%c96]{{.*}} vector<4xf32>
 // CHECK-NOT: math.tanh
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%c96] {in_bounds = [true]} : vector<4xf32>
 // CHECK: return
 // AVX2-LABEL: func.func @tanh_chain
 // AVX2: scf.for {{.*}} to %c96 step %c8
@@ -177,19 +181,46 @@ func.func @transpose(%x: tensor<64x32xf64>) -> tensor<32x64xf64> {
 
 // -----
 
-// A convolution window (oh + kh, ow + kw): 8 output channels x 16 output
-// columns of accumulators, one input vector loaded per (ic, kh, kw) and
-// shared by the 8 channels.
+// A convolution window (oh + kh, ow + kw) whose 16 output columns are no
+// multiple of the register tile's 32 is computed on a grid as wide as the
+// 18-column input, flattened: grid output p = oh * 18 + ow reads the
+// flattened input at p + kh * 18 + kw. The grid's first 15 * 18 + 16 = 286
+// outputs are computed (8 output channels x 32 of them per register tile,
+// the last 30 in a remainder tile), its 2 extra columns per row dropped.
+// The init (an argument) is padded onto the grid.
 // CHECK-LABEL: func.func @conv
-// CHECK: scf.for {{.*}} to %c16 step %c8
-// CHECK: scf.for {{.*}} to %c16 step %c1
-// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} vector<8x16xf32>
-// CHECK: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x16xf32>)
+// CHECK: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x4x18x18xf32> into tensor<1x4x324xf32>
+// CHECK: %[[PAD:.*]] = tensor.pad %arg2 low[0, 0, 0, 0] high[0, 0, 0, 2]
+// CHECK: %[[GRID:.*]] = tensor.collapse_shape %[[PAD]] {{.*}} into tensor<1x16x288xf32>
+// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
+// CHECK: scf.for {{.*}} to %c16 step %c8 iter_args(%{{.*}} = %[[OUT]])
+// CHECK: scf.for {{.*}} to %c256 step %c32
+// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} vector<8x32xf32>
+// CHECK: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
 // CHECK: scf.for {{.*}} to %c3
 // CHECK: scf.for {{.*}} to %c3
-// CHECK: vector.transfer_read {{.*}} : tensor<1x4x18x18xf32>, vector<16xf32>
-// CHECK: %[[M:.*]] = arith.mulf {{.*}} : vector<8x16xf32>
-// CHECK: arith.addf %{{.*}}, %[[M]] fastmath<contract> : vector<8x16xf32>
+// CHECK: %[[AT:.*]] = affine.apply #{{.*}}(%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: vector.transfer_read %[[X]][%c0, %{{.*}}, %[[AT]]]{{.*}} : tensor<1x4x324xf32>, vector<32xf32>
+// CHECK: %[[M:.*]] = arith.mulf {{.*}} : vector<8x32xf32>
+// CHECK: arith.addf %{{.*}}, %[[M]] fastmath<contract> : vector<8x32xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<1x16x286xf32>, vector<8x30xf32>
+// CHECK: %[[ALL:.*]] = tensor.insert_slice %{{.*}} into %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[ALL]] {{.*}} into tensor<1x16x16x18xf32>
+// CHECK: tensor.extract_slice %[[ROWS]][0, 0, 0, 0] [1, 16, 16, 16] [1, 1, 1, 1]
+// Without flattening: 8 output channels x 16 output columns of
+// accumulators, one input vector loaded per (ic, kh, kw) and shared by the
+// 8 channels.
+// NOFLAT-LABEL: func.func @conv
+// NOFLAT-NOT: tensor.collapse_shape
+// NOFLAT: scf.for {{.*}} to %c16 step %c8
+// NOFLAT: scf.for {{.*}} to %c16 step %c1
+// NOFLAT: %[[ACC:.*]] = vector.transfer_read {{.*}} vector<8x16xf32>
+// NOFLAT: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x16xf32>)
+// NOFLAT: scf.for {{.*}} to %c3
+// NOFLAT: scf.for {{.*}} to %c3
+// NOFLAT: vector.transfer_read {{.*}} : tensor<1x4x18x18xf32>, vector<16xf32>
+// NOFLAT: %[[M:.*]] = arith.mulf {{.*}} : vector<8x16xf32>
+// NOFLAT: arith.addf %{{.*}}, %[[M]] fastmath<contract> : vector<8x16xf32>
 #in = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
 #w = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
 #o = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
@@ -202,6 +233,65 @@ func.func @conv(%x: tensor<1x4x18x18xf32>, %f: tensor<16x4x3x3xf32>, %init: tens
     linalg.yield %s : f32
   } -> tensor<1x16x16x16xf32>
   return %r : tensor<1x16x16x16xf32>
+}
+
+// -----
+
+// A zero-filled init is filled on the grid (no padded copy of it); a valid
+// window (no padding) over 50 columns gives 48 outputs per row, a grid of 5 * 50 + 48 = 298.
+// CHECK-LABEL: func.func @conv_fill
+// CHECK-NOT: tensor.pad
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x16xf32>, tensor<2x8x6x50xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [2, 8, 298] [1, 1, 1] : tensor<2x8x300xf32> to tensor<2x8x298xf32>
+// CHECK: vector<8x32xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 8, 6, 48] [1, 1, 1, 1] : tensor<2x8x6x50xf32> to tensor<2x8x6x48xf32>
+#in = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
+#w = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#o = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @conv_fill(%x: tensor<2x2x8x50xf32>, %f: tensor<8x2x3x3xf32>) -> tensor<2x8x6x48xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x6x48xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x6x48xf32>) -> tensor<2x8x6x48xf32>
+  %r = linalg.generic {indexing_maps = [#in, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %f : tensor<2x2x8x50xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<2x8x6x48xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x6x48xf32>
+  return %r : tensor<2x8x6x48xf32>
+}
+
+// -----
+
+// Not flattened: rows of 32 outputs are whole register tiles already, and
+// a window whose other operand also reads ow (a per-column weight) cannot
+// be flattened.
+// CHECK-LABEL: func.func @conv_not_flattened
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return
+#in = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
+#w = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#wc = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ow, kh, kw)>
+#o = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @conv_not_flattened(%x: tensor<1x2x6x34xf32>, %f: tensor<8x2x3x3xf32>, %init: tensor<1x8x4x32xf32>,
+                              %y: tensor<1x2x6x12xf32>, %g: tensor<8x10x3x3xf32>, %init2: tensor<1x8x4x10xf32>)
+    -> (tensor<1x8x4x32xf32>, tensor<1x8x4x10xf32>) {
+  %r = linalg.generic {indexing_maps = [#in, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %f : tensor<1x2x6x34xf32>, tensor<8x2x3x3xf32>) outs(%init : tensor<1x8x4x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4x32xf32>
+  %r2 = linalg.generic {indexing_maps = [#in, #wc, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%y, %g : tensor<1x2x6x12xf32>, tensor<8x10x3x3xf32>) outs(%init2 : tensor<1x8x4x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4x10xf32>
+  return %r, %r2 : tensor<1x8x4x32xf32>, tensor<1x8x4x10xf32>
 }
 
 // -----

@@ -535,6 +535,64 @@ def test_conv2d(dtype, pad, stride):
     h.assert_close(out, conv2d_reference(x, w, pad, stride).astype(dtype), rtol=1e-5)
 
 
+
+# Stride-1 windows whose output rows are no multiple of the register tile
+# are computed on a grid as wide as the padded input (harp-vectorize's
+# flatten-windows): rows longer than a tile, several tiles per row, a
+# remainder of output channels, non-square and 1x1 windows, batches.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n,c,hgt,wid,f,kh,kw,pad", [
+    (1, 5, 20, 37, 19, 3, 3, 1),
+    (2, 4, 9, 70, 9, 2, 5, 0),
+    (1, 16, 30, 30, 24, 3, 3, 1),
+    (1, 3, 12, 40, 8, 1, 1, 0),
+])
+@pytest.mark.parametrize("extra", [(), ("--parallel",)])
+def test_conv2d_on_a_flattened_grid(dtype, n, c, hgt, wid, f, kh, kw, pad,
+                                    extra):
+    rng = np.random.default_rng(n * 1000 + c * 100 + wid)
+    x = rng.normal(size=(n, c, hgt, wid)).astype(dtype)
+    w = rng.normal(size=(f, c, kh, kw)).astype(dtype)
+    (out,) = h.run(conv2d_module(n, c, hgt, wid, f, kh, kw, pad, 1, dtype), x, w,
+                   extra_args=extra)
+    ref = conv2d_reference(x.astype(np.float64), w.astype(np.float64), pad, 1)
+    h.assert_close(out, ref.astype(dtype), rtol=1e-5 if dtype == np.float64 else 1e-4,
+                   atol=1e-4 if dtype == np.float32 else 1e-10)
+
+
+# A window kernel that accumulates into an initial value it is given (not
+# a zero fill): the grid starts from that value padded to the grid's width.
+CONV_INTO = """
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#o = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @main(%x: tensor<2x3x9x41xf64>, %w: tensor<10x3x3x3xf64>,
+                %b: tensor<2x10x7x39xf64>) -> tensor<2x10x7x39xf64> {
+  %r = linalg.generic {indexing_maps = [#in, #w, #o],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<2x3x9x41xf64>, tensor<10x3x3x3xf64>)
+      outs(%b : tensor<2x10x7x39xf64>) {
+  ^bb0(%a: f64, %k: f64, %acc: f64):
+    %m = arith.mulf %a, %k : f64
+    %s = arith.addf %acc, %m : f64
+    linalg.yield %s : f64
+  } -> tensor<2x10x7x39xf64>
+  return %r : tensor<2x10x7x39xf64>
+}
+"""
+
+
+def test_conv2d_on_a_flattened_grid_into_an_initial_value():
+    rng = np.random.default_rng(41)
+    x = rng.normal(size=(2, 3, 9, 41))
+    w = rng.normal(size=(10, 3, 3, 3))
+    b = rng.normal(size=(2, 10, 7, 39))
+    (out,) = h.run(CONV_INTO, x, w, b)
+    h.assert_close(out, b + conv2d_reference(x, w, 0, 1), rtol=1e-12)
+    (scalar,) = h.run(CONV_INTO, x, w, b, extra_args=("--no-vectorize",))
+    h.assert_close(out, scalar, rtol=1e-12)
+
 SOFTMAX = """
 func.func @main(%x: tensor<6x10xf32>) -> tensor<6x10xf32> {
   %m = harp.map_reduce ins(%x : tensor<6x10xf32>) {

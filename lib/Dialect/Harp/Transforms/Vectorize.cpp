@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -58,6 +59,7 @@ struct Config {
   unsigned cacheK;
   unsigned cacheN;
   bool pack;
+  bool flattenWindows;
 };
 
 } // namespace
@@ -257,6 +259,13 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       if (d != *dim && linalg::isParallelIterator(iterators[d]) &&
           ranges[d] > 1 && !map.isFunctionOfDim(d) && readElsewhere) {
         plan.tileSizes[d] = clampTo(d, config.registerRows);
+        // Rows as wide as a contraction's register tile where the columns
+        // are many (a flattened window, flattenWindow) or divide evenly:
+        // twice the accumulators per input load. (A short row, a
+        // 56-column image, would leave a remainder tile of most of a row.)
+        int64_t wide = config.registerVectors * lanes;
+        if (ranges[*dim] % wide == 0 || ranges[*dim] >= 8 * wide)
+          plan.tileSizes[*dim] = clampTo(*dim, wide);
         break;
       }
     }
@@ -424,25 +433,25 @@ tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
 /// then reads its K x w panel of B contiguously, where it read w columns of
 /// rows N apart (which map to the same cache sets when N is a large power
 /// of two). Only for matmuls whose n is larger than a cache block and a
-/// multiple of w; the copy costs one pass over B.
-static void packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
+/// multiple of w; the copy costs one pass over B. Returns whether it did.
+static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
                              const Config &config, unsigned lanes) {
   if (!op.hasPureTensorSemantics() || op.getNumLoops() != 3 ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
-    return;
+    return false;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
       dims->k.size() != 1 || !dims->batch.empty())
-    return;
+    return false;
   unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t w = config.registerVectors * lanes;
   if (ShapedType::isDynamic(ranges[n]) || ShapedType::isDynamic(ranges[k]) ||
       ranges[n] <= std::max<int64_t>(config.cacheN, w) || ranges[n] % w ||
       ranges[k] < w)
-    return;
+    return false;
   MLIRContext *ctx = op.getContext();
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
   OpOperand *right = nullptr, *left = nullptr;
@@ -458,7 +467,7 @@ static void packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   AffineMap initMap = op.getMatchingIndexingMap(init);
   if (!right || !left || initMap.getNumResults() != 2 ||
       initMap.getResult(0) != dim(m) || initMap.getResult(1) != dim(n))
-    return;
+    return false;
 
   Location loc = op.getLoc();
   int64_t panels = ranges[n] / w;
@@ -510,6 +519,200 @@ static void packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
                               packed.getRegion().begin());
   Value result = tensor::CollapseShapeOp::create(rewriter, loc, initType,
                                                  packed.getResult(0), groups);
+  rewriter.replaceOp(op, result);
+  return true;
+}
+
+/// `e` as `out + k` (either order) with `k` a reduction dim other than
+/// `out`; sets `k`.
+static bool isWindowSum(AffineExpr e, unsigned out,
+                        ArrayRef<utils::IteratorType> iterators, unsigned &k) {
+  auto add = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!add || add.getKind() != AffineExprKind::Add)
+    return false;
+  auto a = dyn_cast<AffineDimExpr>(add.getLHS());
+  auto b = dyn_cast<AffineDimExpr>(add.getRHS());
+  if (!a || !b)
+    return false;
+  if (a.getPosition() == out)
+    k = b.getPosition();
+  else if (b.getPosition() == out)
+    k = a.getPosition();
+  else
+    return false;
+  return k != out && linalg::isReductionIterator(iterators[k]);
+}
+
+/// Flattens a convolution window onto its image's rows: a kernel reading
+/// `X[..., oh + kh, ow + kw]` (X's rows Wp wide) and writing `Y[..., oh,
+/// ow]` is computed on a grid as wide as X, where output p = oh Wp + ow
+/// reads X flattened at p + kh Wp + kw: one contiguous dim of (OH - 1) Wp +
+/// OW outputs instead of OH short rows of OW. The Wp - OW extra outputs per
+/// row read across a row's end and are dropped: Y is the grid's first OW
+/// columns. The register tile then covers `register-vectors` vectors
+/// without a remainder per row (a 56-column image left 8 columns of every
+/// row to half-width tiles). Only where OW is not already a multiple of
+/// the register tile's width, for windows with unit strides, and where no
+/// other operand reads oh or ow.
+static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
+                          const Config &config, unsigned lanes) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 1 || op.getNumLoops() < 4 ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  auto yType = dyn_cast<RankedTensorType>(init->get().getType());
+  unsigned outRank = outMap.getNumResults();
+  if (!yType || !yType.hasStaticShape() || outRank < 2)
+    return;
+  auto outH = dyn_cast<AffineDimExpr>(outMap.getResult(outRank - 2));
+  auto outW = dyn_cast<AffineDimExpr>(outMap.getResult(outRank - 1));
+  if (!outH || !outW)
+    return;
+  unsigned oh = outH.getPosition(), ow = outW.getPosition();
+  if (oh == ow || !linalg::isParallelIterator(iterators[oh]) ||
+      !linalg::isParallelIterator(iterators[ow]))
+    return;
+  for (AffineExpr result : outMap.getResults().drop_back(2)) {
+    auto d = dyn_cast<AffineDimExpr>(result);
+    if (!d || d.getPosition() == oh || d.getPosition() == ow)
+      return;
+  }
+  int64_t outH_ = ranges[oh], outW_ = ranges[ow];
+  int64_t wide = config.registerVectors * lanes;
+  if (outH_ < 2 || outW_ % wide == 0)
+    return;
+
+  // The one input reading the window.
+  OpOperand *window = nullptr;
+  unsigned kh = 0, kw = 0;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isFunctionOfDim(oh) && !map.isFunctionOfDim(ow))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    unsigned rank = map.getNumResults();
+    if (window || !type || !type.hasStaticShape() || rank < 2 ||
+        !isWindowSum(map.getResult(rank - 2), oh, iterators, kh) ||
+        !isWindowSum(map.getResult(rank - 1), ow, iterators, kw) || kh == kw)
+      return;
+    for (AffineExpr result : map.getResults().drop_back(2)) {
+      auto d = dyn_cast<AffineDimExpr>(result);
+      if (!d || llvm::is_contained({oh, ow, kh, kw}, d.getPosition()))
+        return;
+    }
+    window = input;
+  }
+  if (!window)
+    return;
+  auto xType = cast<RankedTensorType>(window->get().getType());
+  int64_t xRank = xType.getRank();
+  int64_t imageH = xType.getDimSize(xRank - 2),
+          imageW = xType.getDimSize(xRank - 1);
+  if (outW_ + ranges[kw] - 1 > imageW || outH_ + ranges[kh] - 1 > imageH)
+    return;
+  // Outputs on the grid: the last row stops at OW, so no read passes the
+  // image's end.
+  int64_t grid = (outH_ - 1) * imageW + outW_;
+
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto lastTwoMerged = [](int64_t rank) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i + 2 < rank; ++i)
+      groups.push_back({i});
+    groups.push_back({rank - 2, rank - 1});
+    return groups;
+  };
+  Value flatX = tensor::CollapseShapeOp::create(rewriter, loc, window->get(),
+                                                lastTwoMerged(xRank));
+
+  // The output grid: Y's rows widened to Wp (a fill is made on the grid;
+  // anything else is padded), flattened, its first `grid` elements.
+  Type element = yType.getElementType();
+  SmallVector<int64_t> gridShape(yType.getShape());
+  gridShape.back() = imageW;
+  auto gridType = RankedTensorType::get(gridShape, element);
+  Value gridInit;
+  if (auto fill = init->get().getDefiningOp<linalg::FillOp>()) {
+    Value empty = tensor::EmptyOp::create(rewriter, loc, gridShape, element);
+    gridInit =
+        linalg::FillOp::create(rewriter, loc, fill.value(), empty).getResult(0);
+  } else {
+    Value zero = arith::ConstantOp::create(
+        rewriter, loc, element, cast<TypedAttr>(rewriter.getZeroAttr(element)));
+    gridInit = tensor::createPadHighOp(gridType, init->get(), zero,
+                                       /*nofold=*/false, loc, rewriter);
+  }
+  SmallVector<ReassociationIndices> yGroups = lastTwoMerged(outRank);
+  Value flatInit =
+      tensor::CollapseShapeOp::create(rewriter, loc, gridInit, yGroups);
+  auto flatInitType = cast<RankedTensorType>(flatInit.getType());
+  SmallVector<OpFoldResult> zeros(outRank - 1, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> ones(outRank - 1, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> sliceSizes;
+  for (int64_t size : flatInitType.getShape().drop_back())
+    sliceSizes.push_back(rewriter.getIndexAttr(size));
+  sliceSizes.push_back(rewriter.getIndexAttr(grid));
+  Value gridSlice = tensor::ExtractSliceOp::create(rewriter, loc, flatInit,
+                                                   zeros, sliceSizes, ones);
+
+  // The kernel over the old dims without ow; oh becomes p.
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<AffineExpr> replace(numLoops);
+  for (unsigned d = 0, next = 0; d < numLoops; ++d)
+    replace[d] =
+        d == ow ? getAffineConstantExpr(0, ctx) : getAffineDimExpr(next++, ctx);
+  auto remap = [&](AffineMap map) {
+    return map.replaceDimsAndSymbols(replace, {}, numLoops - 1, 0);
+  };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (input != window) {
+      inputs.push_back(input->get());
+      maps.push_back(remap(map));
+      continue;
+    }
+    SmallVector<AffineExpr> results;
+    for (AffineExpr result : map.getResults().drop_back(2))
+      results.push_back(result.replaceDims(replace));
+    results.push_back(replace[oh] + replace[kh] * imageW + replace[kw]);
+    inputs.push_back(flatX);
+    maps.push_back(AffineMap::get(numLoops - 1, 0, results, ctx));
+  }
+  SmallVector<AffineExpr> outResults;
+  for (AffineExpr result : outMap.getResults().drop_back(2))
+    outResults.push_back(result.replaceDims(replace));
+  outResults.push_back(replace[oh]);
+  maps.push_back(AffineMap::get(numLoops - 1, 0, outResults, ctx));
+  SmallVector<utils::IteratorType> flatIterators(iterators);
+  flatIterators.erase(flatIterators.begin() + ow);
+  auto flat =
+      linalg::GenericOp::create(rewriter, loc, gridSlice.getType(), inputs,
+                                ValueRange{gridSlice}, maps, flatIterators);
+  rewriter.inlineRegionBefore(op.getRegion(), flat.getRegion(),
+                              flat.getRegion().begin());
+
+  // Back to Y: the grid's first OW columns of every row.
+  Value full = tensor::InsertSliceOp::create(rewriter, loc, flat.getResult(0),
+                                             flatInit, zeros, sliceSizes, ones);
+  Value expanded =
+      tensor::ExpandShapeOp::create(rewriter, loc, gridType, full, yGroups);
+  SmallVector<OpFoldResult> yZeros(outRank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> yOnes(outRank, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> ySizes;
+  for (int64_t size : yType.getShape())
+    ySizes.push_back(rewriter.getIndexAttr(size));
+  Value result = tensor::ExtractSliceOp::create(rewriter, loc, yType, expanded,
+                                                yZeros, ySizes, yOnes);
   rewriter.replaceOp(op, result);
 }
 
@@ -610,6 +813,62 @@ struct WriteThroughSlice : OpRewritePattern<tensor::InsertSliceOp> {
   }
 };
 
+/// The largest value `index` takes, when it is a constant or the induction
+/// variable of an `scf.for` with constant bounds whose step divides its
+/// range (the tile loops tiling makes).
+static std::optional<int64_t> largestIndex(Value index) {
+  if (std::optional<int64_t> c = getConstantIntValue(index))
+    return c;
+  auto arg = dyn_cast<BlockArgument>(index);
+  if (!arg)
+    return std::nullopt;
+  auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+  if (!loop || loop.getInductionVar() != arg)
+    return std::nullopt;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *step <= 0 || *ub <= *lb || (*ub - *lb) % *step)
+    return std::nullopt;
+  return *ub - *step;
+}
+
+/// A transfer along a tile loop (`x[i : i + 16]` for i in 0..N step 16)
+/// is in bounds; folding the tile's slices into it forgot so, and an
+/// out-of-bounds transfer lowers to a masked access with a mask computed
+/// per vector.
+template <typename TransferOp>
+struct InBoundsAlongTileLoops : OpRewritePattern<TransferOp> {
+  using OpRewritePattern<TransferOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransferOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<ShapedType>(op.getBase().getType());
+    AffineMap map = op.getPermutationMap();
+    if (!type || !type.hasStaticShape() || op.getMask())
+      return failure();
+    SmallVector<bool> inBounds = op.getInBoundsValues();
+    bool changed = false;
+    for (auto [i, result] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(result);
+      if (inBounds[i] || !dim)
+        continue;
+      std::optional<int64_t> largest =
+          largestIndex(op.getIndices()[dim.getPosition()]);
+      if (largest && *largest >= 0 &&
+          *largest + op.getVectorType().getDimSize(i) <=
+              type.getDimSize(dim.getPosition())) {
+        inBounds[i] = true;
+        changed = true;
+      }
+    }
+    if (!changed)
+      return failure();
+    rewriter.modifyOpInPlace(
+        op, [&] { op.setInBoundsAttr(rewriter.getBoolArrayAttr(inBounds)); });
+    return success();
+  }
+};
+
 struct HarpVectorizePass
     : harp::impl::HarpVectorizePassBase<HarpVectorizePass> {
   using Base::Base;
@@ -623,7 +882,8 @@ struct HarpVectorizePass
                   std::max(1u, reductionVectors.getValue()),
                   cacheK,
                   cacheN,
-                  pack};
+                  pack,
+                  flattenWindows};
     if (config.vectorBits < 8) {
       func.emitError("harp-vectorize: vector-bits must be at least 8, got ")
           << config.vectorBits;
@@ -631,14 +891,19 @@ struct HarpVectorizePass
     }
 
     IRRewriter packer(context);
-    if (config.pack) {
+    if (config.pack || config.flattenWindows) {
       SmallVector<linalg::GenericOp> generics;
       func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
-      for (linalg::GenericOp op : generics)
-        if (std::optional<unsigned> bits = widestElementBits(op))
-          packRightOperand(
-              packer, op, config,
-              std::max(1u, config.vectorBits / std::max(8u, *bits)));
+      for (linalg::GenericOp op : generics) {
+        std::optional<unsigned> bits = widestElementBits(op);
+        if (!bits)
+          continue;
+        unsigned lanes = std::max(1u, config.vectorBits / std::max(8u, *bits));
+        if (config.pack && packRightOperand(packer, op, config, lanes))
+          continue;
+        if (config.flattenWindows)
+          flattenWindow(packer, op, config, lanes);
+      }
     }
 
     // Ops already inside loops (the rows of harp-fuse-epilogues) are tiled
@@ -673,7 +938,9 @@ struct HarpVectorizePass
     RewritePatternSet cleanup(context);
     tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(cleanup);
     vector::populateVectorTransferDropUnitDimsPatterns(cleanup);
-    cleanup.add<WriteThroughSlice>(context);
+    cleanup
+        .add<WriteThroughSlice, InBoundsAlongTileLoops<vector::TransferReadOp>,
+             InBoundsAlongTileLoops<vector::TransferWriteOp>>(context);
     vector::TransferReadOp::getCanonicalizationPatterns(cleanup, context);
     vector::TransferWriteOp::getCanonicalizationPatterns(cleanup, context);
     tensor::ExtractSliceOp::getCanonicalizationPatterns(cleanup, context);

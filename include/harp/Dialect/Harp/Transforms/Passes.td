@@ -152,7 +152,17 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
       dims, convolution windows) is vectorized along the innermost dim of
       its result; a reduction that broadcasts its largest input along a
       parallel dim (a convolution's output channels) also gets
-      `register-rows` rows along it.
+      `register-rows` rows along it, and rows of `register-vectors`
+      vectors where its innermost dim is a multiple of that or at least
+      eight times as long.
+
+    A convolution window `X[..., oh + kh, ow + kw]` whose output rows are no
+    multiple of the register tile's width is first flattened (option
+    `flatten-windows`): computed on a grid as wide as X's rows Wp, grid
+    output p = oh * Wp + ow reads X flattened at p + kh * Wp + kw, so the
+    outputs are one long contiguous dim instead of short rows that each
+    end in a remainder tile; the grid's Wp - OW extra outputs per row are
+    dropped at the end (one strided copy).
 
     Tile loops that the tile size does not divide are peeled, so the main
     loop's tiles have static shapes; unit dims of a tile are dropped before
@@ -199,7 +209,10 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
            "n extent of a contraction's cache block (0: no cache blocks)">,
     Option<"pack", "pack", "bool", /*default=*/"true",
            "Pack the right operand of matmuls wider than a cache block into "
-           "register-tile panels">
+           "register-tile panels">,
+    Option<"flattenWindows", "flatten-windows", "bool", /*default=*/"true",
+           "Compute convolution windows on a grid as wide as the image, "
+           "flattened to one contiguous dim of outputs">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
