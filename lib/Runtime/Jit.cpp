@@ -499,7 +499,7 @@ Error JitExecutable::callDevice(StringRef name, llvm::ArrayRef<void *> inputs,
 Error JitExecutable::callOnDevice(PackedFn entry, llvm::ArrayRef<Array> inputs,
                                   llvm::ArrayRef<Array> results) const {
   std::vector<void *> buffers;
-  auto releaseAll = llvm::make_scope_exit([&] {
+  llvm::scope_exit releaseAll([&] {
     for (void *buffer : buffers)
       cuda::release(buffer);
   });

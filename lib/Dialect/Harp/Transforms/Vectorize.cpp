@@ -583,9 +583,9 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
     if (!d || d.getPosition() == oh || d.getPosition() == ow)
       return;
   }
-  int64_t outH_ = ranges[oh], outW_ = ranges[ow];
+  int64_t outRows = ranges[oh], outCols = ranges[ow];
   int64_t wide = config.registerVectors * lanes;
-  if (outH_ < 2 || outW_ % wide == 0)
+  if (outRows < 2 || outCols % wide == 0)
     return;
 
   // The one input reading the window.
@@ -614,11 +614,11 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
   int64_t xRank = xType.getRank();
   int64_t imageH = xType.getDimSize(xRank - 2),
           imageW = xType.getDimSize(xRank - 1);
-  if (outW_ + ranges[kw] - 1 > imageW || outH_ + ranges[kh] - 1 > imageH)
+  if (outCols + ranges[kw] - 1 > imageW || outRows + ranges[kh] - 1 > imageH)
     return;
   // Outputs on the grid: the last row stops at OW, so no read passes the
   // image's end.
-  int64_t grid = (outH_ - 1) * imageW + outW_;
+  int64_t grid = (outRows - 1) * imageW + outCols;
 
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
