@@ -87,6 +87,35 @@ func.func @matmul_blocked(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>, 
 
 // -----
 
+// k blocked (512 > 256) but n not (256 columns): m is cut in two halves
+// that head the nest, so a parallel loop (marked) comes before the k block
+// loop (a reduction) and threads can split the matmul.
+// CHECK-LABEL: func.func @matmul_k_blocked
+// CHECK: scf.for {{.*}} to %c128 step %c64
+// CHECK: scf.for {{.*}} to %c512 step %c256
+// CHECK: scf.for {{.*}} to %c64 step %c8
+// CHECK: scf.for {{.*}} to %c256 step %c32
+// CHECK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> (vector<8x32xf32>)
+// CHECK: tensor.insert_slice
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } {harp.parallel}
+// CHECK-NEXT: return
+#kA = affine_map<(i, j, k) -> (i, k)>
+#kB = affine_map<(i, j, k) -> (k, j)>
+#kC = affine_map<(i, j, k) -> (i, j)>
+func.func @matmul_k_blocked(%a: tensor<128x512xf32>, %b: tensor<512x256xf32>, %c: tensor<128x256xf32>) -> tensor<128x256xf32> {
+  %r = linalg.generic {indexing_maps = [#kA, #kB, #kC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<128x512xf32>, tensor<512x256xf32>) outs(%c : tensor<128x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<128x256xf32>
+  return %r : tensor<128x256xf32>
+}
+
+// -----
+
 // A row sum: one row per iteration, 64 partial sums (four 16-lane
 // accumulators) carried through the row, one horizontal reduction at the
 // end of the row.

@@ -444,7 +444,7 @@ func.func @main(%%a: %(ta)s, %%b: %(tb)s, %%w: %(tc)s) -> (%(tc)s, %(ts)s) {
 # blocks (n a multiple of 512 above it, k of 256); n above 512 and a multiple
 # of the tile width packs the right operand into panels.
 TILED_SHAPES = [(2, 3, 2), (9, 33, 40), (17, 300, 70), (64, 64, 64), (16, 512, 1024),
-                (13, 100, 544), (40, 520, 1536)]
+                (13, 100, 544), (40, 520, 1536), (96, 768, 80)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
@@ -458,6 +458,23 @@ def test_matmul_tiled(dtype, m, k, n):
         return
     tol = 1e-4 if dtype == np.float32 else 1e-10
     h.assert_close(out, (a @ b).astype(dtype), rtol=tol, atol=tol)
+
+
+# On threads: the outer parallel loop is the m halves of a k-blocked
+# matmul (96x768x80), the packed panels' blocks (16x512x1024), or the
+# register-tile rows; each tile is summed in the same order as on one
+# thread, so the results are bit-identical.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", [(96, 768, 80), (16, 512, 1024), (64, 64, 64)])
+def test_matmul_tiled_on_threads(dtype, m, k, n):
+    rng = np.random.default_rng(m * n + k)
+    a, b = h.random((m, k), dtype, rng), h.random((k, n), dtype, rng)
+    (one,) = h.run(matmul_module(m, k, n, dtype), a, b)
+    (two,) = h.run(matmul_module(m, k, n, dtype), a, b, extra_args=("--parallel",),
+                   env=dict(os.environ, OMP_NUM_THREADS="2"))
+    np.testing.assert_array_equal(one, two)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    h.assert_close(two, (a @ b).astype(dtype), rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

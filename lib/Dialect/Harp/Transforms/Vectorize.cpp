@@ -204,6 +204,18 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       if (config.cacheK && ranges[k] > config.cacheK &&
           ranges[k] % config.cacheK == 0)
         plan.cacheTileSizes[k] = config.cacheK;
+      // A k block heading the nest would keep the matmul off threads
+      // (harp-parallelize forks only at the head of a nest, and k is a
+      // reduction): without a block over n, m gets two halves, the outer
+      // loop threads split.
+      bool nBlocks =
+          plan.cacheTileSizes[n] || llvm::any_of(panels, [&](unsigned d) {
+            return plan.cacheTileSizes[d] && ranges[d] > plan.cacheTileSizes[d];
+          });
+      int64_t rows = config.registerRows;
+      if (plan.cacheTileSizes[k] && !nBlocks && ranges[m] % (2 * rows) == 0 &&
+          ranges[m] >= 8 * rows)
+        plan.cacheTileSizes[m] = ranges[m] / 2;
       SmallVector<unsigned> blockOrder(panels);
       blockOrder.append({n, k});
       plan.cacheInterchange = innermostLast(numLoops, blockOrder);
