@@ -246,6 +246,61 @@ func.func @through_broadcast(%b: tensor<4xf32>, %x: tensor<3x4xf32>) -> tensor<3
 
 // -----
 
+// Not into a contraction through a broadcast: relu(h + b) read by a matmul
+// (broadcast along the matmul's 10 columns) would be recomputed per column
+// and hide the matmul from harp-vectorize's register tiles. The bias add
+// still fuses into the relu; a producer read without a broadcast (the
+// squares of a dot product) still fuses into its sum of products.
+// CHECK-LABEL: func.func @into_contraction
+// CHECK-SAME: (%[[H:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>, %[[W:.*]]: tensor<8x10xf32>, %[[U:.*]]: tensor<16xf32>, %[[V:.*]]: tensor<16xf32>)
+// CHECK: %[[RELU:.*]] = harp.map_reduce ins(%[[H]], %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: harp.view %[[RELU]]
+// CHECK: harp.map_reduce
+// CHECK: arith.mulf
+// CHECK: } reduce(sum, dims = [2]) : tensor<4x10xf32>
+// CHECK: harp.map_reduce ins(%[[V]], %[[U]] : tensor<16xf32>, tensor<16xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: } reduce(sum, dims = [0]) : tensor<f32>
+// CHECK-NOT: harp.map_reduce
+func.func @into_contraction(%h: tensor<4x8xf32>, %b: tensor<8xf32>, %w: tensor<8x10xf32>,
+                            %u: tensor<16xf32>, %v: tensor<16xf32>) -> (tensor<4x10xf32>, tensor<f32>) {
+  %bb = harp.view %b <(d0, d1) -> (d1)> : tensor<8xf32> -> tensor<4x8xf32>
+  %s = harp.map_reduce ins(%h, %bb : tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %r = arith.addf %p, %q : f32
+    harp.yield %r : f32
+  } : tensor<4x8xf32>
+  %a = harp.map_reduce ins(%s : tensor<4x8xf32>) {
+  ^bb0(%p: f32):
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %p, %z : f32
+    harp.yield %r : f32
+  } : tensor<4x8xf32>
+  %av = harp.view %a <(d0, d1, d2) -> (d0, d2)> : tensor<4x8xf32> -> tensor<4x10x8xf32>
+  %wv = harp.view %w <(d0, d1, d2) -> (d2, d1)> : tensor<8x10xf32> -> tensor<4x10x8xf32>
+  %m = harp.map_reduce ins(%av, %wv : tensor<4x10x8xf32>, tensor<4x10x8xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %r = arith.mulf %p, %q : f32
+    harp.yield %r : f32
+  } reduce(sum, dims = [2]) : tensor<4x10xf32>
+  %sq = harp.map_reduce ins(%u : tensor<16xf32>) {
+  ^bb0(%p: f32):
+    %r = arith.mulf %p, %p : f32
+    harp.yield %r : f32
+  } : tensor<16xf32>
+  %dot = harp.map_reduce ins(%sq, %v : tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %r = arith.mulf %p, %q : f32
+    harp.yield %r : f32
+  } reduce(sum, dims = [0]) : tensor<f32>
+  return %m, %dot : tensor<4x10xf32>, tensor<f32>
+}
+
+// -----
+
 // Through a pad (a masked view): the operand is read through the same map
 // and mask, and the producer's value is replaced by the pad where the mask
 // is false, so relu's result still reads -inf at the border.

@@ -58,6 +58,29 @@ static unsigned regionCost(MapReduceOp op) {
   return cost;
 }
 
+/// Whether `op` is a contraction: the sum of the product of its two
+/// operands (a matmul, a batched matmul, a convolution). harp-vectorize
+/// gives those register tiles; a producer fused into one through a
+/// broadcast would be recomputed once per output column and would hide the
+/// contraction from the tiling (a matmul reading relu(x + b) fused became
+/// one strided gather per output).
+static bool isContraction(MapReduceOp op) {
+  std::optional<ReductionKind> kind = op.getKind();
+  if (!op.hasReduction() || !kind || *kind != ReductionKind::Sum)
+    return false;
+  Block &body = op.getBody().front();
+  if (body.getNumArguments() != 2 || body.getOperations().size() != 2)
+    return false;
+  Operation *product = &body.front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  return yield && isa<arith::MulFOp, arith::MulIOp>(product) &&
+         yield.getValues().front() == product->getResult(0) &&
+         product->getOperand(0) != product->getOperand(1) &&
+         llvm::all_of(product->getOperands(), [&](Value v) {
+           return v.getParentBlock() == &body && isa<BlockArgument>(v);
+         });
+}
+
 namespace {
 struct FuseProducer : OpRewritePattern<MapReduceOp> {
   FuseProducer(MLIRContext *ctx, const HarpFusePassOptions &options)
@@ -72,8 +95,10 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
         continue;
       // Fusing a producer that has other readers, or that is read through a
       // broadcast, recomputes it: only if it is cheap.
-      bool moves = readOnlyBy(producer.getResult(), consumer) &&
-                   !broadcasts(layout, consumer.getDomainShape());
+      bool broadcast = broadcasts(layout, consumer.getDomainShape());
+      if (broadcast && isContraction(consumer))
+        continue;
+      bool moves = readOnlyBy(producer.getResult(), consumer) && !broadcast;
       if (!moves && regionCost(producer) > options.recomputeBound)
         continue;
       llvm::SetVector<Value> distinct(consumer.getInputs().begin(),

@@ -21,8 +21,12 @@ def HarpFusePass : Pass<"harp-fuse"> {
     through a broadcasting view (which repeats each of its elements), is
     fused into each map_reduce reader and recomputed there when its region
     has at most `recompute-bound` operations (constants are free);
-    otherwise it stays a kernel of its own. A fusion that would
-    give the consumer more than `max-operands` distinct operands is not done.
+    otherwise it stays a kernel of its own. Nothing is fused through a
+    broadcast into a contraction (a sum of the product of two operands:
+    matmul, convolution), which would recompute the producer per output
+    column and hide the product from `harp-vectorize`'s register tiles. A
+    fusion that would give the consumer more than `max-operands` distinct
+    operands is not done.
 
     ```mlir
     %a = harp.map_reduce ins(%x : tensor<8xf32>) { exp } : tensor<8xf32>
