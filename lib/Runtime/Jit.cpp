@@ -28,6 +28,7 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -626,6 +627,10 @@ struct Jit::Impl {
   std::string chip;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Executable>> memory;
+  /// Executables by the exact text they were compiled from (the options
+  /// are the Jit's own): a hit costs a hash table lookup and one compare of
+  /// the text, not a cryptographic hash of it.
+  llvm::StringMap<std::shared_ptr<Executable>> byText;
 
   explicit Impl(JitOptions opts) : options(std::move(opts)) {
     mlir::DialectRegistry registry;
@@ -1002,12 +1007,10 @@ Expected<std::string> Jit::compileObject(StringRef source) {
 }
 
 Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {
-  // Text seen before is served without parsing or printing: a hit costs a
-  // hash of the text.
-  std::string sourceKey = "text:" + impl->keyOf(source);
+  // Text seen before is served without parsing or printing.
   {
     std::lock_guard<std::mutex> lock(impl->mutex);
-    if (auto it = impl->memory.find(sourceKey); it != impl->memory.end()) {
+    if (auto it = impl->byText.find(source); it != impl->byText.end()) {
       ++impl->stats.memoryHits;
       return it->second;
     }
@@ -1018,7 +1021,7 @@ Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {
   Expected<std::shared_ptr<Executable>> exe = impl->compile(**module);
   if (exe) {
     std::lock_guard<std::mutex> lock(impl->mutex);
-    impl->memory[sourceKey] = *exe;
+    impl->byText[source] = *exe;
   }
   return exe;
 }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 using namespace harp;
@@ -136,6 +137,48 @@ func.func @main(%a: tensor<8x64xf32>, %b: tensor<64x1024xf32>) -> tensor<8x1024x
         ASSERT_EQ(c->front().as<float>()[i * 1024 + j], expected)
             << "call " << call << " at " << i << ", " << j;
       }
+  }
+}
+
+// The in-memory cache is keyed by the exact text: the same text is a hit
+// (the same executable), any other text (one constant apart) a miss.
+TEST(JitCache, HitsOnTheSameTextOnly) {
+  auto scale = [](const char *factor) {
+    return std::string(R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = harp.map_reduce ins(%x : tensor<4xf32>) {
+  ^bb0(%a: f32):
+    %k = arith.constant )") +
+           factor + R"( : f32
+    %m = arith.mulf %a, %k : f32
+    harp.yield %m : f32
+  } : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+)";
+  };
+  Jit jit{JitOptions{3, "", /*diskCache=*/false}};
+  auto two = jit.compile(scale("2.0"));
+  ASSERT_TRUE(bool(two)) << llvm::toString(two.takeError());
+  auto three = jit.compile(scale("3.0"));
+  ASSERT_TRUE(bool(three)) << llvm::toString(three.takeError());
+  EXPECT_EQ(jit.stats().memoryHits, 0u);
+  EXPECT_NE(two->get(), three->get());
+  auto again = jit.compile(scale("2.0"));
+  ASSERT_TRUE(bool(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(jit.stats().memoryHits, 1u);
+  EXPECT_EQ(two->get(), again->get());
+
+  Array x = Array::allocate(TensorType{ElementKind::F32, {4}});
+  for (int i = 0; i < 4; ++i)
+    x.as<float>()[i] = float(i + 1);
+  auto y2 = (*again)->call("main", {x});
+  ASSERT_TRUE(bool(y2)) << llvm::toString(y2.takeError());
+  auto y3 = (*three)->call("main", {x});
+  ASSERT_TRUE(bool(y3)) << llvm::toString(y3.takeError());
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(y2->front().as<float>()[i], 2.0f * float(i + 1));
+    EXPECT_EQ(y3->front().as<float>()[i], 3.0f * float(i + 1));
   }
 }
 
