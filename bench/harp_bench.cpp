@@ -5,6 +5,7 @@
 // and prints one JSON object:
 //
 //   harp-bench matmul 1024 [--reps 10] [--max-seconds 20] [--print-ir]
+//              [--ir FILE]  (FILE's @main instead of the workload's program)
 //              [--threads]  (OpenMP threads: OMP_NUM_THREADS of them)
 //              [--device cuda]  (on the GPU, with its anchors: see below)
 //   harp-bench compile
