@@ -1237,9 +1237,6 @@ private:
   int counter = 0;
 };
 
-/// The process-wide JITs, one per device: one cache for every tensor.
-Jit &jit(Device device = Device::CPU) { return Jit::shared(device); }
-
 Device deviceOf(const BackendPtr &backend) {
   return backend && backend->name() == "cuda" ? Device::CUDA : Device::CPU;
 }
@@ -1248,7 +1245,8 @@ std::vector<Array> run(const std::string &module, const std::string &entry,
                        const std::vector<NodePtr> &args,
                        const std::vector<Array> &extra = {},
                        Device device = Device::CPU) {
-  llvm::Expected<std::shared_ptr<Executable>> exe = jit(device).compile(module);
+  llvm::Expected<std::shared_ptr<Executable>> exe =
+      Jit::shared(device).compile(module);
   if (!exe)
     throw Error("harp could not compile the graph: " +
                 llvm::toString(exe.takeError()));
@@ -1286,7 +1284,7 @@ const Array &harp::detail::realize(const NodePtr &node) {
 }
 
 harp::detail::CompileCounts harp::detail::compileCounts() {
-  const JitStats &s = jit().stats();
+  const JitStats &s = Jit::shared(Device::CPU).stats();
   return {s.compilations, s.memoryHits, s.diskHits};
 }
 

@@ -909,7 +909,7 @@ struct Jit::Impl {
                                            fini);
   }
 
-  /// Parses harp IR text; the error carries the parser's diagnostics.
+  /// Parses and verifies harp IR text; the error carries the diagnostics.
   Expected<mlir::OwningOpRef<mlir::ModuleOp>> parse(StringRef source) {
     std::string diagnostics;
     llvm::raw_string_ostream os(diagnostics);
@@ -994,11 +994,10 @@ Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
 }
 
 Expected<std::string> Jit::compileObject(StringRef source) {
+  // Parsing verifies the module.
   Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = impl->parse(source);
   if (!module)
     return module.takeError();
-  if (mlir::failed(mlir::verify(**module)))
-    return makeError("the module does not verify");
   std::lock_guard<std::mutex> lock(impl->mutex);
   auto object = impl->compileObject(**module, "");
   if (!object)

@@ -112,6 +112,9 @@ ERRORS = [
     (["add.mlir", "--input", "bad.npy", "--input", "y.npy"], "bad.npy"),
     (["bad.mlir", "--random-inputs", "1"], "invalid IR"),
     (["oob.mlir", "--random-inputs", "1"], "reads out of bounds"),
+    # Compiling without running (a GPU object) verifies and locates too.
+    (["oob.mlir", "--device", "cuda", "--compile-only"],
+     "2:8: error: 'harp.view' op reads out of bounds"),
     (["add.mlir", "--random-inputs", "1", "--output", "a.npy", "--output", "b.npy"],
      "output"),
 ]
