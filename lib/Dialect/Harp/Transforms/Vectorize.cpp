@@ -64,6 +64,12 @@ struct Config {
 
 } // namespace
 
+/// The width (in elements) of a register tile's row: `register-vectors`
+/// vectors of `lanes`.
+static int64_t registerTileWidth(const Config &config, int64_t lanes) {
+  return config.registerVectors * lanes;
+}
+
 /// The widest element of the kernel in bits, or nullopt when an operand is
 /// not an integer or float (complex, index) or narrower than a byte: `i1`
 /// is a byte in memory but a bit in an LLVM vector, so a vector load of
@@ -182,7 +188,7 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
         !dims->k.empty()) {
       unsigned m = dims->m.back(), n = dims->n.back();
       plan.tileSizes[m] = clampTo(m, config.registerRows);
-      plan.tileSizes[n] = clampTo(n, config.registerVectors * lanes);
+      plan.tileSizes[n] = clampTo(n, registerTileWidth(config, lanes));
       SmallVector<unsigned> inner(dims->k.begin(), dims->k.end());
       plan.interchange = innermostLast(numLoops, inner);
       // Cache blocks: a (k x n) panel of the right operand stays in L2
@@ -275,7 +281,7 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
         // are many (a flattened window, flattenWindow) or divide evenly:
         // twice the accumulators per input load. (A short row, a
         // 56-column image, would leave a remainder tile of most of a row.)
-        int64_t wide = config.registerVectors * lanes;
+        int64_t wide = registerTileWidth(config, lanes);
         if (ranges[*dim] % wide == 0 || ranges[*dim] >= 8 * wide)
           plan.tileSizes[*dim] = clampTo(*dim, wide);
         break;
@@ -459,7 +465,7 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     return false;
   unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t w = config.registerVectors * lanes;
+  int64_t w = registerTileWidth(config, lanes);
   if (ShapedType::isDynamic(ranges[n]) || ShapedType::isDynamic(ranges[k]) ||
       ranges[n] <= std::max<int64_t>(config.cacheN, w) || ranges[n] % w ||
       ranges[k] < w)
@@ -596,7 +602,7 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
       return;
   }
   int64_t outRows = ranges[oh], outCols = ranges[ow];
-  int64_t wide = config.registerVectors * lanes;
+  int64_t wide = registerTileWidth(config, lanes);
   if (outRows < 2 || outCols % wide == 0)
     return;
 
