@@ -576,11 +576,14 @@ std::string tempDir() {
 bool useThreads = false;
 /// --device cuda: kernels on the GPU.
 Device device = Device::CPU;
+/// --cpu NAME: the CPU code is generated for (default $HARP_CPU or native).
+std::string cpuName;
 
 JitOptions coldOptions(const std::string &dir) {
   JitOptions options;
   options.device = device;
   options.threads = useThreads;
+  options.cpu = cpuName;
   options.diskCache = false;
   options.cacheDir = dir;
   return options;
@@ -858,6 +861,8 @@ int main(int argc, char **argv) {
       irFile = argv[++i];
     else if (arg == "--threads")
       useThreads = true;
+    else if (arg == "--cpu" && i + 1 < argc)
+      cpuName = argv[++i];
     else if (arg == "--device" && i + 1 < argc) {
       auto parsed = parseDevice(argv[++i]);
       if (!parsed) {
@@ -878,13 +883,16 @@ int main(int argc, char **argv) {
     std::fprintf(stderr,
                  "usage: harp-bench WORKLOAD [SIZE] [--reps N] "
                  "[--max-seconds S] [--print-ir] [--ir FILE] [--threads] "
-                 "[--device cpu|cuda]\n"
+                 "[--cpu NAME] [--device cpu|cuda]\n"
                  "workloads: gelu sum rowsum softmax layernorm matmul "
                  "matmul_bias_gelu conv2d gather transpose compile\n"
                  "At most --reps timed calls after one warm-up (at least 3 "
                  "when a call takes more than S/3 seconds).\n"
                  "--ir FILE runs FILE's @main on the workload's inputs "
-                 "and checks (a variant of its program).\n");
+                 "and checks (a variant of its program).\n"
+                 "--cpu NAME generates code for native (default: "
+                 "$HARP_CPU, else the host), x86-64-v2, x86-64-v3, "
+                 "x86-64-v4 or an LLVM CPU name.\n");
     return 1;
   }
   if (!irFile.empty()) {

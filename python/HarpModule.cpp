@@ -261,12 +261,13 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
 }
 
 py::list call(const std::string &text, const std::string &name,
-              const std::vector<py::array> &args, const std::string &device) {
+              const std::vector<py::array> &args, const std::string &device,
+              const std::optional<std::string> &cpu) {
   llvm::Expected<Device> where = parseDevice(device);
   if (!where)
     throw py::value_error("harp.ir.call: " + llvm::toString(where.takeError()));
   llvm::Expected<std::shared_ptr<Executable>> exe =
-      Jit::shared(*where).compile(text);
+      Jit::shared(*where, cpu ? *cpu : harp::get_cpu()).compile(text);
   if (!exe)
     throw py::value_error(llvm::toString(exe.takeError()));
   std::vector<Array> inputs;
@@ -415,6 +416,12 @@ PYBIND11_MODULE(_harp, m) {
   m.def("interpolate_nearest", &detail::interpolateNearest);
   m.def("interpolate_linear", &detail::interpolateLinear);
   m.def("promote", &harp::promote);
+  m.def("set_cpu", &harp::set_cpu, py::arg("name"),
+        "Generates code for the CPU `name`: 'native', 'x86-64-v2' (SSE4.2), "
+        "'x86-64-v3' (AVX2), 'x86-64-v4' (AVX-512) or an LLVM CPU name; '' "
+        "restores the default ($HARP_CPU, else native).");
+  m.def("get_cpu", &harp::get_cpu,
+        "The CPU code is generated for (see set_cpu).");
 
   py::module_ ir = m.def_submodule("ir", "harp IR as text: parse, passes, JIT");
   ir.def(
@@ -425,7 +432,8 @@ PYBIND11_MODULE(_harp, m) {
          "Runs a textual pass pipeline, e.g. "
          "'builtin.module(canonicalize)', and returns the resulting module.");
   ir.def("call", &call, py::arg("text"), py::arg("name"), py::arg("args"),
-         py::arg("device") = "cpu",
+         py::arg("device") = "cpu", py::arg("cpu") = py::none(),
          "Compiles a module with harp's JIT for `device` ('cpu' or 'cuda') "
-         "and calls a function on NumPy arrays; returns the results.");
+         "and calls a function on NumPy arrays; returns the results. `cpu` "
+         "names the CPU code is generated for (default: harp.get_cpu()).");
 }

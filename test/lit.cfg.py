@@ -72,3 +72,13 @@ config.substitutions.append(
     ("%extract_ptx", "%s %s" % (config.python_executable,
                                 os.path.join(config.harp_src_root, "utils",
                                              "extract-ptx.py"))))
+
+# ISA features of this machine: which CPU profiles' code can run here.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                      if line.startswith("flags")), [])
+except OSError:
+    flags = []
+if "avx512f" in flags:
+    config.available_features.add("avx512")

@@ -4,6 +4,7 @@
 
 #include "harp/Runtime/Cuda.h"
 #include "harp/Runtime/Jit.h"
+#include "harp/Target/CPU.h"
 
 #include "llvm/Support/Error.h"
 
@@ -1237,6 +1238,12 @@ private:
   int counter = 0;
 };
 
+/// set_cpu's name; empty: the default.
+std::string &cpuName() {
+  static std::string name;
+  return name;
+}
+
 Device deviceOf(const BackendPtr &backend) {
   return backend && backend->name() == "cuda" ? Device::CUDA : Device::CPU;
 }
@@ -1246,7 +1253,7 @@ std::vector<Array> run(const std::string &module, const std::string &entry,
                        const std::vector<Array> &extra = {},
                        Device device = Device::CPU) {
   llvm::Expected<std::shared_ptr<Executable>> exe =
-      Jit::shared(device).compile(module);
+      Jit::shared(device, cpuName()).compile(module);
   if (!exe)
     throw Error("harp could not compile the graph: " +
                 llvm::toString(exe.takeError()));
@@ -1267,6 +1274,17 @@ std::string harp::detail::moduleText(const NodePtr &node) {
   return emitter.function("main", node);
 }
 
+void harp::set_cpu(const std::string &name) {
+  if (!name.empty())
+    if (llvm::Expected<CpuTarget> target = resolveCpuTarget(name); !target)
+      throw Error("set_cpu: " + llvm::toString(target.takeError()));
+  cpuName() = name;
+}
+
+std::string harp::get_cpu() {
+  return cpuName().empty() ? defaultCpuName() : cpuName();
+}
+
 const Array &harp::detail::realize(const NodePtr &node) {
   std::map<const Node *, uint64_t> memo;
   if (isFresh(node.get(), memo)) {
@@ -1284,7 +1302,7 @@ const Array &harp::detail::realize(const NodePtr &node) {
 }
 
 harp::detail::CompileCounts harp::detail::compileCounts() {
-  const JitStats &s = Jit::shared(Device::CPU).stats();
+  const JitStats &s = Jit::shared(Device::CPU, cpuName()).stats();
   return {s.compilations, s.memoryHits, s.diskHits};
 }
 

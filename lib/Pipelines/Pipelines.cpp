@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - harp's lowering pipelines --------------------------===//
 
 #include "harp/Pipelines/Pipelines.h"
+#include "harp/Target/CPU.h"
 
 #include "harp/Conversion/Passes.h"
 #include "harp/Dialect/Harp/Transforms/Passes.h"
@@ -23,18 +24,21 @@ using namespace mlir;
 /// harp-function-abi, harp-autodiff, harp-fuse and convert-harp-to-linalg:
 /// the steps every device shares.
 static void addFrontEnd(OpPassManager &pm, bool fuse) {
-  pm.addPass(harp::createHarpFunctionABIPass());
-  pm.addPass(harp::createHarpAutodiffPass());
+  pm.addPass(mlir::harp::createHarpFunctionABIPass());
+  pm.addPass(mlir::harp::createHarpAutodiffPass());
   pm.addPass(createCanonicalizerPass());
   if (fuse)
-    pm.addPass(harp::createHarpFusePass());
-  pm.addPass(harp::createConvertHarpToLinalgPass());
+    pm.addPass(mlir::harp::createHarpFusePass());
+  pm.addPass(mlir::harp::createConvertHarpToLinalgPass());
   pm.addPass(createCanonicalizerPass());
 }
 
 /// One-shot bufferization with identity layouts at function boundaries,
 /// results turned into out-parameters the caller allocates.
 static void addBufferization(OpPassManager &pm) {
+  // Works around MLIR 22's overwrite check of rank-reduced vector writes
+  // (see harp-full-rank-writes).
+  pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpFullRankWritesPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -52,8 +56,23 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
-                                         const HarpToLLVMOptions &options) {
+LogicalResult mlir::harp::buildHarpToLLVMPipeline(
+    OpPassManager &pm, const HarpToLLVMOptions &options,
+    function_ref<LogicalResult(const Twine &)> errorHandler) {
+  unsigned vectorBits = options.vectorBits;
+  if (!options.cpu.empty() && !options.vectorBits.hasValue()) {
+    llvm::Expected<::harp::CpuTarget> target =
+        ::harp::resolveCpuTarget(options.cpu);
+    if (!target) {
+      std::string message =
+          "harp-to-llvm: " + llvm::toString(target.takeError());
+      if (errorHandler)
+        return errorHandler(message);
+      llvm::errs() << message << "\n";
+      return failure();
+    }
+    vectorBits = target->vectorBits;
+  }
   addFrontEnd(pm, options.fuse);
   if (options.fuse) {
     // Vectorized matmuls keep their own kernel (see harp-fuse-epilogues).
@@ -64,7 +83,7 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   }
   if (options.vectorize) {
     HarpVectorizePassOptions vectorize;
-    vectorize.vectorBits = options.vectorBits;
+    vectorize.vectorBits = vectorBits;
     pm.addNestedPass<func::FuncOp>(createHarpVectorizePass(vectorize));
     pm.addPass(createCanonicalizerPass());
   }
@@ -123,6 +142,7 @@ void mlir::harp::buildHarpToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  return success();
 }
 
 void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
@@ -194,10 +214,19 @@ void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
 }
 
 void mlir::harp::registerHarpPipelines() {
-  PassPipelineRegistration<HarpToLLVMOptions>(
+  registerPassPipeline(
       "harp-to-llvm",
       "Lower harp on tensors to the LLVM dialect (see buildHarpToLLVMPipeline)",
-      buildHarpToLLVMPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        HarpToLLVMOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        return buildHarpToLLVMPipeline(pm, options, errorHandler);
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(HarpToLLVMOptions());
+      });
   PassPipelineRegistration<HarpToGPUOptions>(
       "harp-to-gpu",
       "Lower harp on tensors to host LLVM code launching NVVM kernels (see "

@@ -8,10 +8,13 @@
 
 #include "harp/Runtime/Jit.h"
 
+#include "FloatConversions.h"
+
 #include "harp/Dialect/Harp/IR/HarpDialect.h"
 #include "harp/InitAllHarp.h"
 #include "harp/Pipelines/Pipelines.h"
 #include "harp/Runtime/Cuda.h"
+#include "harp/Target/CPU.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -54,6 +57,7 @@
 #include <vector>
 
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -621,8 +625,10 @@ struct Jit::Impl {
   std::string cacheDir;
   JitStats stats;
   mlir::MLIRContext context;
-  std::string cpu, features;
-  unsigned vectorBits = 128;
+  /// The CPU target, or why the name did not resolve (reported by every
+  /// compile).
+  CpuTarget target;
+  std::string targetError;
   /// CUDA: the chip kernels are compiled for.
   std::string chip;
   std::mutex mutex;
@@ -644,19 +650,10 @@ struct Jit::Impl {
 
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    cpu = llvm::sys::getHostCPUName().str();
-    llvm::StringMap<bool> featureMap = llvm::sys::getHostCPUFeatures();
-    std::vector<std::string> list;
-    for (auto &f : featureMap)
-      list.push_back((f.second ? "+" : "-") + f.first().str());
-    llvm::sort(list);
-    features = llvm::join(list, ",");
-    // harp-vectorize's vector width: the host's widest vector registers.
-    auto has = [&](llvm::StringRef name) {
-      auto it = featureMap.find(name);
-      return it != featureMap.end() && it->second;
-    };
-    vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
+    if (Expected<CpuTarget> resolved = resolveCpuTarget(options.cpu))
+      target = std::move(*resolved);
+    else
+      targetError = llvm::toString(resolved.takeError());
     cacheDir = resolveCacheDir();
     chip = options.cudaChip;
     if (chip.empty() && options.device == Device::CUDA) {
@@ -695,7 +692,8 @@ struct Jit::Impl {
     llvm::SHA256 hasher;
     for (StringRef part :
          {StringRef(kCacheFormat), StringRef(buildId()),
-          StringRef(LLVM_VERSION_STRING), StringRef(cpu), StringRef(features),
+          StringRef(LLVM_VERSION_STRING), StringRef(target.cpu),
+          StringRef(target.features),
           StringRef(options.fuse ? "fuse" : "nofuse"),
           StringRef(options.vectorize ? "vectorize" : "novectorize"),
           StringRef(options.threads ? "threads" : "nothreads"),
@@ -765,12 +763,14 @@ struct Jit::Impl {
   }
 
   Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine() const {
-    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!builder)
-      return builder.takeError();
-    builder->setCPU(cpu);
-    builder->getFeatures().addFeaturesVector(
-        llvm::SmallVector<std::string>(llvm::split(features, ',')));
+    // Not detectHost(), which would add the host's features to a named
+    // CPU's: x86-64-v3 code must not use AVX-512 because this machine has it.
+    std::optional<llvm::orc::JITTargetMachineBuilder> builder(
+        llvm::Triple(llvm::sys::getProcessTriple()));
+    builder->setCPU(target.cpu);
+    if (!target.features.empty())
+      builder->getFeatures().addFeaturesVector(
+          llvm::SmallVector<std::string>(llvm::split(target.features, ',')));
     builder->setCodeGenOptLevel(options.optLevel >= 3
                                     ? llvm::CodeGenOptLevel::Aggressive
                                     : llvm::CodeGenOptLevel::Default);
@@ -780,6 +780,8 @@ struct Jit::Impl {
   /// Lowers `module` through harp-to-llvm and compiles it to an object.
   Expected<std::unique_ptr<llvm::MemoryBuffer>>
   compileObject(mlir::ModuleOp module, const std::string &key) {
+    if (!targetError.empty())
+      return makeError(targetError);
     mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());
     std::string diagnostics;
     llvm::raw_string_ostream diagOS(diagnostics);
@@ -802,10 +804,12 @@ struct Jit::Impl {
     } else {
       mlir::harp::HarpToLLVMOptions pipelineOptions;
       pipelineOptions.fuse = options.fuse;
-      pipelineOptions.vectorBits = vectorBits;
+      pipelineOptions.vectorBits = target.vectorBits;
       pipelineOptions.vectorize = options.vectorize;
       pipelineOptions.threads = options.threads;
-      mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions);
+      if (mlir::failed(
+              mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions)))
+        return makeError("cannot build harp-to-llvm");
     }
     if (mlir::failed(pm.run(*clone)))
       return makeError("lowering failed:\n" + diagnostics);
@@ -839,6 +843,10 @@ struct Jit::Impl {
   Expected<std::shared_ptr<Executable>>
   load(std::unique_ptr<llvm::MemoryBuffer> object,
        std::vector<FunctionSignature> sigs) {
+    if (!target.runsHere())
+      return makeError("code compiled for CPU '" + target.name +
+                       "' cannot run on this machine, which lacks " +
+                       target.missingFeatures);
     if (options.threads && options.device == Device::CPU)
       if (const std::string &why = openMPRuntimeError(); !why.empty())
         return makeError(why);
@@ -865,6 +873,12 @@ struct Jit::Impl {
     runtime[(*jit)->mangleAndIntern("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&harpMemrefCopy),
         llvm::JITSymbolFlags::Exported};
+    unsigned conversions = 0;
+    const RuntimeSymbol *conversion = floatConversionSymbols(conversions);
+    for (unsigned i = 0; i < conversions; ++i)
+      runtime[(*jit)->mangleAndIntern(conversion[i].name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(conversion[i].address),
+          llvm::JITSymbolFlags::Exported};
     if (options.device == Device::CPU) {
       runtime[(*jit)->mangleAndIntern("malloc")] = {
           llvm::orc::ExecutorAddr::fromPtr(&harpMalloc),
@@ -925,6 +939,8 @@ struct Jit::Impl {
   }
 
   Expected<std::shared_ptr<Executable>> compile(mlir::ModuleOp module) {
+    if (!targetError.empty())
+      return makeError(targetError);
     std::string text;
     {
       llvm::raw_string_ostream os(text);
@@ -971,21 +987,35 @@ Jit::Jit(JitOptions options)
     : impl(std::make_unique<Impl>(std::move(options))) {}
 Jit::~Jit() = default;
 
-Jit &Jit::shared(Device device) {
-  static Jit cpu;
-  if (device == Device::CPU)
-    return cpu;
-  static Jit cuda([] {
+Jit &Jit::shared(Device device, StringRef cpu) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<Jit>> jits;
+  std::string name = cpu.empty() ? defaultCpuName() : cpu.str();
+  std::string key = std::string(deviceName(device)) + "/" + name;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Jit> &jit = jits[key];
+  if (!jit) {
     JitOptions options;
-    options.device = Device::CUDA;
-    return options;
-  }());
-  return cuda;
+    options.device = device;
+    options.cpu = name;
+    jit = std::make_unique<Jit>(std::move(options));
+  }
+  return *jit;
 }
 
 const JitStats &Jit::stats() const { return impl->stats; }
 const JitOptions &Jit::options() const { return impl->options; }
 const std::string &Jit::cacheDir() const { return impl->cacheDir; }
+
+Expected<std::string> Jit::cpu() const {
+  if (!impl->targetError.empty())
+    return makeError(impl->targetError);
+  return impl->target.cpu;
+}
+
+unsigned Jit::vectorBits() const {
+  return impl->targetError.empty() ? impl->target.vectorBits : 0;
+}
 
 Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
   if (mlir::failed(mlir::verify(module)))

@@ -13,7 +13,7 @@ pass. `harp.ir` parses, prints, transforms and runs harp IR given as text.
 import numpy as _np
 
 from . import _harp
-from ._harp import DType, HarpError, ir, promote  # noqa: F401
+from ._harp import DType, HarpError, get_cpu, ir, promote, set_cpu  # noqa: F401
 
 Tensor = _harp.Tensor
 

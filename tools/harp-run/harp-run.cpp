@@ -17,6 +17,7 @@
 #include "harp/Runtime/Array.h"
 #include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Npy.h"
+#include "harp/Target/CPU.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
@@ -35,7 +36,7 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory harpRunCategory("harp-run options");
 
-static cl::opt<std::string> sourceFile(cl::Positional, cl::Required,
+static cl::opt<std::string> sourceFile(cl::Positional,
                                        cl::desc("<file.mlir, or - for stdin>"),
                                        cl::cat(harpRunCategory));
 
@@ -112,6 +113,21 @@ static cl::opt<std::string>
                        "by ptxas now)"),
               cl::value_desc("ptx|cubin"), cl::init("ptx"),
               cl::cat(harpRunCategory));
+
+static cl::opt<std::string> cpuOption(
+    "cpu",
+    cl::desc("The CPU to generate code for: native, x86-64-v2 (SSE4.2), "
+             "x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or an LLVM CPU name "
+             "(default: $HARP_CPU, else native). Code for a CPU this machine "
+             "cannot execute is compiled with --compile-only, not run"),
+    cl::value_desc("name"), cl::cat(harpRunCategory));
+
+static cl::opt<bool> printCpu(
+    "print-cpu",
+    cl::desc("Describe the CPU code is generated for (--cpu, $HARP_CPU or "
+             "native) and whether this machine can run its code, then stop; "
+             "no module is needed"),
+    cl::cat(harpRunCategory));
 
 static cl::opt<bool> compileOnly(
     "compile-only",
@@ -331,6 +347,22 @@ int main(int argc, char **argv) {
       argc, argv,
       "harp-run: compile a harp module and run one of its functions\n");
 
+  if (printCpu) {
+    llvm::Expected<CpuTarget> target = resolveCpuTarget(cpuOption);
+    if (!target)
+      return fail("--cpu: " + llvm::toString(target.takeError()));
+    llvm::outs() << "cpu: " << target->name << "\nllvm cpu: " << target->cpu
+                 << "\nvector bits: " << target->vectorBits
+                 << "\nvector registers: " << target->vectorRegisters
+                 << "\nfma: " << (target->fma ? "yes" : "no") << "\nruns here: "
+                 << (target->runsHere()
+                         ? std::string("yes")
+                         : "no (lacks " + target->missingFeatures + ")")
+                 << "\n";
+    return 0;
+  }
+  if (sourceFile.empty())
+    return fail("no input file (give a .mlir file, or - for stdin)");
   if (randomSeed.getNumOccurrences() && !inputFiles.empty())
     return fail("--input and --random-inputs cannot be used together");
 
@@ -359,14 +391,16 @@ int main(int argc, char **argv) {
   options.vectorize = !noVectorize;
   options.threads = useThreads;
   options.cacheDir = cacheDir;
+  options.cpu = cpuOption;
   Jit jit(options);
   if (compileOnly) {
     llvm::Expected<std::string> object =
         jit.compileObject((*source)->getBuffer());
     if (!object)
       return fail(llvm::toString(object.takeError()));
-    llvm::outs() << "harp-run: compiled for " << deviceName(*device) << ": "
-                 << object->size() << " bytes of host object\n";
+    llvm::outs() << "harp-run: compiled for " << deviceName(*device) << " ("
+                 << *jit.cpu() << "): " << object->size()
+                 << " bytes of host object\n";
     return 0;
   }
   llvm::Expected<std::shared_ptr<Executable>> exe =

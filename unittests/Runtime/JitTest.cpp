@@ -2,11 +2,15 @@
 
 #include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Cuda.h"
+#include "harp/Target/CPU.h"
 
 #include "llvm/Support/Error.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -269,4 +273,141 @@ TEST(JitCuda, CallDeviceChecksBufferCounts) {
   EXPECT_EQ(errorOf((*exe)->callDevice("nope", {*in}, {*in})),
             "no public function @nope in the module");
   cuda::release(*in);
+}
+
+// The ISA profiles resolve to their vector widths and register counts,
+// whatever machine the test runs on; unknown names are errors that list
+// the profiles.
+TEST(JitTarget, ProfilesResolve) {
+  struct Expected {
+    const char *name;
+    unsigned bits, registers;
+    bool fma;
+  } profiles[] = {{"x86-64-v2", 128, 16, false},
+                  {"x86-64-v3", 256, 16, true},
+                  {"x86-64-v4", 512, 32, true}};
+  for (const Expected &p : profiles) {
+    llvm::Expected<CpuTarget> target = resolveCpuTarget(p.name);
+    ASSERT_TRUE(bool(target)) << llvm::toString(target.takeError());
+    EXPECT_EQ(target->cpu, p.name);
+    EXPECT_EQ(target->vectorBits, p.bits) << p.name;
+    EXPECT_EQ(target->vectorRegisters, p.registers) << p.name;
+    EXPECT_EQ(target->fma, p.fma) << p.name;
+  }
+  llvm::Expected<CpuTarget> v4 = resolveCpuTarget("x86-64-v4");
+  ASSERT_TRUE(bool(v4));
+  EXPECT_EQ(v4->runsHere(), bool(__builtin_cpu_supports("avx512f")))
+      << v4->missingFeatures;
+  llvm::Expected<CpuTarget> native = resolveCpuTarget("native");
+  ASSERT_TRUE(bool(native));
+  EXPECT_TRUE(native->runsHere()) << native->missingFeatures;
+  EXPECT_EQ(native->vectorBits, __builtin_cpu_supports("avx512f") ? 512u
+                                : __builtin_cpu_supports("avx")   ? 256u
+                                                                  : 128u);
+  llvm::Expected<CpuTarget> bogus = resolveCpuTarget("pentium-9000");
+  ASSERT_FALSE(bool(bogus));
+  EXPECT_NE(llvm::toString(bogus.takeError()).find("x86-64-v3"),
+            std::string::npos);
+}
+
+// The target is part of the cache key, and code for a CPU this machine
+// cannot execute compiles but does not load.
+TEST(JitTarget, KeyedAndCheckedBeforeLoading) {
+  JitOptions v2{3, "", /*diskCache=*/false};
+  v2.cpu = "x86-64-v2";
+  JitOptions v4 = v2;
+  v4.cpu = "x86-64-v4";
+  Jit jitV2(v2), jitV4(v4);
+  EXPECT_EQ(jitV2.vectorBits(), 128u);
+  EXPECT_EQ(jitV4.vectorBits(), 512u);
+  auto object2 = jitV2.compileObject(kAddOne);
+  auto object4 = jitV4.compileObject(kAddOne);
+  ASSERT_TRUE(bool(object2)) << llvm::toString(object2.takeError());
+  ASSERT_TRUE(bool(object4)) << llvm::toString(object4.takeError());
+  EXPECT_NE(*object2, *object4); // 128- and 512-bit code
+  auto exe = jitV4.compile(kAddOne);
+  if (__builtin_cpu_supports("avx512f")) {
+    EXPECT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  } else {
+    ASSERT_FALSE(bool(exe));
+    EXPECT_NE(llvm::toString(exe.takeError()).find("lacks avx512"),
+              std::string::npos);
+  }
+  JitOptions bad = v2;
+  bad.cpu = "pentium-9000";
+  Jit jitBad(bad);
+  auto failed = jitBad.compile(kAddOne);
+  ASSERT_FALSE(bool(failed));
+  EXPECT_NE(llvm::toString(failed.takeError()).find("unknown CPU"),
+            std::string::npos);
+}
+
+// f32 and f64 to bf16 on a CPU without AVX512-BF16 call __truncsfbf2 and
+// __truncdfbf2, which the JIT provides: nearest, ties to even, rounded
+// once from f64.
+TEST(JitFloat, BF16ConversionsWithoutAVX512BF16) {
+  const char *convert = R"(
+func.func @main(%x: tensor<8xf32>, %y: tensor<8xf64>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = harp.map_reduce ins(%x : tensor<8xf32>) {
+  ^bb0(%v: f32):
+    %t = arith.truncf %v : f32 to bf16
+    %e = arith.extf %t : bf16 to f32
+    harp.yield %e : f32
+  } : tensor<8xf32>
+  %b = harp.map_reduce ins(%y : tensor<8xf64>) {
+  ^bb0(%v: f64):
+    %t = arith.truncf %v : f64 to bf16
+    %e = arith.extf %t : bf16 to f32
+    harp.yield %e : f32
+  } : tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+}
+)";
+  if (!__builtin_cpu_supports("avx2"))
+    GTEST_SKIP() << "x86-64-v3 code does not run here";
+  JitOptions options{3, "", /*diskCache=*/false};
+  options.cpu = "x86-64-v3";
+  Jit jit(options);
+  auto exe = jit.compile(convert);
+  ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  const float inf = std::numeric_limits<float>::infinity();
+  // 1 + 2^-8 is halfway between bf16 neighbours 1 and 1 + 2^-7: even is 1;
+  // 1 + 3 * 2^-8 rounds up to the even 1 + 2^-6; FLT_MAX overflows.
+  std::vector<float> x = {
+      1.0f, 1.00390625f, 1.01171875f, -2.5f, std::numeric_limits<float>::max(),
+      -inf, 1e-40f,      0.0f};
+  // 1e-40 is a subnormal: the nearest bf16 is the smallest one, 2^-133
+  // (an instruction that flushes subnormals, as AVX512-BF16's does, gives
+  // 0: this checks that x86-64-v3 code calls harp's conversion).
+  std::vector<float> xExpected = {
+      1.0f, 1.0f, 1.015625f, -2.5f, inf, -inf, std::ldexp(1.0f, -133), 0.0f};
+  // 1 + 2^-8 + 2^-30 is above halfway: 1 + 2^-7 (rounding through f32's
+  // nearest, 1 + 2^-8, would tie to 1).
+  std::vector<double> y = {1.0 + 0x1p-8 + 0x1p-30,
+                           1.0 + 0x1p-8,
+                           1e300,
+                           -1e300,
+                           0.1,
+                           -0.0,
+                           65504.0,
+                           3.140625};
+  std::vector<float> yExpected = {1.0078125f,     1.0f,  inf,      -inf,
+                                  0.10009765625f, -0.0f, 65536.0f, 3.140625f};
+  Array xa = Array::allocate(TensorType{ElementKind::F32, {8}});
+  Array ya = Array::allocate(TensorType{ElementKind::F64, {8}});
+  std::copy(x.begin(), x.end(), xa.as<float>());
+  std::copy(y.begin(), y.end(), ya.as<double>());
+  auto out = (*exe)->call("main", {xa, ya});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ((*out)[0].as<float>()[i], xExpected[i]) << "f32 " << x[i];
+    EXPECT_EQ((*out)[1].as<float>()[i], yExpected[i]) << "f64 " << y[i];
+  }
+  // NaN stays NaN.
+  xa.as<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+  ya.as<double>()[0] = std::numeric_limits<double>::quiet_NaN();
+  out = (*exe)->call("main", {xa, ya});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  EXPECT_TRUE(std::isnan((*out)[0].as<float>()[0]));
+  EXPECT_TRUE(std::isnan((*out)[1].as<float>()[0]));
 }

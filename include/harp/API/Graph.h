@@ -49,6 +49,15 @@ namespace backend {
 BackendPtr get(const std::string &name);
 } // namespace backend
 
+/// The CPU the "cpu" backend generates code for: "native" (the machine this
+/// runs on), "x86-64-v2" (SSE4.2), "x86-64-v3" (AVX2), "x86-64-v4"
+/// (AVX-512) or an LLVM CPU name; "" restores the default ($HARP_CPU, else
+/// native). An unknown name throws harp::Error listing the profiles.
+/// Realizing a tensor on a CPU this machine cannot execute throws.
+void set_cpu(const std::string &name);
+/// The name set_cpu last set, or the default.
+std::string get_cpu();
+
 /// Element types of the Tensor API. Unsigned types are carried here and
 /// lowered to signless integers with unsigned ops.
 enum class DType { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };

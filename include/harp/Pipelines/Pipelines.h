@@ -9,6 +9,7 @@
 #define HARP_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/Support/LLVM.h"
 
 namespace mlir {
 class OpPassManager;
@@ -25,10 +26,18 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorize the linalg kernels (harp-vectorize)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("The CPU to generate code for: native, x86-64-v2, "
+                     "x86-64-v3, x86-64-v4 or an LLVM CPU name; harp-vectorize "
+                     "takes its vector width from it unless vector-bits is "
+                     "given (empty: vector-bits alone)"),
+      llvm::cl::init("")};
   PassOptions::Option<unsigned> vectorBits{
       *this, "vector-bits",
-      llvm::cl::desc("Vector register width for harp-vectorize (the JIT "
-                     "passes the host's: 512 with AVX-512, else 256)"),
+      llvm::cl::desc("Vector register width for harp-vectorize (overrides "
+                     "cpu's; the JIT passes its target's: 512 with AVX-512, "
+                     "256 with AVX, else 128)"),
       llvm::cl::init(512)};
   PassOptions::Option<bool> threads{
       *this, "threads",
@@ -44,8 +53,11 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
 /// out-parameters, scratch buffers hoisted out of loops (without threads),
 /// buffer deallocation, harp-parallelize (with threads), loops, and the LLVM
 /// conversions (math functions without an LLVM intrinsic become libm calls).
-void buildHarpToLLVMPipeline(OpPassManager &pm,
-                             const HarpToLLVMOptions &options);
+/// Fails only for an unknown `cpu`, saying why through `errorHandler`
+/// (default: on llvm::errs()).
+LogicalResult buildHarpToLLVMPipeline(
+    OpPassManager &pm, const HarpToLLVMOptions &options,
+    function_ref<LogicalResult(const Twine &)> errorHandler = nullptr);
 
 struct HarpToGPUOptions : public PassPipelineOptions<HarpToGPUOptions> {
   PassOptions::Option<bool> fuse{

@@ -78,9 +78,14 @@ struct JitOptions {
   bool diskCache = true;
   /// Run harp-fuse before lowering.
   bool fuse = true;
-  /// Tile and vectorize kernels (harp-vectorize) for the host's vector
+  /// Tile and vectorize kernels (harp-vectorize) for the target's vector
   /// width.
   bool vectorize = true;
+  /// The CPU code is generated for (harp/Target/CPU.h): "native", an ISA
+  /// profile ("x86-64-v2", "x86-64-v3", "x86-64-v4") or an LLVM CPU name;
+  /// empty means $HARP_CPU, else native. Code for a CPU whose features this
+  /// machine lacks compiles (compileObject) but does not load.
+  std::string cpu;
   /// Run the outermost parallel tile loops on OpenMP threads
   /// (harp-parallelize; OMP_NUM_THREADS sets how many). Loads the OpenMP
   /// runtime, libomp.so.5, when the first such module is loaded.
@@ -122,14 +127,22 @@ public:
   /// machine without a GPU. Bypasses the caches.
   llvm::Expected<std::string> compileObject(llvm::StringRef source);
 
-  /// The process-wide JIT of `device` (default options otherwise), shared
-  /// by the Tensor API and the Python bindings: one cache per device.
-  static Jit &shared(Device device);
+  /// The process-wide JIT of `device` and CPU target `cpu` (as
+  /// JitOptions::cpu; default options otherwise), shared by the Tensor API
+  /// and the Python bindings: one cache per device and target. An unknown
+  /// `cpu` gives a JIT whose every compile reports it.
+  static Jit &shared(Device device, llvm::StringRef cpu = "");
 
   const JitStats &stats() const;
   const JitOptions &options() const;
   /// The directory of the on-disk cache (resolved from the options).
   const std::string &cacheDir() const;
+  /// The CPU target resolved from the options ("native" resolves to the
+  /// host's CPU name), or an error for an unknown name.
+  llvm::Expected<std::string> cpu() const;
+  /// harp-vectorize's vector width for the CPU target (0 for an unknown
+  /// target).
+  unsigned vectorBits() const;
 
 private:
   struct Impl;

@@ -391,3 +391,32 @@ func.func @embedding(%table: tensor<100x64xf32>, %idx: tensor<8xi64>) -> tensor<
   } -> tensor<8x64xf32>
   return %r : tensor<8x64xf32>
 }
+
+// -----
+
+// A shifted read (`x[i + 1]`, a view's slice) vectorizes: each tile's
+// slice is re-made from the tile's offset plus the map's constant, and the
+// tile reads it through `d0`. 19 = 16 + a remainder of 3 (one 8-lane tile
+// loop + 3 with 256 bits).
+// CHECK-LABEL: func.func @shifted_view
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C17:.*]] = arith.constant 17 : index
+// CHECK: vector.transfer_read %{{.*}}[%[[C1]]], %{{.*}} {in_bounds = [true]} : tensor<20xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %{{.*}}[%[[C17]]], %{{.*}} {in_bounds = [true]} : tensor<20xf32>, vector<3xf32>
+// CHECK-NOT: linalg.generic
+// AVX2-LABEL: func.func @shifted_view
+// AVX2: scf.for %[[I:.*]] = {{.*}} step %c8
+// AVX2: %[[J:.*]] = affine.apply #{{.*}}()[%[[I]]]
+// AVX2: vector.transfer_read %{{.*}}[%[[J]]], %{{.*}} {in_bounds = [true]} : tensor<20xf32>, vector<8xf32>
+// AVX2: vector.transfer_read {{.*}} : tensor<20xf32>, vector<3xf32>
+// AVX2-NOT: linalg.generic
+func.func @shifted_view(%x: tensor<20xf32>) -> tensor<19xf32> {
+  %e = tensor.empty() : tensor<19xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0 + 1)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<20xf32>) outs(%e : tensor<19xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<19xf32>
+  return %r : tensor<19xf32>
+}

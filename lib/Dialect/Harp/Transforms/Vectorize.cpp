@@ -129,13 +129,16 @@ static std::optional<unsigned> largestInputContiguousDim(linalg::LinalgOp op) {
 }
 
 /// Whether every result of `map` grows with every dim: a sum of dims with
-/// non-negative coefficients plus a constant. Tiling computes an operand's
-/// slice from the images of a tile's first and last index, which is only
-/// right for such maps (flips, floordiv and mod are not).
+/// non-negative coefficients plus a non-negative constant. Tiling computes
+/// an operand's slice from the images of a tile's first and last index,
+/// which is only right for such maps (flips, floordiv and mod are not; a
+/// negative constant would start a tile's slice before its operand).
 static bool isMonotone(AffineMap map) {
   for (AffineExpr result : map.getResults()) {
     bool monotone = true;
     result.walk([&](AffineExpr e) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() < 0)
+        monotone = false;
       if (auto bin = dyn_cast<AffineBinaryOpExpr>(e)) {
         if (e.getKind() == AffineExprKind::Add)
           return;
@@ -299,11 +302,18 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 /// Marks the tiles `harp-vectorize` vectorizes once their shapes are static.
 static constexpr llvm::StringLiteral kVectorTile = "harp.vector_tile";
 
-/// A window read's slice (`oh + kh` of a convolution) gets a size clamped
-/// to its operand, dynamic although the tile reads a static extent: the
-/// extent of each operand dim is `expr(ranges - 1) - expr(0) + 1` for the
-/// monotone maps tiling accepts. Re-slices such inputs with static sizes.
-static void staticizeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
+/// Re-slices a tile's inputs so that they have static shapes and their
+/// maps no constant terms. Tiling keeps the op's maps and starts each
+/// input's slice at `expr(tile offset) - expr(0)`, so the tile reads the
+/// slice at `expr(index in the tile)`, with a size clamped to the operand:
+/// a window read (`oh + kh` of a convolution) gets a dynamic size although
+/// it reads a static extent, and a shifted read (`d0 + 1`, a view's slice)
+/// keeps its constant, which the vectorizer rejects (not a projected
+/// permutation). For the monotone maps tiling accepts, result `expr` reads
+/// `[expr(0), expr(ranges - 1)]` of the slice: the input is re-sliced from
+/// `offset + expr(0)` with size `expr(ranges - 1) - expr(0) + 1`, and the
+/// map reads it at `expr - expr(0)`.
+static void normalizeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return;
@@ -313,9 +323,12 @@ static void staticizeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
     first.push_back(getAffineConstantExpr(0, context));
     last.push_back(getAffineConstantExpr(range - 1, context));
   }
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  bool mapsChanged = false;
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto type = dyn_cast<RankedTensorType>(input->get().getType());
-    if (!type || type.hasStaticShape())
+    if (!type)
       continue;
     Value source = input->get();
     if (auto cast = source.getDefiningOp<tensor::CastOp>())
@@ -325,22 +338,50 @@ static void staticizeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
     if (!slice || !slice.hasUnitStride() ||
         slice.getType().getRank() != int64_t(map.getNumResults()))
       continue;
-    SmallVector<OpFoldResult> sizes;
+    SmallVector<int64_t> lows, sizes;
+    bool constant = true;
     for (AffineExpr result : map.getResults()) {
       auto lo = dyn_cast<AffineConstantExpr>(
           simplifyAffineExpr(result.replaceDims(first), 0, 0));
       auto hi = dyn_cast<AffineConstantExpr>(
           simplifyAffineExpr(result.replaceDims(last), 0, 0));
-      if (!lo || !hi)
-        return;
-      sizes.push_back(rewriter.getIndexAttr(hi.getValue() - lo.getValue() + 1));
+      if (!lo || !hi || lo.getValue() < 0) {
+        constant = false;
+        break;
+      }
+      lows.push_back(lo.getValue());
+      sizes.push_back(hi.getValue() - lo.getValue() + 1);
     }
+    bool shifted = llvm::any_of(lows, [](int64_t lo) { return lo != 0; });
+    // Only a generic's maps can be rewritten; named ops have no constants.
+    if (!constant || (type.hasStaticShape() && !shifted) ||
+        (shifted && !generic))
+      continue;
     rewriter.setInsertionPoint(op);
+    Location loc = slice.getLoc();
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    AffineExpr s0 = getAffineSymbolExpr(0, context);
+    for (auto [offset, lo] : llvm::zip(offsets, lows))
+      if (lo != 0)
+        offset = affine::makeComposedFoldedAffineApply(rewriter, loc, s0 + lo,
+                                                       {offset});
     Value exact = tensor::ExtractSliceOp::create(
-        rewriter, slice.getLoc(), slice.getSource(), slice.getMixedOffsets(),
-        sizes, slice.getMixedStrides());
+        rewriter, loc, slice.getSource(), offsets,
+        getAsIndexOpFoldResult(context, sizes), slice.getMixedStrides());
     rewriter.modifyOpInPlace(op, [&] { input->set(exact); });
+    if (shifted) {
+      SmallVector<AffineExpr> results;
+      for (auto [result, lo] : llvm::zip(map.getResults(), lows))
+        results.push_back(simplifyAffineExpr(result - lo, map.getNumDims(), 0));
+      maps[input->getOperandNumber()] =
+          AffineMap::get(map.getNumDims(), 0, results, context);
+      mapsChanged = true;
+    }
   }
+  if (mapsChanged)
+    rewriter.modifyOpInPlace(generic, [&] {
+      generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
 }
 
 /// Vectorizes one marked tile. A tile whose shape is still dynamic (the
@@ -348,7 +389,7 @@ static void staticizeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
 /// a tile the vectorizer rejects stay scalar.
 static void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
   op->removeAttr(kVectorTile);
-  staticizeInputSlices(rewriter, op);
+  normalizeInputSlices(rewriter, op);
   if (op.hasDynamicShape())
     return;
   auto canVectorize = [](linalg::LinalgOp candidate) {

@@ -228,6 +228,39 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
   ];
 }
 
+def HarpFullRankWritesPass : Pass<"harp-full-rank-writes", "func::FuncOp"> {
+  let summary = "Give vector writes into tensors the rank of the tensor";
+  let description = [{
+    Runs on tensors, right before one-shot bufferization. A
+    `vector.transfer_write` whose vector has fewer dims than its tensor (a
+    `vector<4xf64>` into row 0 of a `tensor<1x5xf64>`) is rewritten to write
+    a vector with the tensor's rank (`vector<1x4xf64>`, unit dims added by
+    `vector.shape_cast`; a transposing map becomes a `vector.transpose`
+    first) through an identity map.
+
+    Why: one-shot bufferization asks each write whether it overwrites its
+    whole tensor, and for a rank-reduced write MLIR 22 compares the vector's
+    dims with the tensor's leading dims instead of the dims it writes
+    (`vector<4>` against the `1` of `1x5`). It then concludes that the write
+    covers the tensor, and when the write must go to a new buffer, that
+    buffer is not initialised from the old contents: the elements the write
+    does not cover (a peeled remainder column) read garbage. At full rank
+    the comparison is right. Masked writes and maps with a broadcast dim are
+    left alone.
+
+    ```mlir
+    // before
+    %w = vector.transfer_write %v, %t[%c0, %c0] {in_bounds = [true]}
+        : vector<4xf64>, tensor<1x5xf64>
+    // after
+    %v2 = vector.shape_cast %v : vector<4xf64> to vector<1x4xf64>
+    %w = vector.transfer_write %v2, %t[%c0, %c0] {in_bounds = [true, true]}
+        : vector<1x4xf64>, tensor<1x5xf64>
+    ```
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 def HarpParallelizePass : Pass<"harp-parallelize", "func::FuncOp"> {
   let summary = "Run the outermost parallel tile loops on threads";
   let description = [{
