@@ -39,6 +39,8 @@ static void addBufferization(OpPassManager &pm) {
   // Works around MLIR 22's overwrite check of rank-reduced vector writes
   // (see harp-full-rank-writes).
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpFullRankWritesPass());
+  // A value returned twice would be one buffer for two out-parameters.
+  pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpDistinctResultsPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -56,6 +56,33 @@ def HarpFunctionABIPass : Pass<"harp-function-abi", "ModuleOp"> {
   }];
 }
 
+def HarpDistinctResultsPass : Pass<"harp-distinct-results", "func::FuncOp"> {
+  let summary = "Give every tensor a function returns a value of its own";
+  let description = [{
+    Runs on tensors, right before bufferization. A function that returns
+    the same tensor value more than once (`return %g, %g`: the gradients of
+    `a - b` and `b - a` w.r.t. two inputs are one value after CSE, and a
+    user may write it too) gets a copy (`linalg.copy` into a `tensor.empty`)
+    for each repeat, so that each result bufferizes to its own buffer: the
+    upstream pass that turns result buffers into out-parameters replaces
+    each returned allocation by one out-parameter and crashes on an
+    allocation returned twice.
+
+    ```mlir
+    // before
+    return %g, %g : tensor<3xf64>, tensor<3xf64>
+    // after
+    %e = tensor.empty() : tensor<3xf64>
+    %c = linalg.copy ins(%g : tensor<3xf64>) outs(%e : tensor<3xf64>) -> tensor<3xf64>
+    return %g, %c : tensor<3xf64>, tensor<3xf64>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def HarpGPUKernelsPass : Pass<"harp-gpu-kernels", "func::FuncOp"> {
   let summary = "Turn linalg kernels on buffers into gpu.launch ops";
   let description = [{

@@ -19,6 +19,26 @@ using namespace mlir;
 using namespace mlir::harp;
 
 namespace {
+/// A kernel whose iteration domain is empty (a dim of extent 0: an empty
+/// tensor, or a sum over an empty dim) runs no iteration: its results are
+/// its inits (an empty tensor, or the reduction's identity). Replacing it
+/// keeps empty loop nests out of tiling and fusion, which assume at least
+/// one iteration.
+struct EmptyDomainKernel : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() ||
+        !llvm::is_contained(op.getStaticLoopRanges(), 0))
+      return failure();
+    SmallVector<Value> inits;
+    for (OpOperand &init : op.getDpsInitsMutable())
+      inits.push_back(init.get());
+    rewriter.replaceOp(op, inits);
+    return success();
+  }
+};
+
 struct ConvertHarpToLinalgPass
     : harp::impl::ConvertHarpToLinalgPassBase<ConvertHarpToLinalgPass> {
   void runOnOperation() override {
@@ -34,6 +54,7 @@ struct ConvertHarpToLinalgPass
 
     RewritePatternSet patterns(&getContext());
     populateHarpToLinalgPatterns(patterns);
+    patterns.add<EmptyDomainKernel>(&getContext());
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
 

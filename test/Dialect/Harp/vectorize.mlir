@@ -420,3 +420,37 @@ func.func @shifted_view(%x: tensor<20xf32>) -> tensor<19xf32> {
   } -> tensor<19xf32>
   return %r : tensor<19xf32>
 }
+
+// -----
+
+// A row reduction that reads its column index (a mask, a gather) tiled
+// into partial reductions: every tile reads its own columns, the tile
+// loop's offset plus the lane (MLIR's partial-reduction tiling leaves the
+// index of the tiled dim relative to the tile).
+// CHECK-LABEL: func.func @index_in_partial_reduction
+// CHECK: %[[STEP:.*]] = vector.step : vector<64xindex>
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c256 step %c64 iter_args
+// CHECK: %[[B:.*]] = vector.broadcast %[[J]] : index to vector<64xindex>
+// CHECK: %[[COL:.*]] = arith.addi %[[STEP]], %[[B]] : vector<64xindex>
+// CHECK: arith.index_cast %[[COL]] : vector<64xindex> to vector<64xi32>
+// AVX2-LABEL: func.func @index_in_partial_reduction
+// AVX2: %[[STEP:.*]] = vector.step : vector<32xindex>
+// AVX2: scf.for %[[J:.*]] = %{{.*}} to %c256 step %c32 iter_args
+// AVX2: %[[B:.*]] = vector.broadcast %[[J]] : index to vector<32xindex>
+// AVX2: arith.addi %[[STEP]], %[[B]] : vector<32xindex>
+func.func @index_in_partial_reduction(%x: tensor<3x256xf32>) -> tensor<3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<3x256xf32>) outs(%c : tensor<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %ji : i32 to f32
+    %m = arith.mulf %a, %jf : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}

@@ -177,7 +177,7 @@ def causal_attention_scores(s, d, seed):
     return module, [q.astype(np.float32), k.astype(np.float32)], e / e.sum(axis=1, keepdims=True)
 
 
-for i, (s, d) in enumerate([(4, 8), (16, 16), (7, 3), (32, 8)]):
+for i, (s, d) in enumerate([(4, 8), (16, 16), (7, 3), (32, 8), (100, 8), (129, 4)]):
     CASES.append(("causal_attention_%dx%d" % (s, d), lambda s=s, d=d, i=i: causal_attention_scores(s, d, i)))
 
 

@@ -427,6 +427,35 @@ static void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
   rewriter.replaceOp(op, result->replacements);
 }
 
+/// MLIR 22's partial-reduction tiling copies the kernel's body into each
+/// tile without offsetting `linalg.index` of the tiled dim (the regular
+/// tiling does): a masked row reduction (a causal softmax's row max) read
+/// the mask and the gathered columns of the first tile in every tile. Adds
+/// the tile loop's induction variable, the tile's offset, to those indices.
+static void offsetPartialReductionIndices(RewriterBase &rewriter,
+                                          scf::SCFTilingResult &tiled,
+                                          unsigned partialDim) {
+  if (tiled.loops.size() != 1)
+    return;
+  auto loop = dyn_cast<scf::ForOp>(tiled.loops.front().getOperation());
+  if (!loop)
+    return;
+  Value offset = loop.getInductionVar();
+  for (Operation *tile : tiled.tiledOps) {
+    SmallVector<linalg::IndexOp> indices;
+    tile->walk([&](linalg::IndexOp index) {
+      if (index.getDim() == partialDim)
+        indices.push_back(index);
+    });
+    for (linalg::IndexOp index : indices) {
+      rewriter.setInsertionPointAfter(index);
+      Value global =
+          arith::AddIOp::create(rewriter, index.getLoc(), index, offset);
+      rewriter.replaceAllUsesExcept(index, global, global.getDefiningOp());
+    }
+  }
+}
+
 /// Tiles `op` with `sizes` (and the partial-reduction strategy along
 /// `partialDim` when set), marks the tiles, and peels the tile loops whose
 /// step does not divide their range, so the main loops carry tiles of a
@@ -468,6 +497,8 @@ tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
   for (Operation *tile : tiled->tiledOps)
     if (isa<linalg::LinalgOp>(tile))
       tile->setAttr(kVectorTile, rewriter.getUnitAttr());
+  if (partialDim)
+    offsetPartialReductionIndices(rewriter, *tiled, *partialDim);
   // Innermost first, so an outer loop's remainder copies the peeled inner
   // loops.
   for (LoopLikeOpInterface loop : llvm::reverse(tiled->loops)) {

@@ -1,0 +1,132 @@
+"""Regressions found on machines other than the one a change was written on
+(each crashed the process or returned wrong numbers without an error). They
+run under every CPU profile the test command uses (HARP_CPU)."""
+
+import numpy as np
+import pytest
+import torch
+
+import harp
+
+
+def leaf(array):
+    t = harp.tensor(np.asarray(array, np.float64))
+    t.requires_grad = True
+    return t
+
+
+def tleaf(array):
+    return torch.tensor(np.asarray(array, np.float64), requires_grad=True)
+
+
+def test_backward_when_two_gradients_are_one_value():
+    # d/da and d/db of sum((-a - b) * 1) are the same tensor; returning it
+    # twice crashed buffer-results-to-out-params.
+    a, b = leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])
+    ((-a - b) * harp.tensor(np.ones(3))).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [-1, -1, -1])
+    np.testing.assert_array_equal(b.grad.numpy(), [-1, -1, -1])
+
+
+def test_backward_of_two_0d_leaves():
+    a, b = leaf(2.0), leaf(3.0)
+    (a + b).backward()
+    assert a.grad.numpy() == 1 and b.grad.numpy() == 1
+
+
+def test_empty_tensors_forward_and_backward():
+    x, w = leaf(np.zeros((0, 8))), leaf(np.ones((4, 8)))
+    (x @ w.T).sum().backward()
+    assert x.grad.numpy().shape == (0, 8)
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros((4, 8)))
+    a, b = leaf(np.zeros((0, 3))), leaf(np.zeros((0, 3)))
+    harp.concat([a, b]).sum().backward()
+    assert a.grad.numpy().shape == (0, 3) and b.grad.numpy().shape == (0, 3)
+    assert harp.tensor(np.arange(10.0)).slice(0, 5, 5, 1).numpy().shape == (0,)
+    np.testing.assert_array_equal((harp.tensor(np.zeros((4, 0))).sum(1)).numpy(), np.zeros(4))
+
+
+@pytest.mark.parametrize("n", [2, 8, 9, 17, 20, 33, 65])
+def test_shifted_view(n):
+    # x[1:] of n elements: the tile's slice was one element short.
+    x = np.arange(float(n))
+    np.testing.assert_array_equal(harp.tensor(x)[1:].numpy(), x[1:])
+    np.testing.assert_array_equal(harp.tensor(x)[2:-1].numpy(), x[2:-1])
+    np.testing.assert_array_equal((harp.tensor(x)[1:] * 2).numpy(), x[1:] * 2)
+
+
+def test_batched_matmul_sum_plus_bias_f32():
+    rng = np.random.default_rng(0)
+    b1, b2 = rng.standard_normal((5, 5, 5)), rng.standard_normal((5, 5, 10))
+    c = rng.standard_normal((5, 10))
+    for dtype in (np.float32, np.float64):
+        got = ((harp.tensor(b1.astype(dtype)) @ harp.tensor(b2.astype(dtype))).sum(0)
+               + harp.tensor(c.astype(dtype))).numpy()
+        want = (torch.tensor(b1) @ torch.tensor(b2)).sum(0) + torch.tensor(c)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_broadcast_gradient_of_hypot():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 10, 5)), rng.standard_normal((10, 5))
+    ha, hb = leaf(a), leaf(b)
+    (ha * ha + hb * hb).sqrt().sum().backward()
+    ta, tb = tleaf(a), tleaf(b)
+    (ta * ta + tb * tb).sqrt().sum().backward()
+    np.testing.assert_allclose(ha.grad.numpy(), ta.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(hb.grad.numpy(), tb.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_dilated_conv_then_add():
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 4, 5, 5)), rng.standard_normal((1, 4, 3, 3))
+    y = rng.standard_normal((1, 1, 5, 5))
+    got = (harp.conv(harp.tensor(x), harp.tensor(w), [1, 1], [3, 3], [3, 3])
+           + harp.tensor(y)).numpy()
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=3,
+                                      dilation=3) + torch.tensor(y)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_concat_backward_with_both_inputs():
+    a, b = leaf(np.ones((2, 3))), leaf(2 * np.ones((2, 3)))
+    weight = harp.tensor(np.arange(12.0).reshape(4, 3))
+    (harp.concat([a, b], 0) * weight).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(b.grad.numpy(), np.arange(6.0, 12).reshape(2, 3))
+
+
+@pytest.mark.parametrize("n", [5, 17, 100, 129])
+def test_masked_row_softmax(n):
+    # A causal mask read through linalg.index in a row reduction tiled into
+    # several partial tiles: every tile used the first tile's columns.
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, n)).astype(np.float32)
+    mask = np.tril(np.ones((n, n), bool))
+    got = harp.tensor(x).softmax(-1).numpy()
+    np.testing.assert_allclose(got, torch.softmax(torch.tensor(x), -1).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    masked = np.where(mask, x, -np.inf)
+    got = harp.tensor(masked).softmax(-1).numpy()
+    np.testing.assert_allclose(got, torch.softmax(torch.tensor(masked), -1).numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_bf16_round_trip_matches_torch():
+    x = np.array([1e-40, 1.00390625, 1.01171875, 3.0, -2.5, 0.1, 65504.0], np.float32)
+    module = """
+func.func @main(%x: tensor<7xf32>) -> tensor<7xf32> {
+  %y = harp.map_reduce ins(%x : tensor<7xf32>) {
+  ^bb0(%v: f32):
+    %t = arith.truncf %v : f32 to bf16
+    %e = arith.extf %t : bf16 to f32
+    harp.yield %e : f32
+  } : tensor<7xf32>
+  return %y : tensor<7xf32>
+}
+"""
+    (got,) = harp.ir.call(module, "main", [x])
+    want = torch.tensor(x).to(torch.bfloat16).float().numpy()
+    # AVX512-BF16's conversion flushes subnormals (1e-40) to zero.
+    np.testing.assert_array_equal(got[1:], want[1:])
+    assert got[0] in (0.0, want[0])
