@@ -36,6 +36,7 @@
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/DynamicLibrary.h"
 
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -52,6 +53,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
+#include <csignal>
 #include <cstdlib>
 #include <malloc.h>
 #include <vector>
@@ -777,9 +779,35 @@ struct Jit::Impl {
     return builder->createTargetMachine();
   }
 
-  /// Lowers `module` through harp-to-llvm and compiles it to an object.
+  /// Lowers and compiles `module` (lowerAndCompile) inside a crash recovery
+  /// context: a crash in a pass or in LLVM (a bug in harp or in MLIR)
+  /// becomes an error the caller reports, not the end of the user's
+  /// process. The context and the compiler's caches may hold leaked state
+  /// afterwards; the message says so.
   Expected<std::unique_ptr<llvm::MemoryBuffer>>
   compileObject(mlir::ModuleOp module, const std::string &key) {
+    static std::once_flag enable;
+    std::call_once(enable, [] { llvm::CrashRecoveryContext::Enable(); });
+    std::optional<Expected<std::unique_ptr<llvm::MemoryBuffer>>> result;
+    llvm::CrashRecoveryContext context;
+    if (!context.RunSafely([&] {
+          // A test hook (lit: Runtime/compiler-crash.test): crash here.
+          if (llvm::sys::Process::GetEnv("HARP_DEBUG_CRASH_COMPILER"))
+            std::raise(SIGSEGV);
+          result.emplace(lowerAndCompile(module, key));
+        }))
+      return makeError(
+          "harp crashed while compiling the module (signal " +
+          llvm::Twine(context.RetCode - 128) +
+          "): this is a bug in harp; please report it with the module "
+          "(harp-run FILE --compile-only reproduces it). The process can go "
+          "on, but restarting it is safer");
+    return std::move(*result);
+  }
+
+  /// Lowers `module` through harp-to-llvm and compiles it to an object.
+  Expected<std::unique_ptr<llvm::MemoryBuffer>>
+  lowerAndCompile(mlir::ModuleOp module, const std::string &key) {
     if (!targetError.empty())
       return makeError(targetError);
     mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());

@@ -20,6 +20,12 @@ DEVICE = os.environ.get("HARP_TEST_DEVICE", "cpu")
 if DEVICE not in ("cpu", "cuda", "cuda-compile"):
     raise ValueError("HARP_TEST_DEVICE must be cpu, cuda or cuda-compile, "
                      "not %r" % DEVICE)
+# CPU profiles this machine cannot execute (HARP_TEST_COMPILE_CPU, comma-
+# separated, e.g. "x86-64-v4" on an AVX2 machine): every module is also
+# compiled for each of them (harp-run --cpu P --compile-only), then run
+# natively, so their code generation is exercised where it cannot run.
+# (The profile the tests run under is HARP_CPU, which harp-run reads.)
+COMPILE_CPUS = [c for c in os.environ.get("HARP_TEST_COMPILE_CPU", "").split(",") if c]
 # cubin needs the toolkit's ptxas (harp-to-gpu's toolkit path); without it
 # the PTX is still produced and checked by the NVPTX backend only.
 GPU_FORMAT = "cubin" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptx"
@@ -109,6 +115,18 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
                                   env=env)
             if proc.returncode != 0:
                 raise HarpError("GPU compilation failed:\n" + proc.stderr)
+        # (--gradcheck builds its module inside harp-run: compiled natively
+        # only; explicit harp.autodiff wrappers are compiled here.)
+        for cpu in COMPILE_CPUS if "--gradcheck" not in extra_args else ():
+            check = [HARP_RUN, path, "--cpu", cpu, "--compile-only"]
+            if entry:
+                check += ["--entry", entry]
+            for flag in ("--parallel", "--no-vectorize", "--no-fuse"):
+                if flag in extra_args:
+                    check.append(flag)
+            proc = subprocess.run(check, capture_output=True, text=True, env=env)
+            if proc.returncode != 0:
+                raise HarpError("compiling for %s failed:\n%s" % (cpu, proc.stderr))
         cmd = [HARP_RUN, path]
         if DEVICE == "cuda" and not cpu_only:
             cmd += ["--device", "cuda"]

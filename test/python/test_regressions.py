@@ -130,3 +130,40 @@ func.func @main(%x: tensor<7xf32>) -> tensor<7xf32> {
     # AVX512-BF16's conversion flushes subnormals (1e-40) to zero.
     np.testing.assert_array_equal(got[1:], want[1:])
     assert got[0] in (0.0, want[0])
+
+
+def test_compiler_crash_is_an_exception(monkeypatch):
+    # A crash inside the compiler (simulated by harp's test hook) raises in
+    # the caller; the process goes on and compiles the next module.
+    module = """
+func.func @main(%x: tensor<5xf32>) -> tensor<5xf32> {
+  %y = harp.map_reduce ins(%x : tensor<5xf32>) {
+  ^bb0(%a: f32):
+    %r = arith.addf %a, %a : f32
+    harp.yield %r : f32
+  } : tensor<5xf32>
+  return %y : tensor<5xf32>
+}
+"""
+    x = np.arange(5, dtype=np.float32)
+    monkeypatch.setenv("HARP_DEBUG_CRASH_COMPILER", "1")
+    with pytest.raises(ValueError, match="harp crashed while compiling"):
+        harp.ir.call(module + "// crash\n", "main", [x])
+    with pytest.raises(harp.HarpError, match="harp crashed while compiling"):
+        (harp.tensor(x) * 3.0).numpy()
+    monkeypatch.delenv("HARP_DEBUG_CRASH_COMPILER")
+    np.testing.assert_array_equal(harp.ir.call(module, "main", [x])[0], 2 * x)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_gradient_through_a_flip_of_a_reduction(dim):
+    # Found by test_differential: softmax -> abs -> flip, backward. The
+    # reduction read through the flip was fused into a row loop whose tile
+    # slices were computed for an increasing map.
+    x = np.array([[0.5478], [-0.9209]], np.float32)
+    h = harp.tensor(x)
+    h.requires_grad = True
+    (h.softmax(0).abs().abs().abs().flip([dim]) * harp.tensor(np.ones((2, 1), np.float32))).sum().backward()
+    t = torch.tensor(x, requires_grad=True)
+    (t.softmax(0).abs().abs().abs().flip([dim])).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)

@@ -114,3 +114,28 @@ func.func @row_sum_epilogue(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   } : tensor<4x6xf32>
   return %y : tensor<4x6xf32>
 }
+
+// -----
+
+// A reduction that reads its input through a flip stays in its own kernel:
+// tiling computes a tile's slices from the images of its first and last
+// index, which a flip reverses (the fused kernel read one row too few).
+// CHECK-LABEL: func.func @flipped_reduction
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+func.func @flipped_reduction(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %f = harp.view %x <(d0, d1) -> (d0, 5 - d1)> : tensor<4x6xf32> -> tensor<4x6xf32>
+  %s = harp.map_reduce ins(%f : tensor<4x6xf32>) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    harp.yield %e : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x6xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<4x6xf32>, tensor<4x6xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %q = arith.divf %b, %a : f32
+    harp.yield %q : f32
+  } : tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}

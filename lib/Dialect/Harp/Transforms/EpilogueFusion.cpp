@@ -2,6 +2,8 @@
 
 #include "harp/Dialect/Harp/Transforms/Passes.h"
 
+#include "TilingUtils.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -24,7 +26,7 @@ static bool isReduction(linalg::GenericOp op) {
 /// contraction unless `contractions`).
 static bool isEpilogue(linalg::GenericOp op, bool contractions) {
   if (op.getNumReductionLoops() != 0 || op.getNumLoops() < 2 ||
-      op.getNumDpsInits() != 1)
+      op.getNumDpsInits() != 1 || !harp::hasMonotoneMaps(op))
     return false;
   return llvm::any_of(op.getDpsInputs(), [&](Value input) {
     auto producer = input.getDefiningOp<linalg::GenericOp>();
@@ -54,7 +56,9 @@ struct HarpFuseEpiloguesPass
       options.tilingOptions.setTileSizes(tiles);
       // Fuse what only this kernel reads: the reduction, its fill, empty
       // tensors. Anything read elsewhere would be computed twice. (The
-      // untiled epilogue is still in the IR while fusion runs.)
+      // untiled epilogue is still in the IR while fusion runs.) Not a
+      // kernel that reads through a flip: its tile's slices would be wrong
+      // (see isMonotone).
       Operation *original = op;
       options.setFusionControlFn(
           [original](tensor::ExtractSliceOp, OpResult producer, bool)
@@ -63,7 +67,8 @@ struct HarpFuseEpiloguesPass
                 llvm::count_if(producer.getUses(), [&](OpOperand &use) {
                   return use.getOwner() != original;
                 });
-            if (readers > 1)
+            if (readers > 1 || (isa<linalg::LinalgOp>(producer.getOwner()) &&
+                                !harp::hasMonotoneMaps(producer.getOwner())))
               return std::nullopt;
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
           });

@@ -7,6 +7,8 @@
 
 #include "harp/Dialect/Harp/Transforms/Passes.h"
 
+#include "TilingUtils.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -128,39 +130,11 @@ static std::optional<unsigned> largestInputContiguousDim(linalg::LinalgOp op) {
   return contiguousDim(op.getMatchingIndexingMap(largest));
 }
 
-/// Whether every result of `map` grows with every dim: a sum of dims with
-/// non-negative coefficients plus a non-negative constant. Tiling computes
-/// an operand's slice from the images of a tile's first and last index,
-/// which is only right for such maps (flips, floordiv and mod are not; a
-/// negative constant would start a tile's slice before its operand).
-static bool isMonotone(AffineMap map) {
-  for (AffineExpr result : map.getResults()) {
-    bool monotone = true;
-    result.walk([&](AffineExpr e) {
-      if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() < 0)
-        monotone = false;
-      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e)) {
-        if (e.getKind() == AffineExprKind::Add)
-          return;
-        if (e.getKind() == AffineExprKind::Mul) {
-          auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
-          if (c && c.getValue() >= 0)
-            return;
-        }
-        monotone = false;
-      }
-    });
-    if (!monotone)
-      return false;
-  }
-  return true;
-}
-
 static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
                                          const Config &config) {
   unsigned numLoops = op.getNumLoops();
   if (numLoops == 0 || !op.hasPureTensorSemantics() ||
-      !llvm::all_of(op.getIndexingMapsArray(), isMonotone))
+      !harp::hasMonotoneMaps(op))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, [](int64_t r) { return r <= 0; }))
