@@ -167,3 +167,17 @@ def test_gradient_through_a_flip_of_a_reduction(dim):
     t = torch.tensor(x, requires_grad=True)
     (t.softmax(0).abs().abs().abs().flip([dim])).sum().backward()
     np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_elementwise_extremum_ties_share_the_gradient(op):
+    # Found by test_differential: harp gave a tie's whole gradient to the
+    # first operand; torch.maximum/minimum give each half.
+    x = np.array([1.0, 2.0, 3.0, -1.0])
+    y = np.array([1.0, 1.0, 4.0, -1.0])
+    hx, hy = leaf(x), leaf(y)
+    (getattr(hx, op)(hy) * harp.tensor(np.array([1.0, 2.0, 3.0, 4.0]))).sum().backward()
+    tx, ty = tleaf(x), tleaf(y)
+    (getattr(torch, op)(tx, ty) * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)).sum().backward()
+    np.testing.assert_array_equal(hx.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(hy.grad.numpy(), ty.grad.numpy())

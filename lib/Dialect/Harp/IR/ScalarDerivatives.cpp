@@ -93,33 +93,37 @@ template <>
 void adjoints(arith::NegFOp, Ops &o, Value a, SmallVectorImpl<Value> &out) {
   out.assign({o.neg(a)});
 }
-/// max/min: the cotangent goes to the chosen operand; ties to the first.
+/// max/min: the cotangent goes to the chosen operand; a tie shares it
+/// evenly (as torch.maximum/minimum, and as harp's max/min reductions).
 template <typename OpT>
 static void extremum(OpT op, Ops &o, Value a, SmallVectorImpl<Value> &out,
                      arith::CmpFPredicate firstWins) {
   Value first = o.cmp(firstWins, op.getLhs(), op.getRhs());
+  Value tie = o.cmp(arith::CmpFPredicate::OEQ, op.getLhs(), op.getRhs());
   Value zero = o.zeroLike(a);
-  out.assign({o.select(first, a, zero), o.select(first, zero, a)});
+  Value half = o.mul(a, o.cst(a.getType(), 0.5));
+  out.assign({o.select(first, a, o.select(tie, half, zero)),
+              o.select(first, zero, o.select(tie, half, a))});
 }
 template <>
 void adjoints(arith::MaximumFOp op, Ops &o, Value a,
               SmallVectorImpl<Value> &out) {
-  extremum(op, o, a, out, arith::CmpFPredicate::OGE);
+  extremum(op, o, a, out, arith::CmpFPredicate::OGT);
 }
 template <>
 void adjoints(arith::MinimumFOp op, Ops &o, Value a,
               SmallVectorImpl<Value> &out) {
-  extremum(op, o, a, out, arith::CmpFPredicate::OLE);
+  extremum(op, o, a, out, arith::CmpFPredicate::OLT);
 }
 template <>
 void adjoints(arith::MaxNumFOp op, Ops &o, Value a,
               SmallVectorImpl<Value> &out) {
-  extremum(op, o, a, out, arith::CmpFPredicate::OGE);
+  extremum(op, o, a, out, arith::CmpFPredicate::OGT);
 }
 template <>
 void adjoints(arith::MinNumFOp op, Ops &o, Value a,
               SmallVectorImpl<Value> &out) {
-  extremum(op, o, a, out, arith::CmpFPredicate::OLE);
+  extremum(op, o, a, out, arith::CmpFPredicate::OLT);
 }
 template <>
 void adjoints(arith::SelectOp op, Ops &o, Value a,
