@@ -53,7 +53,8 @@ profile_suites=(
   test/Integration/CPU/test_data_movement.py
   test/Integration/CPU/test_gradients.py
   test/Integration/CPU/test_fusion_differential.py
-  test/python/test_regressions.py test/python/test_opinfo.py
+  test/python/test_regressions.py test/python/test_remainders.py
+  test/python/test_opinfo.py
   test/python/test_differential.py
 )
 extra_logs=()

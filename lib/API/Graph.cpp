@@ -1248,19 +1248,25 @@ Device deviceOf(const BackendPtr &backend) {
   return backend && backend->name() == "cuda" ? Device::CUDA : Device::CPU;
 }
 
+/// Compiles and runs `module`; `what` names the request in errors
+/// ("for realizing a f32 [3, 4] tensor"), with the inputs' types and shapes.
 std::vector<Array> run(const std::string &module, const std::string &entry,
                        const std::vector<NodePtr> &args,
-                       const std::vector<Array> &extra = {},
-                       Device device = Device::CPU) {
+                       const std::string &what, Device device = Device::CPU) {
   llvm::Expected<std::shared_ptr<Executable>> exe =
       Jit::shared(device, cpuName()).compile(module);
-  if (!exe)
-    throw Error("harp could not compile the graph: " +
-                llvm::toString(exe.takeError()));
+  if (!exe) {
+    std::string inputs;
+    for (const NodePtr &a : args)
+      inputs += (inputs.empty() ? "" : ", ") + dtypeName(a->dtype) + " " +
+                shapeStr(a->shape);
+    throw Error("harp could not compile the graph " + what +
+                " (inputs: " + (inputs.empty() ? std::string("none") : inputs) +
+                "): " + llvm::toString(exe.takeError()));
+  }
   std::vector<Array> inputs;
   for (const NodePtr &a : args)
     inputs.push_back(*a->data);
-  inputs.insert(inputs.end(), extra.begin(), extra.end());
   llvm::Expected<std::vector<Array>> out = (*exe)->call(entry, inputs);
   if (!out)
     throw Error("harp could not run the graph: " +
@@ -1295,8 +1301,11 @@ const Array &harp::detail::realize(const NodePtr &node) {
   }
   Emitter emitter(/*cutAtValues=*/true);
   std::string module = emitter.function("main", node);
-  node->data =
-      run(module, "main", emitter.args, {}, deviceOf(node->backend)).front();
+  node->data = run(module, "main", emitter.args,
+                   "for realizing a " + dtypeName(node->dtype) + " " +
+                       shapeStr(node->shape) + " tensor",
+                   deviceOf(node->backend))
+                   .front();
   node->epoch = nextEpoch();
   return *node->data;
 }
@@ -1376,8 +1385,10 @@ void harp::detail::backward(const NodePtr &loss) {
   for (size_t j = 0; j < wrt.size(); ++j)
     os << ", %r#" << j + 1;
   os << " : " << lossType << ", " << join(gradTypes) << "\n}\n";
-  std::vector<Array> results =
-      run(os.str(), "main", emitter.args, {}, deviceOf(loss->backend));
+  std::vector<Array> results = run(os.str(), "main", emitter.args,
+                                   "of backward() (the gradients of a " +
+                                       dtypeName(loss->dtype) + " loss)",
+                                   deviceOf(loss->backend));
   if (loss->kind != Kind::Leaf) {
     loss->data = results[0];
     loss->epoch = nextEpoch();

@@ -58,11 +58,10 @@ extern "C" float harpTruncDFBF2(double value) {
   return returnBF16(bf16FromDouble(value));
 }
 
-const RuntimeSymbol *harp::floatConversionSymbols(unsigned &count) {
+llvm::ArrayRef<RuntimeSymbol> harp::floatConversionSymbols() {
   static const RuntimeSymbol symbols[] = {
       {"__truncsfbf2", reinterpret_cast<void *>(&harpTruncSFBF2)},
       {"__truncdfbf2", reinterpret_cast<void *>(&harpTruncDFBF2)},
   };
-  count = sizeof(symbols) / sizeof(symbols[0]);
   return symbols;
 }

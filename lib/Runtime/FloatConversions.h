@@ -11,6 +11,8 @@
 #ifndef HARP_RUNTIME_FLOATCONVERSIONS_H
 #define HARP_RUNTIME_FLOATCONVERSIONS_H
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 
 namespace harp {
@@ -21,7 +23,7 @@ struct RuntimeSymbol {
 };
 
 /// The conversion functions, by the names LLVM calls them.
-const RuntimeSymbol *floatConversionSymbols(unsigned &count);
+llvm::ArrayRef<RuntimeSymbol> floatConversionSymbols();
 
 /// The bf16 bits nearest to `value` (ties to even; NaN stays a quiet NaN).
 uint16_t bf16FromFloat(float value);

@@ -767,16 +767,16 @@ struct Jit::Impl {
   Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine() const {
     // Not detectHost(), which would add the host's features to a named
     // CPU's: x86-64-v3 code must not use AVX-512 because this machine has it.
-    std::optional<llvm::orc::JITTargetMachineBuilder> builder(
+    llvm::orc::JITTargetMachineBuilder builder(
         llvm::Triple(llvm::sys::getProcessTriple()));
-    builder->setCPU(target.cpu);
+    builder.setCPU(target.cpu);
     if (!target.features.empty())
-      builder->getFeatures().addFeaturesVector(
+      builder.getFeatures().addFeaturesVector(
           llvm::SmallVector<std::string>(llvm::split(target.features, ',')));
-    builder->setCodeGenOptLevel(options.optLevel >= 3
-                                    ? llvm::CodeGenOptLevel::Aggressive
-                                    : llvm::CodeGenOptLevel::Default);
-    return builder->createTargetMachine();
+    builder.setCodeGenOptLevel(options.optLevel >= 3
+                                   ? llvm::CodeGenOptLevel::Aggressive
+                                   : llvm::CodeGenOptLevel::Default);
+    return builder.createTargetMachine();
   }
 
   /// Lowers and compiles `module` (lowerAndCompile) inside a crash recovery
@@ -901,11 +901,9 @@ struct Jit::Impl {
     runtime[(*jit)->mangleAndIntern("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&harpMemrefCopy),
         llvm::JITSymbolFlags::Exported};
-    unsigned conversions = 0;
-    const RuntimeSymbol *conversion = floatConversionSymbols(conversions);
-    for (unsigned i = 0; i < conversions; ++i)
-      runtime[(*jit)->mangleAndIntern(conversion[i].name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(conversion[i].address),
+    for (const RuntimeSymbol &conversion : floatConversionSymbols())
+      runtime[(*jit)->mangleAndIntern(conversion.name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(conversion.address),
           llvm::JITSymbolFlags::Exported};
     if (options.device == Device::CPU) {
       runtime[(*jit)->mangleAndIntern("malloc")] = {

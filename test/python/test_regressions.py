@@ -149,7 +149,9 @@ func.func @main(%x: tensor<5xf32>) -> tensor<5xf32> {
     monkeypatch.setenv("HARP_DEBUG_CRASH_COMPILER", "1")
     with pytest.raises(ValueError, match="harp crashed while compiling"):
         harp.ir.call(module + "// crash\n", "main", [x])
-    with pytest.raises(harp.HarpError, match="harp crashed while compiling"):
+    # The API's error names the request and the inputs' types and shapes.
+    with pytest.raises(harp.HarpError, match=r"realizing a f32 \[5\] tensor "
+                       r"\(inputs: f32 \[5\]\): harp crashed while compiling"):
         (harp.tensor(x) * 3.0).numpy()
     monkeypatch.delenv("HARP_DEBUG_CRASH_COMPILER")
     np.testing.assert_array_equal(harp.ir.call(module, "main", [x])[0], 2 * x)

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds harp with AddressSanitizer and UndefinedBehaviorSanitizer in
+# build-asan/ and runs the lit suite (harp-opt, harp-run, the C API and the
+# GoogleTest binaries) and the Python suites under them. Any finding fails
+# the run. Slow (about 3x the normal build); not part of .ci/run, which runs
+# the normal build under every CPU profile instead.
+#
+#   scripts/run-sanitizers.sh            # lit + Python suites
+#   scripts/run-sanitizers.sh lit        # lit only
+#   scripts/run-sanitizers.sh python     # Python suites only
+#
+# Debian's LLVM/MLIR libraries are not instrumented. MLIR poisons memory in
+# its own allocator, which an uninstrumented caller then reads legitimately:
+# allow_user_poisoning=0 avoids that false "use-after-poison". The Python
+# interpreter is not instrumented either, so the ASan runtime is preloaded
+# and leak checking is off there (the interpreter's own allocations are not
+# freed at exit).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+what="${1:-all}"
+
+scripts/setup.sh
+jobs="${HARP_JOBS:-2}"
+build=build-asan
+flags="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
+mkdir -p "$build"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$build" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DLLVM_USE_LINKER=lld \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DPython3_EXECUTABLE=/usr/bin/python3 >"$build/cmake.log" 2>&1 ||
+    { cat "$build/cmake.log"; exit 1; }
+fi
+ninja -C "$build" -j"$jobs" all
+
+export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=1:abort_on_error=1:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export HARP_CACHE_DIR="$root/$build/harp-cache"
+status=0
+if [ "$what" = all ] || [ "$what" = lit ]; then
+  /usr/lib/llvm-22/bin/lit -sv "$build/test" || status=1
+fi
+if [ "$what" = all ] || [ "$what" = python ]; then
+  asan=$(gcc -print-file-name=libasan.so)
+  ubsan=$(gcc -print-file-name=libubsan.so)
+  ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0:halt_on_error=1" \
+    LD_PRELOAD="$asan:$ubsan" PYTHONPATH="$root/$build/python" \
+    HARP_RUN="$root/$build/bin/harp-run" \
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+    test/python test/Integration/CPU/test_gradients.py \
+    test/Integration/CPU/test_harp_run.py || status=1
+fi
+exit $status

@@ -1,0 +1,106 @@
+"""Every op family on sizes that leave vector and register-tile remainders
+at every vector width: 1, primes (7, 13, 31, 37) and one below and above
+each lane count and register-tile width of 128-, 256- and 512-bit vectors
+(3, 5, 9, 15, 17, 33, 63, 65), forward against torch in f32 and f64 and
+gradients in f64. The test command runs this file under every CPU profile
+(HARP_CPU), so each size is a remainder for some width."""
+
+import numpy as np
+import pytest
+import torch
+
+import harp
+
+SIZES = [1, 3, 5, 7, 9, 13, 15, 17, 31, 33, 37, 63, 65]
+DTYPES = {"f32": (np.float32, harp.float32, 2e-5), "f64": (np.float64, harp.float64, 1e-10)}
+
+
+def pair(shape, dtype, seed):
+    np_dtype, h_dtype, _ = DTYPES[dtype]
+    data = np.random.default_rng(seed).uniform(-1.5, 1.5, size=shape).astype(np_dtype)
+    h = harp.tensor(data, h_dtype)
+    t = torch.tensor(data)
+    if dtype == "f64":
+        h.requires_grad = True
+        t.requires_grad = True
+    return h, t
+
+
+def check(dtype, fn_h, fn_t, *shapes, seed=0, tol_scale=1.0):
+    pairs = [pair(s, dtype, seed + i) for i, s in enumerate(shapes)]
+    hs, ts = [p[0] for p in pairs], [p[1] for p in pairs]
+    out_h, out_t = fn_h(*hs), fn_t(*ts)
+    tol = DTYPES[dtype][2] * tol_scale
+    np.testing.assert_allclose(out_h.numpy(), out_t.detach().numpy(), rtol=tol, atol=tol)
+    if dtype != "f64":
+        return
+    weight = np.random.default_rng(99).uniform(0.5, 1.5, size=tuple(out_t.shape))
+    (out_h * harp.tensor(weight)).sum().backward()
+    (out_t * torch.tensor(weight)).sum().backward()
+    for i, (h, t) in enumerate(zip(hs, ts)):
+        np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-10,
+                                   err_msg="gradient %d" % i)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_elementwise_and_broadcast(dtype, n):
+    check(dtype, lambda a, b: (a * b + a.tanh()) / (b * b + 1.0),
+          lambda a, b: (a * b + a.tanh()) / (b * b + 1.0), (3, n), (n,), seed=n)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("kind", ["sum", "max", "prod"])
+def test_row_and_column_reductions(dtype, n, kind):
+    torch_kind = {"sum": "sum", "max": "amax", "prod": "prod"}[kind]
+    for dim in (0, 1):
+        check(dtype, lambda a: getattr(a, kind)([dim], False),
+              lambda a: getattr(a, torch_kind)(dim), (n, n + 2), seed=n + dim,
+              tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_matmul(dtype, n):
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (n, 17), (17, n + 1), seed=n,
+          tol_scale=10)
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (5, n), (n, 3), seed=n + 1,
+          tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_views(dtype, n):
+    # Transposes, shifted slices, strided slices, flips, reshapes.
+    check(dtype, lambda a: a.transpose(0, 1) * 2.0, lambda a: a.transpose(0, 1) * 2.0,
+          (n, n + 3), seed=n)
+    check(dtype, lambda a: a[1:, ::2].flip([1]) + 1.0, lambda a: a[1:, ::2].flip([1]) + 1.0,
+          (n + 1, n), seed=n + 1)
+    check(dtype, lambda a: a.reshape([-1]).exp(), lambda a: a.reshape(-1).exp(),
+          (2, n), seed=n + 2)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_softmax(dtype, n):
+    check(dtype, lambda a: a.softmax(1), lambda a: torch.softmax(a, 1), (4, n), seed=n)
+    check(dtype, lambda a: a.softmax(0), lambda a: torch.softmax(a, 0), (n, 3), seed=n + 1)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_concat_and_gather(dtype, n):
+    check(dtype, lambda a, b: harp.concat([a, b], 1).sin(),
+          lambda a, b: torch.cat([a, b], 1).sin(), (3, n), (3, 2), seed=n)
+    index = np.random.default_rng(n).integers(0, n, size=(2, n))
+    check(dtype, lambda a: harp.gather(a, harp.tensor(index), 1),
+          lambda a: torch.gather(a, 1, torch.tensor(index)), (2, n), seed=n)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", [1, 5, 7, 9, 13, 17])
+def test_conv2d(dtype, n):
+    check(dtype, lambda x, w: harp.conv(x, w, [1, 1], [1, 1], [1, 1]),
+          lambda x, w: torch.nn.functional.conv2d(x, w, padding=1),
+          (1, 3, n, n + 2), (5, 3, 3, 3), seed=n, tol_scale=10)
