@@ -424,3 +424,31 @@ def test_cuda_tensors_with_stand_in_driver(tmp_path):
     assert launches, lines
     assert lines.count("copy-to-host %d" % (64 * 4)) == 2  # realize, ir.call
     assert lines[-1] == "exit live-allocations=0"
+
+
+def test_set_cpu_chooses_the_target():
+    before = harp.get_cpu()
+    x = np.arange(37, dtype=np.float32)
+    try:
+        for cpu in ["x86-64-v2", "x86-64-v3", ""]:
+            harp.set_cpu(cpu)
+            assert harp.get_cpu() == (cpu or before)
+            np.testing.assert_array_equal((harp.tensor(x) * 2.0 + 1.0).numpy(), x * 2 + 1)
+        with pytest.raises(harp.HarpError, match="unknown CPU 'pentium-9000'.*x86-64-v3"):
+            harp.set_cpu("pentium-9000")
+        assert harp.get_cpu() == before  # unchanged by the failed call
+        module = """
+func.func @main(%x: tensor<37xf32>) -> tensor<37xf32> {
+  %y = harp.map_reduce ins(%x : tensor<37xf32>) {
+  ^bb0(%a: f32):
+    %r = arith.addf %a, %a : f32
+    harp.yield %r : f32
+  } : tensor<37xf32>
+  return %y : tensor<37xf32>
+}
+"""
+        np.testing.assert_array_equal(harp.ir.call(module, "main", [x], cpu="x86-64-v2")[0], 2 * x)
+        with pytest.raises(ValueError, match="unknown CPU"):
+            harp.ir.call(module, "main", [x], cpu="pentium-9000")
+    finally:
+        harp.set_cpu("")
