@@ -52,8 +52,6 @@ llvm::Expected<CpuTarget> harp::resolveCpuTarget(StringRef name) {
     target.features = llvm::join(list, ",");
   } else {
     target.cpu = target.name;
-  }
-  if (!native) {
     // Asked first of a generic subtarget: describing an unknown CPU would
     // print LLVM's own warning.
     std::unique_ptr<llvm::MCSubtargetInfo> generic(

@@ -1,9 +1,10 @@
 //===- Jit.h - compile harp modules to native code and run them -*- C++ -*-===//
 //
 // harp::Jit lowers a harp module with the harp-to-llvm pipeline, compiles it
-// at -O3 for the host CPU with ORC, and calls its functions on dense arrays.
-// Compiled objects are cached in memory and on disk, keyed by a hash of the
-// module's canonical text, the pipeline options, the CPU and LLVM's version.
+// at -O3 for a target CPU (the host's by default; harp/Target/CPU.h) with
+// ORC, and calls its functions on dense arrays. Compiled objects are cached
+// in memory and on disk, keyed by a hash of the module's canonical text, the
+// pipeline options, the target CPU and LLVM's version.
 //
 //===----------------------------------------------------------------------===//
 
