@@ -19,6 +19,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 /// harp-function-abi, harp-autodiff, harp-fuse and convert-harp-to-linalg:
@@ -58,11 +60,26 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+/// Rows of a contraction's register tile (harp-vectorize's register-rows,
+/// rows of two accumulator vectors): as many as leave registers for the
+/// row of the right operand (two vectors) and the left operand's broadcast
+/// element, so that the k loop spills nothing. 6 with 16 registers (AVX2,
+/// SSE: 12 accumulators + 3), 8 with 32 (AVX-512, where more rows were
+/// measured to gain nothing).
+static unsigned registerRowsFor(unsigned registers) {
+  constexpr unsigned vectors = 2, maxRows = 8;
+  if (registers <= vectors + 1)
+    return 1;
+  return std::min(maxRows, (registers - vectors - 1) / vectors);
+}
+
 LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     OpPassManager &pm, const HarpToLLVMOptions &options,
     function_ref<LogicalResult(const Twine &)> errorHandler) {
   unsigned vectorBits = options.vectorBits;
-  if (!options.cpu.empty() && !options.vectorBits.hasValue()) {
+  unsigned vectorRegisters = options.vectorRegisters;
+  if (!options.cpu.empty() &&
+      (!options.vectorBits.hasValue() || !options.vectorRegisters.hasValue())) {
     llvm::Expected<::harp::CpuTarget> target =
         ::harp::resolveCpuTarget(options.cpu);
     if (!target) {
@@ -73,7 +90,10 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
       llvm::errs() << message << "\n";
       return failure();
     }
-    vectorBits = target->vectorBits;
+    if (!options.vectorBits.hasValue())
+      vectorBits = target->vectorBits;
+    if (!options.vectorRegisters.hasValue())
+      vectorRegisters = target->vectorRegisters;
   }
   addFrontEnd(pm, options.fuse);
   if (options.fuse) {
@@ -86,6 +106,7 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
   if (options.vectorize) {
     HarpVectorizePassOptions vectorize;
     vectorize.vectorBits = vectorBits;
+    vectorize.registerRows = registerRowsFor(vectorRegisters);
     pm.addNestedPass<func::FuncOp>(createHarpVectorizePass(vectorize));
     pm.addPass(createCanonicalizerPass());
   }

@@ -833,6 +833,7 @@ struct Jit::Impl {
       mlir::harp::HarpToLLVMOptions pipelineOptions;
       pipelineOptions.fuse = options.fuse;
       pipelineOptions.vectorBits = target.vectorBits;
+      pipelineOptions.vectorRegisters = target.vectorRegisters;
       pipelineOptions.vectorize = options.vectorize;
       pipelineOptions.threads = options.threads;
       if (mlir::failed(

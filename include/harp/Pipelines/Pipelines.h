@@ -30,8 +30,9 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
       *this, "cpu",
       llvm::cl::desc("The CPU to generate code for: native, x86-64-v2, "
                      "x86-64-v3, x86-64-v4 or an LLVM CPU name; harp-vectorize "
-                     "takes its vector width from it unless vector-bits is "
-                     "given (empty: vector-bits alone)"),
+                     "takes its vector width and register count from it "
+                     "unless vector-bits / vector-registers are given (empty: "
+                     "those options alone)"),
       llvm::cl::init("")};
   PassOptions::Option<unsigned> vectorBits{
       *this, "vector-bits",
@@ -39,6 +40,12 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
                      "cpu's; the JIT passes its target's: 512 with AVX-512, "
                      "256 with AVX, else 128)"),
       llvm::cl::init(512)};
+  PassOptions::Option<unsigned> vectorRegisters{
+      *this, "vector-registers",
+      llvm::cl::desc("Architectural vector registers, which bound "
+                     "harp-vectorize's register tiles (overrides cpu's; the "
+                     "JIT passes its target's: 32 with AVX-512, else 16)"),
+      llvm::cl::init(32)};
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the outermost parallel tile loops on OpenMP threads "
@@ -50,11 +57,11 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
 /// harp on tensors to the LLVM dialect: harp-function-abi, harp-autodiff,
 /// canonicalize, harp-fuse, convert-harp-to-linalg, harp-fuse-epilogues,
 /// harp-vectorize, harp-full-rank-writes and harp-distinct-results, one-shot
-/// bufferization with results turned into out-parameters, scratch buffers hoisted out of loops (without threads),
-/// buffer deallocation, harp-parallelize (with threads), loops, and the LLVM
-/// conversions (math functions without an LLVM intrinsic become libm calls).
-/// Fails only for an unknown `cpu`, saying why through `errorHandler`
-/// (default: on llvm::errs()).
+/// bufferization with results turned into out-parameters, scratch buffers
+/// hoisted out of loops (without threads), buffer deallocation,
+/// harp-parallelize (with threads), loops, and the LLVM conversions (math
+/// functions without an LLVM intrinsic become libm calls). Fails only for an
+/// unknown `cpu`, saying why through `errorHandler` (default: on llvm::errs()).
 LogicalResult buildHarpToLLVMPipeline(
     OpPassManager &pm, const HarpToLLVMOptions &options,
     function_ref<LogicalResult(const Twine &)> errorHandler = nullptr);

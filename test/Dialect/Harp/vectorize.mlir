@@ -2,6 +2,7 @@
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256 register-rows=4}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=NOPACK
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{flatten-windows=false}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=NOFLAT
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256 register-rows=6}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=ROWS6
 // RUN: not harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=4}))' --split-input-file 2>&1 | FileCheck %s --check-prefix=BITS
 
 // BITS: error: harp-vectorize: vector-bits must be at least 8, got 4
@@ -21,6 +22,9 @@
 // CHECK-NOT: vector.transfer_write
 // CHECK: scf.yield {{.*}} : vector<8x32xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<64x64xf32>
+// ROWS6-LABEL: func.func @matmul
+// ROWS6: scf.for {{.*}} step %c6
+// ROWS6: arith.mulf {{.*}} : vector<6x16xf32>
 // AVX2-LABEL: func.func @matmul
 // AVX2: scf.for {{.*}} step %c4
 // AVX2: scf.for {{.*}} step %c16
@@ -236,6 +240,12 @@ func.func @transpose(%x: tensor<64x32xf64>) -> tensor<32x64xf64> {
 // CHECK: %[[ALL:.*]] = tensor.insert_slice %{{.*}} into %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
 // CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[ALL]] {{.*}} into tensor<1x16x16x18xf32>
 // CHECK: tensor.extract_slice %[[ROWS]][0, 0, 0, 0] [1, 16, 16, 16] [1, 1, 1, 1]
+// With 6 register rows (16 vector registers), a matmul's tile has 6 rows
+// but a convolution's 16 output channels get 4, which divide them: a
+// remainder tile of channels would not vectorize.
+// ROWS6-LABEL: func.func @conv
+// ROWS6: scf.for {{.*}} to %c16 step %c4
+// ROWS6: vector.transfer_read {{.*}} vector<4x16xf32>
 // Without flattening: 8 output channels x 16 output columns of
 // accumulators, one input vector loaded per (ic, kh, kw) and shared by the
 // 8 channels.

@@ -130,6 +130,18 @@ static std::optional<unsigned> largestInputContiguousDim(linalg::LinalgOp op) {
   return contiguousDim(op.getMatchingIndexingMap(largest));
 }
 
+/// Register rows along a convolution's output channels: the most, up to
+/// `rows`, that divide the channels, down to half as many, so that no
+/// remainder tile of channels is left (its loop nest would not vectorize:
+/// 6 rows over 64 channels ran at a tenth of the speed of 4 on AVX2);
+/// `rows` when none does.
+static int64_t dividingRows(int64_t extent, int64_t rows) {
+  for (int64_t r = rows; r >= 1 && 2 * r >= rows; --r)
+    if (extent % r == 0)
+      return r;
+  return rows;
+}
+
 static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
                                          const Config &config) {
   unsigned numLoops = op.getNumLoops();
@@ -253,7 +265,8 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
           });
       if (d != *dim && linalg::isParallelIterator(iterators[d]) &&
           ranges[d] > 1 && !map.isFunctionOfDim(d) && readElsewhere) {
-        plan.tileSizes[d] = clampTo(d, config.registerRows);
+        plan.tileSizes[d] =
+            clampTo(d, dividingRows(ranges[d], config.registerRows));
         // Rows as wide as a contraction's register tile where the columns
         // are many (a flattened window, flattenWindow) or divide evenly:
         // twice the accumulators per input load. (A short row, a
