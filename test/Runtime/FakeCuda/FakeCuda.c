@@ -123,8 +123,12 @@ CUresult cuCtxSetCurrent(CUcontext context) {
 CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
 
 /* A module: the PTX or ELF image, kept to look kernels up by name. */
+struct Function;
+
 struct Module {
   char *text;
+  /* The functions looked up in it, freed with it. */
+  struct Function *functions;
 };
 
 static CUresult loadModule(CUmodule *module, const void *image,
@@ -163,17 +167,23 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   return loadModule(module, image, "jit");
 }
 
+struct Function {
+  char name[256];
+  struct Function *next;
+};
+
 CUresult cuModuleUnload(CUmodule module) {
   struct Module *m = (struct Module *)module;
   say("module-unload");
+  while (m->functions) {
+    struct Function *next = m->functions->next;
+    free(m->functions);
+    m->functions = next;
+  }
   free(m->text);
   free(m);
   return CUDA_SUCCESS;
 }
-
-struct Function {
-  char name[256];
-};
 
 CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
                              const char *name) {
@@ -181,9 +191,11 @@ CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
   say("get-function %s", name);
   if (m->text[0] && !strstr(m->text, name))
     return CUDA_ERROR_NOT_FOUND;
-  /* Leaked on purpose: functions live as long as their module. */
+  /* Functions live as long as their module. */
   struct Function *f = calloc(1, sizeof(struct Function));
   snprintf(f->name, sizeof(f->name), "%s", name);
+  f->next = m->functions;
+  m->functions = f;
   *function = (CUfunction)f;
   return CUDA_SUCCESS;
 }
