@@ -58,10 +58,13 @@ double secondsSince(Clock::time_point start) {
 // IR text
 //===----------------------------------------------------------------------===//
 
-/// Replaces every `$KEY` of `text` by its value.
-std::string
-subst(std::string text,
-      const std::vector<std::pair<std::string, std::string>> &values) {
+/// Replaces every `$KEY` of `text` by its value, longer keys first (so that
+/// `$PAD` is not read as `$P` followed by "AD").
+std::string subst(std::string text,
+                  std::vector<std::pair<std::string, std::string>> values) {
+  std::stable_sort(values.begin(), values.end(), [](auto &a, auto &b) {
+    return a.first.size() > b.first.size();
+  });
   for (const auto &[key, value] : values) {
     std::string pattern = "$" + key;
     for (size_t pos = text.find(pattern); pos != std::string::npos;
@@ -227,23 +230,42 @@ std::string layerNormIR(int64_t rows, int64_t cols) {
                 {"INV", floatLit(1.0 / cols)}});
 }
 
-/// C = A @ B as a broadcast product summed over k; with `biasGelu`,
-/// gelu(C + bias).
-std::string matmulIR(int64_t n, bool biasGelu) {
-  std::string text = R"(func.func @main(%lhs: $M, %rhs: $M$BIASARG) -> $M {
-  %av = harp.view %lhs <(d0, d1, d2) -> (d0, d2)> : $M -> $D
-  %bv = harp.view %rhs <(d0, d1, d2) -> (d2, d1)> : $M -> $D
+/// C = A @ B (A: m x k, B: k x n, or `batch` of each when batch > 0) as a
+/// broadcast product summed over k; with `biasGelu`, gelu(C + bias).
+std::string matmulIR(int64_t batch, int64_t m, int64_t k, int64_t n,
+                     bool biasGelu) {
+  std::string text =
+      R"(func.func @main(%lhs: $A, %rhs: $B$BIASARG) -> $M {
+  %av = harp.view %lhs <($DIMS) -> ($BD d0, d2)> : $A -> $D
+  %bv = harp.view %rhs <($DIMS) -> ($BD d2, d1)> : $B -> $D
   %mm = harp.map_reduce ins(%av, %bv : $D, $D) {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     harp.yield %m : f32
-  } reduce(sum, dims = [2]) : $M
+  } reduce(sum, dims = [$K]) : $M
 )";
-  if (!biasGelu)
-    return subst(
-        text + "  return %mm : $M\n}\n",
-        {{"M", tensor({n, n})}, {"D", tensor({n, n, n})}, {"BIASARG", ""}});
-  text += R"(  %biasb = harp.view %bias <(d0, d1) -> (d1)> : $V -> $M
+  // The domain is (m, n, k), or (b, m, n, k) when batched.
+  std::vector<int64_t> pre =
+      batch ? std::vector<int64_t>{batch} : std::vector<int64_t>{};
+  auto with = [&](std::vector<int64_t> dims) {
+    dims.insert(dims.begin(), pre.begin(), pre.end());
+    return dims;
+  };
+  std::vector<std::pair<std::string, std::string>> values = {
+      {"A", tensor(with({m, k}))},
+      {"B", tensor(with({k, n}))},
+      {"M", tensor(with({m, n}))},
+      {"D", tensor(with({m, n, k}))},
+      {"V", tensor({n})},
+      {"K", batch ? "3" : "2"},
+      {"DIMS", batch ? "b, d0, d1, d2" : "d0, d1, d2"},
+      {"BD", batch ? "b," : ""}};
+  if (!biasGelu) {
+    values.push_back({"BIASARG", ""});
+    return subst(text + "  return %mm : $M\n}\n", values);
+  }
+  std::string bias = batch ? "(b, d0, d1) -> (d1)" : "(d0, d1) -> (d1)";
+  text += "  %biasb = harp.view %bias <" + bias + R"(> : $V -> $M
   %z = harp.map_reduce ins(%mm, %biasb : $M, $M) {
   ^bb0(%x: f32, %y: f32):
     %s = arith.addf %x, %y : f32
@@ -251,24 +273,59 @@ std::string matmulIR(int64_t n, bool biasGelu) {
   } : $M
 )" + std::string(geluChain) +
           "  return %gelu : $M\n}\n";
-  return subst(text, {{"BIASARG", ", %bias: $V"},
-                      {"X", "%z"},
-                      {"T", "$M"},
-                      {"M", tensor({n, n})},
-                      {"D", tensor({n, n, n})},
-                      {"V", tensor({n})}});
+  values.insert(values.begin(),
+                {{"BIASARG", ", %bias: $V"}, {"X", "%z"}, {"T", "$M"}});
+  return subst(text, values);
 }
 
-/// N=1, C -> F channels, 3x3, padding 1, stride 1: a pad view, an unfold
-/// view and broadcast views into the domain (n, f, oh, ow, c, kh, kw).
-std::string conv2dIR(int64_t c, int64_t f, int64_t h) {
-  return subst(R"(func.func @main(%x: $X, %w: $W) -> $Y {
-  %xp = harp.view %x <(d0, d1, d2, d3) -> (d0, d1, d2 - 1, d3 - 1),
-      mask_ge = (d0, d1, d2, d3) -> (d2 - 1, -d2 + $H, d3 - 1, -d3 + $H)>
-      : $X -> $P
-  %win = harp.view %xp <(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
-      : $P -> $U
-  %xd = harp.view %win <(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2, d3, d5, d6)>
+/// A 2-D convolution of one image: C -> F channels, K x K filters, square
+/// images, stride, zero padding and groups (1, or C = F for depthwise).
+struct ConvSpec {
+  int64_t c = 64, h = 56, f = 64, k = 3, stride = 1, pad = 1, groups = 1;
+  int64_t out() const { return (h + 2 * pad - k) / stride + 1; }
+  bool depthwise() const { return groups > 1; }
+  std::vector<int64_t> filterShape() const {
+    return depthwise() ? std::vector<int64_t>{f, k, k}
+                       : std::vector<int64_t>{f, c, k, k};
+  }
+  std::string str() const {
+    return "c=" + std::to_string(c) + ",h=" + std::to_string(h) +
+           ",f=" + std::to_string(f) + ",k=" + std::to_string(k) +
+           ",s=" + std::to_string(stride) + ",p=" + std::to_string(pad) +
+           ",g=" + std::to_string(groups);
+  }
+};
+
+/// Zero padding as a masked view (when pad > 0), the K x K windows as an
+/// unfold view with the stride, and broadcast views into the domain
+/// (n, f, oh, ow, c, kh, kw), or (n, c, oh, ow, kh, kw) when depthwise.
+std::string conv2dIR(const ConvSpec &s) {
+  int64_t o = s.out(), hp = s.h + 2 * s.pad;
+  std::string p = std::to_string(s.pad), st = std::to_string(s.stride);
+  std::string text = "func.func @main(%x: $X, %w: $W) -> $Y {\n";
+  std::string padded = "%x";
+  if (s.pad) {
+    text += "  %xp = harp.view %x <(d0, d1, d2, d3) -> (d0, d1, d2 - $PAD, "
+            "d3 - $PAD),\n      mask_ge = (d0, d1, d2, d3) -> (d2 - $PAD, "
+            "-d2 + $LAST, d3 - $PAD, -d3 + $LAST)>\n      : $X -> $P\n";
+    padded = "%xp";
+  }
+  text += "  %win = harp.view " + padded +
+          " <(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * $S + d4, d3 * $S + "
+          "d5)>\n      : $P -> $U\n";
+  if (s.depthwise()) {
+    text += R"(  %wd = harp.view %w <(d0, d1, d2, d3, d4, d5) -> (d1, d4, d5)>
+      : $W -> $U
+  %y = harp.map_reduce ins(%win, %wd : $U, $U) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [4, 5]) : $Y
+  return %y : $Y
+})";
+  } else {
+    text +=
+        R"(  %xd = harp.view %win <(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2, d3, d5, d6)>
       : $U -> $D
   %wd = harp.view %w <(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
       : $W -> $D
@@ -278,14 +335,17 @@ std::string conv2dIR(int64_t c, int64_t f, int64_t h) {
     harp.yield %m : f32
   } reduce(sum, dims = [4, 5, 6]) : $Y
   return %y : $Y
-})",
-               {{"X", tensor({1, c, h, h})},
-                {"W", tensor({f, c, 3, 3})},
-                {"Y", tensor({1, f, h, h})},
-                {"P", tensor({1, c, h + 2, h + 2})},
-                {"U", tensor({1, c, h, h, 3, 3})},
-                {"D", tensor({1, f, h, h, c, 3, 3})},
-                {"H", std::to_string(h)}});
+})";
+  }
+  return subst(text, {{"X", tensor({1, s.c, s.h, s.h})},
+                      {"W", tensor(s.filterShape())},
+                      {"Y", tensor({1, s.f, o, o})},
+                      {"P", tensor({1, s.c, hp, hp})},
+                      {"U", tensor({1, s.c, o, o, s.k, s.k})},
+                      {"D", tensor({1, s.f, o, o, s.c, s.k, s.k})},
+                      {"PAD", p},
+                      {"LAST", std::to_string(s.pad + s.h - 1)},
+                      {"S", st}});
 }
 
 /// Embedding lookup: out[i, :] = table[idx[i], :], as a gather along dim 0
@@ -393,24 +453,97 @@ std::string shapeStr(const std::vector<int64_t> &shape) {
   return s;
 }
 
-/// Checks sampled elements of (a @ b), or of gelu(a @ b + bias).
-void checkDotProducts(Workload &w, int64_t n, Array a, Array b,
-                      const Array *bias) {
-  w.verify = [n, a, b, bias = bias ? *bias : Array()](Checker &c) {
-    for (int64_t idx : sampleIndices(n * n, 256)) {
-      int64_t i = idx / n, j = idx % n;
+/// Checks sampled elements of (a @ b), or of gelu(a @ b + bias), for
+/// `batch` (at least 1) products of m x k and k x n matrices.
+void checkDotProducts(Workload &w, int64_t batch, int64_t m, int64_t k,
+                      int64_t n, Array a, Array b, const Array *bias) {
+  w.verify = [=, bias = bias ? *bias : Array()](Checker &c) {
+    for (int64_t idx : sampleIndices(batch * m * n, 256)) {
+      int64_t p = idx / (m * n), i = idx / n % m, j = idx % n;
+      const float *pa = a.as<float>() + p * m * k,
+                  *pb = b.as<float>() + p * k * n;
       double s = 0;
-      for (int64_t k = 0; k < n; ++k)
-        s += double(a.as<float>()[i * n + k]) * b.as<float>()[k * n + j];
+      for (int64_t q = 0; q < k; ++q)
+        s += double(pa[i * k + q]) * pb[q * n + j];
       c.expect(idx, bias.data() ? gelu(s + bias.as<float>()[j]) : s);
     }
   };
 }
 
-/// Builds workload `name` at `size` (0: the issue's size), or fails.
-std::optional<Workload> makeWorkload(const std::string &name, int64_t size) {
+/// "97x1031x257" -> {97, 1031, 257}; empty on a malformed list.
+std::vector<int64_t> parseDims(const std::string &text) {
+  std::vector<int64_t> dims;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('x', pos);
+    std::string item =
+        text.substr(pos, end == std::string::npos ? end : end - pos);
+    char *rest = nullptr;
+    long long v = std::strtoll(item.c_str(), &rest, 10);
+    if (item.empty() || *rest || v <= 0)
+      return {};
+    dims.push_back(v);
+    if (end == std::string::npos)
+      break;
+    pos = end + 1;
+  }
+  return dims;
+}
+
+/// "c=256,h=14,f=256,k=3,s=1,p=1,g=1" (any subset; the rest are the
+/// defaults) or a plain image size "56".
+std::optional<ConvSpec> parseConv(const std::string &text) {
+  ConvSpec spec;
+  if (text.empty())
+    return spec;
+  if (text.find('=') == std::string::npos) {
+    std::vector<int64_t> dims = parseDims(text);
+    if (dims.size() != 1)
+      return std::nullopt;
+    spec.h = dims[0];
+    return spec;
+  }
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    std::string item =
+        text.substr(pos, end == std::string::npos ? end : end - pos);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      return std::nullopt;
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    char *rest = nullptr;
+    long long v = std::strtoll(value.c_str(), &rest, 10);
+    int64_t *field = key == "c"   ? &spec.c
+                     : key == "h" ? &spec.h
+                     : key == "f" ? &spec.f
+                     : key == "k" ? &spec.k
+                     : key == "s" ? &spec.stride
+                     : key == "p" ? &spec.pad
+                     : key == "g" ? &spec.groups
+                                  : nullptr;
+    if (!field || value.empty() || *rest || v < (key == "p" ? 0 : 1))
+      return std::nullopt;
+    *field = v;
+    if (end == std::string::npos)
+      break;
+    pos = end + 1;
+  }
+  // Any padding up to the filter size; groups 1, or depthwise (C = F = g).
+  if (spec.pad < 0 || spec.pad >= spec.k || spec.out() < 1 ||
+      (spec.groups != 1 && (spec.groups != spec.c || spec.f != spec.c)))
+    return std::nullopt;
+  return spec;
+}
+
+/// Builds workload `name` at `size` (empty: the default size), or fails.
+std::optional<Workload> makeWorkload(const std::string &name,
+                                     const std::string &size) {
   Workload w;
-  auto pick = [&](int64_t def) { return size > 0 ? size : def; };
+  std::vector<int64_t> dims = parseDims(size);
+  if (!size.empty() && dims.empty() && name != "conv2d")
+    return std::nullopt;
+  auto pick = [&](int64_t def) { return dims.empty() ? def : dims[0]; };
   if (name == "gelu") {
     int64_t n = pick(int64_t(1) << 24);
     Array x = randomF32({n}, 1);
@@ -444,7 +577,10 @@ std::optional<Workload> makeWorkload(const std::string &name, int64_t size) {
   }
   if (name == "softmax" || name == "layernorm") {
     bool softmax = name == "softmax";
-    int64_t rows = pick(softmax ? 4096 : 8192), cols = softmax ? rows : 1024;
+    if (dims.size() > 2)
+      return std::nullopt;
+    int64_t rows = pick(softmax ? 4096 : 8192);
+    int64_t cols = dims.size() == 2 ? dims[1] : softmax ? rows : 1024;
     Array x = randomF32({rows, cols}, 3), g = randomF32({cols}, 4),
           b = randomF32({cols}, 5);
     w.ir = softmax ? softmaxIR(rows, cols) : layerNormIR(rows, cols);
@@ -478,42 +614,66 @@ std::optional<Workload> makeWorkload(const std::string &name, int64_t size) {
     };
     return w;
   }
-  if (name == "matmul" || name == "matmul_bias_gelu") {
-    bool epilogue = name == "matmul_bias_gelu";
-    int64_t n = pick(1024);
-    Array a = randomF32({n, n}, 6), b = randomF32({n, n}, 7),
+  if (name == "matmul" || name == "matmul_bias_gelu" || name == "bmm") {
+    // matmul N, matmul MxKxN; bmm BxMxKxN.
+    bool epilogue = name == "matmul_bias_gelu", batched = name == "bmm";
+    if (dims.empty())
+      dims = batched ? std::vector<int64_t>{32, 128, 64, 128}
+                     : std::vector<int64_t>{1024};
+    if (dims.size() == 1)
+      dims = {dims[0], dims[0], dims[0]};
+    if (dims.size() != (batched ? 4u : 3u))
+      return std::nullopt;
+    int64_t batch = batched ? dims[0] : 0, m = dims[batched],
+            k = dims[batched + 1], n = dims[batched + 2],
+            copies = std::max<int64_t>(batch, 1);
+    std::vector<int64_t> pre =
+        batched ? std::vector<int64_t>{batch} : std::vector<int64_t>{};
+    auto with = [&](std::vector<int64_t> d) {
+      d.insert(d.begin(), pre.begin(), pre.end());
+      return d;
+    };
+    Array a = randomF32(with({m, k}), 6), b = randomF32(with({k, n}), 7),
           bias = randomF32({n}, 8);
-    w.ir = matmulIR(n, epilogue);
+    w.ir = matmulIR(batch, m, k, n, epilogue);
     w.inputs = epilogue ? std::vector<Array>{a, b, bias} : std::vector{a, b};
-    w.shape = shapeStr({n, n, n});
-    w.bytes = 12.0 * n * n;
-    w.flops = 2.0 * n * n * n;
+    w.shape = shapeStr(with({m, k, n}));
+    w.bytes = 4.0 * copies * (m * k + k * n + m * n);
+    w.flops = 2.0 * copies * m * n * k;
     w.exact = !epilogue;
-    checkDotProducts(w, n, a, b, epilogue ? &bias : nullptr);
+    checkDotProducts(w, copies, m, k, n, a, b, epilogue ? &bias : nullptr);
     return w;
   }
   if (name == "conv2d") {
-    int64_t h = pick(56), ch = 64;
-    Array x = randomF32({1, ch, h, h}, 9), f = randomF32({ch, ch, 3, 3}, 10);
-    w = {conv2dIR(ch, ch, h),
+    std::optional<ConvSpec> spec = parseConv(size);
+    if (!spec)
+      return std::nullopt;
+    ConvSpec cs = *spec;
+    int64_t h = cs.h, o = cs.out(), k = cs.k, cin = cs.depthwise() ? 1 : cs.c;
+    Array x = randomF32({1, cs.c, h, h}, 9),
+          f = randomF32(cs.filterShape(), 10);
+    w = {conv2dIR(cs),
          {x, f},
-         "1x64x" + shapeStr({h, h}) + " 3x3",
-         8.0 * ch * h * h,
-         2.0 * ch * ch * 9 * h * h,
+         cs.str(),
+         4.0 * (cs.c * h * h + f.numElements() + cs.f * o * o),
+         2.0 * cs.f * cin * k * k * o * o,
          true,
          {}};
     w.verify = [=](Checker &c) {
-      for (int64_t idx : sampleIndices(ch * h * h, 256)) {
-        int64_t o = idx / (h * h), y = idx / h % h, z = idx % h;
+      for (int64_t idx : sampleIndices(cs.f * o * o, 256)) {
+        int64_t fo = idx / (o * o), y = idx / o % o, z = idx % o;
         double s = 0;
-        for (int64_t i = 0; i < ch; ++i)
-          for (int64_t dy = 0; dy < 3; ++dy)
-            for (int64_t dz = 0; dz < 3; ++dz) {
-              int64_t yy = y + dy - 1, zz = z + dz - 1;
+        for (int64_t i = 0; i < cin; ++i) {
+          int64_t ch = cs.depthwise() ? fo : i;
+          for (int64_t dy = 0; dy < k; ++dy)
+            for (int64_t dz = 0; dz < k; ++dz) {
+              int64_t yy = y * cs.stride + dy - cs.pad,
+                      zz = z * cs.stride + dz - cs.pad;
               if (yy >= 0 && yy < h && zz >= 0 && zz < h)
-                s += double(x.as<float>()[(i * h + yy) * h + zz]) *
-                     f.as<float>()[((o * ch + i) * 3 + dy) * 3 + dz];
+                s += double(x.as<float>()[(ch * h + yy) * h + zz]) *
+                     f.as<float>()[((fo * cin + i) * k + dy) * k + dz];
             }
+        }
         c.expect(idx, s);
       }
     };
@@ -844,7 +1004,7 @@ int benchWorkload(const std::string &name, Workload &w, int maxReps,
 
 int main(int argc, char **argv) {
   std::string name;
-  int64_t size = 0;
+  std::string size;
   int reps = 10;
   double maxSeconds = 1e9;
   bool printIR = false;
@@ -874,7 +1034,7 @@ int main(int argc, char **argv) {
     } else if (name.empty())
       name = arg;
     else
-      size = std::atoll(arg.c_str());
+      size = arg;
   }
   if (name == "compile")
     return benchCompile(reps);
@@ -884,8 +1044,10 @@ int main(int argc, char **argv) {
                  "usage: harp-bench WORKLOAD [SIZE] [--reps N] "
                  "[--max-seconds S] [--print-ir] [--ir FILE] [--threads] "
                  "[--cpu NAME] [--device cpu|cuda]\n"
-                 "workloads: gelu sum rowsum softmax layernorm matmul "
-                 "matmul_bias_gelu conv2d gather transpose compile\n"
+                 "workloads (SIZE): gelu sum rowsum (N), softmax layernorm "
+                 "(ROWS or ROWSxCOLS), matmul matmul_bias_gelu (N or MxKxN), "
+                 "bmm (BxMxKxN), conv2d (H, or c=,h=,f=,k=,s=,p=,g= with "
+                 "g 1 or depthwise), gather (ROWS), transpose (N), compile\n"
                  "At most --reps timed calls after one warm-up (at least 3 "
                  "when a call takes more than S/3 seconds).\n"
                  "--ir FILE runs FILE's @main on the workload's inputs "

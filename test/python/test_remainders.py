@@ -70,6 +70,17 @@ def test_matmul(dtype, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", [10, 20, 28, 52, 57, 500])
+def test_matmul_partial_vectors(dtype, n):
+    # n columns whose last register tile is between one and two vectors
+    # wide at some width (harp-vectorize splits those off the kernel).
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (9, 19), (19, n), seed=n,
+          tol_scale=10)
+    check(dtype, lambda a, b, c: (a @ b) @ c, lambda a, b, c: (a @ b) @ c,
+          (3, 5, 7), (3, 7, n), (3, n, 4), seed=n + 1, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n", SIZES)
 def test_views(dtype, n):
     # Transposes, shifted slices, strided slices, flips, reshapes.

@@ -48,6 +48,38 @@ func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64x
 
 // -----
 
+// n = 52 is no multiple of the 32-column register tile: its last 20 columns
+// would be a vector of 20 lanes (no register shape). The kernel is split at
+// 52 - 20 % 16 = 48, so 48 columns tile into an 8x32 tile and an 8x16
+// remainder and the last 4 are one 4-lane vector. With 8-lane vectors
+// (vector-bits=256, a 16-column tile) 52 leaves 4 columns: no split.
+// CHECK-LABEL: func.func @matmul_partial_vectors
+// CHECK: tensor.extract_slice %arg2[0, 0] [16, 48] [1, 1]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x16xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, 48] [16, 4] [1, 1]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x4xf32>)
+// CHECK-NOT: vector<8x20xf32>
+// AVX2-LABEL: func.func @matmul_partial_vectors
+// AVX2-NOT: tensor.extract_slice %arg2
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4x16xf32>)
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4x4xf32>)
+#pA = affine_map<(m, n, k) -> (m, k)>
+#pB = affine_map<(m, n, k) -> (k, n)>
+#pC = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul_partial_vectors(%a: tensor<16x64xf32>, %b: tensor<64x52xf32>, %c: tensor<16x52xf32>) -> tensor<16x52xf32> {
+  %r = linalg.generic {indexing_maps = [#pA, #pB, #pC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<16x64xf32>, tensor<64x52xf32>) outs(%c : tensor<16x52xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x52xf32>
+  return %r : tensor<16x52xf32>
+}
+
+// -----
+
 // Large contractions: the right operand is packed into panels of the
 // register tile's width (32 columns: 1024x1024 becomes 32 panels of
 // 1024x32), the matmul runs over (row, panel, column, k) on C seen as
@@ -219,14 +251,16 @@ func.func @transpose(%x: tensor<64x32xf64>) -> tensor<32x64xf64> {
 // 18-column input, flattened: grid output p = oh * 18 + ow reads the
 // flattened input at p + kh * 18 + kw. The grid's first 15 * 18 + 16 = 286
 // outputs are computed (8 output channels x 32 of them per register tile,
-// the last 30 in a remainder tile), its 2 extra columns per row dropped.
+// the last 30 in a tile of one vector and one of 14 lanes, split off the
+// kernel first), its 2 extra columns per row dropped.
 // The init (an argument) is padded onto the grid.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x4x18x18xf32> into tensor<1x4x324xf32>
 // CHECK: %[[PAD:.*]] = tensor.pad %arg2 low[0, 0, 0, 0] high[0, 0, 0, 2]
 // CHECK: %[[GRID:.*]] = tensor.collapse_shape %[[PAD]] {{.*}} into tensor<1x16x288xf32>
 // CHECK: %[[OUT:.*]] = tensor.extract_slice %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
-// CHECK: scf.for {{.*}} to %c16 step %c8 iter_args(%{{.*}} = %[[OUT]])
+// CHECK: %[[HEAD:.*]] = tensor.extract_slice %[[OUT]][0, 0, 0] [1, 16, 272] [1, 1, 1]
+// CHECK: scf.for {{.*}} to %c16 step %c8 iter_args(%{{.*}} = %[[HEAD]])
 // CHECK: scf.for {{.*}} to %c256 step %c32
 // CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} vector<8x32xf32>
 // CHECK: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
@@ -236,7 +270,9 @@ func.func @transpose(%x: tensor<64x32xf64>) -> tensor<32x64xf64> {
 // CHECK: vector.transfer_read %[[X]][%c0, %{{.*}}, %[[AT]]]{{.*}} : tensor<1x4x324xf32>, vector<32xf32>
 // CHECK: %[[M:.*]] = arith.mulf {{.*}} : vector<8x32xf32>
 // CHECK: arith.addf %{{.*}}, %[[M]] fastmath<contract> : vector<8x32xf32>
-// CHECK: vector.transfer_read {{.*}} : tensor<1x16x286xf32>, vector<8x30xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<1x16x272xf32>, vector<8x16xf32>
+// CHECK: tensor.extract_slice {{.*}}[0, 0, 272] [1, 16, 14] [1, 1, 1]
+// CHECK: vector.transfer_read {{.*}} : tensor<1x16x14xf32>, vector<8x14xf32>
 // CHECK: %[[ALL:.*]] = tensor.insert_slice %{{.*}} into %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
 // CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[ALL]] {{.*}} into tensor<1x16x16x18xf32>
 // CHECK: tensor.extract_slice %[[ROWS]][0, 0, 0, 0] [1, 16, 16, 16] [1, 1, 1, 1]

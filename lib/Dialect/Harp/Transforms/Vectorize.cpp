@@ -87,6 +87,21 @@ static std::optional<unsigned> widestElementBits(linalg::LinalgOp op) {
   return widest;
 }
 
+/// Lanes of the kernel's vectors: the vector width over the result's
+/// element type, or the widest operand's when narrower (a gather's i64
+/// indices should not halve the vectors of the f32 rows it moves).
+static std::optional<int64_t> laneCount(linalg::LinalgOp op,
+                                        const Config &config) {
+  std::optional<unsigned> bits = widestElementBits(op);
+  if (!bits)
+    return std::nullopt;
+  unsigned resultBits =
+      getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType())
+          .getIntOrFloatBitWidth();
+  return std::max<int64_t>(1, config.vectorBits /
+                                  std::max(8u, std::min(*bits, resultBits)));
+}
+
 /// Loop order with `inner` dims last, the others in their original order.
 static SmallVector<int64_t> innermostLast(unsigned numLoops,
                                           ArrayRef<unsigned> inner) {
@@ -151,16 +166,10 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, [](int64_t r) { return r <= 0; }))
     return std::nullopt;
-  std::optional<unsigned> bits = widestElementBits(op);
-  if (!bits)
+  std::optional<int64_t> laneCountOrNone = laneCount(op, config);
+  if (!laneCountOrNone)
     return std::nullopt;
-  // Lanes of the result's element type: a gather's i64 indices should not
-  // halve the vectors of the f32 rows it moves.
-  unsigned resultBits =
-      getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType())
-          .getIntOrFloatBitWidth();
-  int64_t lanes = std::max<int64_t>(
-      1, config.vectorBits / std::max(8u, std::min(*bits, resultBits)));
+  int64_t lanes = *laneCountOrNone;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto clampTo = [&](unsigned dim, int64_t size) {
     return std::min<int64_t>(ranges[dim], size);
@@ -793,13 +802,76 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
   rewriter.replaceOp(op, result);
 }
 
-/// Tiles `op` as `planTiles` says (see `tileOnce`).
+/// Where to split `op` so that no tile is between one and several whole
+/// vectors wide: a tile of several vectors along the result's contiguous
+/// dim (a register tile's row) whose remainder, or whose range, is no whole
+/// number of vectors (20 columns of 16-lane vectors) would get a vector of
+/// 20 lanes,
+/// no register shape, which LLVM legalizes with shuffles in the innermost
+/// loop (a matmul whose n left such a remainder ran at 60% of one whose n
+/// did not). Split off the last `remainder % lanes` columns, the rest
+/// tiles into whole vectors. Returns (dim, split point).
+static std::optional<std::pair<unsigned, int64_t>>
+partialVectorSplit(linalg::LinalgOp op, const TilePlan &plan,
+                   const Config &config) {
+  if (op.getNumDpsInits() != 1)
+    return std::nullopt;
+  std::optional<unsigned> dim =
+      contiguousDim(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+  std::optional<int64_t> lanes = laneCount(op, config);
+  if (!dim || !lanes ||
+      !linalg::isParallelIterator(op.getIteratorTypesArray()[*dim]))
+    return std::nullopt;
+  int64_t range = op.getStaticLoopRanges()[*dim];
+  int64_t tile = plan.tileSizes[*dim];
+  if (tile <= *lanes)
+    return std::nullopt;
+  // The last tile: the remainder, or a whole tile (also one clamped to a
+  // range narrower than the register tile).
+  int64_t last = range % tile ? range % tile : tile;
+  if (last <= *lanes || last % *lanes == 0)
+    return std::nullopt;
+  return std::make_pair(*dim, range - last % *lanes);
+}
+
+/// `plan` for a piece of the kernel it was made for: tile sizes clamped to
+/// the piece's ranges, cache blocks kept where they still divide them.
+static TilePlan planForPiece(const TilePlan &plan, linalg::LinalgOp piece) {
+  TilePlan result = plan;
+  SmallVector<int64_t> ranges = piece.getStaticLoopRanges();
+  for (auto [size, range] : llvm::zip(result.tileSizes, ranges))
+    size = std::min(size, range);
+  for (auto [size, range] : llvm::zip(result.cacheTileSizes, ranges))
+    if (size && (size >= range || range % size))
+      size = 0;
+  if (llvm::all_of(result.cacheTileSizes, [](int64_t t) { return !t; }))
+    result.cacheTileSizes.clear();
+  return result;
+}
+
+/// Tiles `op` as `planTiles` says, or as `given` (see `tileOnce`).
 static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
                         const Config &config,
-                        SmallVectorImpl<linalg::LinalgOp> &worklist) {
-  std::optional<TilePlan> plan = planTiles(op, config);
+                        SmallVectorImpl<linalg::LinalgOp> &worklist,
+                        std::optional<TilePlan> given = std::nullopt) {
+  std::optional<TilePlan> plan = given ? given : planTiles(op, config);
   if (!plan)
     return;
+  if (auto split = partialVectorSplit(op, *plan, config)) {
+    // Both pieces keep the kernel's plan: planned again, a narrow tail could
+    // find another input the largest and pick another shape.
+    rewriter.setInsertionPoint(op);
+    auto [head, tail] =
+        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()),
+                        split->first, rewriter.getIndexAttr(split->second));
+    for (TilingInterface piece : {head, tail})
+      if (auto linalgPiece =
+              dyn_cast_or_null<linalg::LinalgOp>(piece.getOperation()))
+        if (!linalgPiece.hasDynamicShape())
+          tileAndPeel(rewriter, linalgPiece, config, worklist,
+                      planForPiece(*plan, linalgPiece));
+    return;
+  }
 
   SmallVector<int64_t> sizes = plan->tileSizes;
   SmallVector<int64_t> interchange = plan->interchange;
