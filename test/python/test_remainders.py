@@ -115,3 +115,13 @@ def test_conv2d(dtype, n):
     check(dtype, lambda x, w: harp.conv(x, w, [1, 1], [1, 1], [1, 1]),
           lambda x, w: torch.nn.functional.conv2d(x, w, padding=1),
           (1, 3, n, n + 2), (5, 3, 3, 3), seed=n, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", [1, 3, 5, 6])
+def test_conv2d_filter_larger_than_image(dtype, n):
+    # 20 -> 24 channels on n x n images: the filter is the largest input,
+    # the kernel still gets register rows over the output channels.
+    check(dtype, lambda x, w: harp.conv(x, w, [1, 1], [1, 1], [1, 1]),
+          lambda x, w: torch.nn.functional.conv2d(x, w, padding=1),
+          (1, 20, n, n), (24, 20, 3, 3), seed=n, tol_scale=10)

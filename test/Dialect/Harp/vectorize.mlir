@@ -312,6 +312,34 @@ func.func @conv(%x: tensor<1x4x18x18xf32>, %f: tensor<16x4x3x3xf32>, %init: tens
 
 // -----
 
+// A convolution with more filter than image (32 channels of 6x6, a 32x32x3x3
+// filter: the filter is the largest input, contiguous along kw) is still
+// planned as a convolution, not as a row reduction over the 3-wide kw:
+// 8 output channels of register rows over one vector of the flattened
+// grid (3 * 6 + 4 = 22 outputs: 16, then 6), kw a loop.
+// CHECK-LABEL: func.func @conv_small_image
+// CHECK-NOT: vector.multi_reduction
+// CHECK: scf.for {{.*}} to %c32 step %c8
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x16xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x6xf32>)
+// CHECK-NOT: vector.multi_reduction
+// CHECK: return
+#sin = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
+#sw = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#so = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @conv_small_image(%x: tensor<1x32x6x6xf32>, %f: tensor<32x32x3x3xf32>, %init: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
+  %r = linalg.generic {indexing_maps = [#sin, #sw, #so], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %f : tensor<1x32x6x6xf32>, tensor<32x32x3x3xf32>) outs(%init : tensor<1x32x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x32x4x4xf32>
+  return %r : tensor<1x32x4x4xf32>
+}
+
+// -----
+
 // A zero-filled init is filled on the grid (no padded copy of it); a valid
 // window (no padding) over 50 columns gives 48 outputs per row, a grid of 5 * 50 + 48 = 298.
 // CHECK-LABEL: func.func @conv_fill
