@@ -78,8 +78,10 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     function_ref<LogicalResult(const Twine &)> errorHandler) {
   unsigned vectorBits = options.vectorBits;
   unsigned vectorRegisters = options.vectorRegisters;
+  unsigned l1Cache = options.l1Cache, l2Cache = options.l2Cache;
   if (!options.cpu.empty() &&
-      (!options.vectorBits.hasValue() || !options.vectorRegisters.hasValue())) {
+      (!options.vectorBits.hasValue() || !options.vectorRegisters.hasValue() ||
+       !l1Cache || !l2Cache)) {
     llvm::Expected<::harp::CpuTarget> target =
         ::harp::resolveCpuTarget(options.cpu);
     if (!target) {
@@ -94,6 +96,10 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
       vectorBits = target->vectorBits;
     if (!options.vectorRegisters.hasValue())
       vectorRegisters = target->vectorRegisters;
+    if (!l1Cache)
+      l1Cache = target->l1Bytes;
+    if (!l2Cache)
+      l2Cache = target->l2Bytes;
   }
   addFrontEnd(pm, options.fuse);
   if (options.fuse) {
@@ -107,6 +113,10 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     HarpVectorizePassOptions vectorize;
     vectorize.vectorBits = vectorBits;
     vectorize.registerRows = registerRowsFor(vectorRegisters);
+    if (l1Cache)
+      vectorize.l1Cache = l1Cache;
+    if (l2Cache)
+      vectorize.l2Cache = l2Cache;
     pm.addNestedPass<func::FuncOp>(createHarpVectorizePass(vectorize));
     pm.addPass(createCanonicalizerPass());
   }

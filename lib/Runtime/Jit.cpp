@@ -834,6 +834,8 @@ struct Jit::Impl {
       pipelineOptions.fuse = options.fuse;
       pipelineOptions.vectorBits = target.vectorBits;
       pipelineOptions.vectorRegisters = target.vectorRegisters;
+      pipelineOptions.l1Cache = unsigned(target.l1Bytes);
+      pipelineOptions.l2Cache = unsigned(target.l2Bytes);
       pipelineOptions.vectorize = options.vectorize;
       pipelineOptions.threads = options.threads;
       if (mlir::failed(

@@ -1,5 +1,4 @@
-//===- CPU.cpp - the CPU harp generates code for
-//---------------------------===//
+//===- CPU.cpp - the CPU harp generates code for -------------------------===//
 
 #include "harp/Target/CPU.h"
 
@@ -13,7 +12,9 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <fstream>
 #include <memory>
+#include <unistd.h>
 #include <vector>
 
 using namespace harp;
@@ -21,6 +22,82 @@ using llvm::StringRef;
 
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// "48K" -> 49152; 0 when malformed.
+static uint64_t parseCacheSize(StringRef text) {
+  text = text.trim();
+  uint64_t scale = 1;
+  if (text.consume_back("K"))
+    scale = 1024;
+  else if (text.consume_back("M"))
+    scale = 1024 * 1024;
+  uint64_t value = 0;
+  return text.getAsInteger(10, value) ? 0 : value * scale;
+}
+
+static std::string readLine(const std::string &path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+static void readCaches(CpuTarget &target);
+
+/// Fills the caches of `target` from sysfs, else sysconf, else assumes
+/// (read once per process).
+static void describeCaches(CpuTarget &target) {
+  static const CpuTarget caches = [] {
+    CpuTarget found;
+    readCaches(found);
+    return found;
+  }();
+  target.l1Bytes = caches.l1Bytes;
+  target.l2Bytes = caches.l2Bytes;
+  target.l3Bytes = caches.l3Bytes;
+  target.cacheSource = caches.cacheSource;
+}
+
+static void readCaches(CpuTarget &target) {
+  uint64_t sizes[4] = {0, 0, 0, 0};
+  for (int index = 0; index < 16; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::string type = readLine(dir + "/type");
+    if (type.empty())
+      break;
+    unsigned level = 0;
+    if (type == "Instruction" ||
+        StringRef(readLine(dir + "/level")).trim().getAsInteger(10, level) ||
+        level < 1 || level > 3)
+      continue;
+    sizes[level] = parseCacheSize(readLine(dir + "/size"));
+  }
+  if (sizes[1] && sizes[2]) {
+    target.cacheSource = "sysfs";
+  } else {
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE),
+         l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l1 > 0 && l2 > 0) {
+      sizes[1] = l1;
+      sizes[2] = l2;
+      sizes[3] = l3 > 0 ? l3 : 0;
+      target.cacheSource = "sysconf";
+    }
+#endif
+  }
+  if (!sizes[1] || !sizes[2]) {
+    sizes[1] = 32 * 1024;
+    sizes[2] = 256 * 1024;
+    sizes[3] = 0;
+    target.cacheSource = "assumed";
+  }
+  target.l1Bytes = sizes[1];
+  target.l2Bytes = sizes[2];
+  target.l3Bytes = sizes[3];
 }
 
 std::string harp::defaultCpuName() {
@@ -72,6 +149,7 @@ llvm::Expected<CpuTarget> harp::resolveCpuTarget(StringRef name) {
   target.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
   target.vectorRegisters = has("avx512f") ? 32 : 16;
   target.fma = has("fma");
+  describeCaches(target);
 
   // A feature this machine reports absent but the target enables would
   // fault at run time (SIGILL): list them, so loading refuses clearly.

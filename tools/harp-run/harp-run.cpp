@@ -354,7 +354,12 @@ int main(int argc, char **argv) {
     llvm::outs() << "cpu: " << target->name << "\nllvm cpu: " << target->cpu
                  << "\nvector bits: " << target->vectorBits
                  << "\nvector registers: " << target->vectorRegisters
-                 << "\nfma: " << (target->fma ? "yes" : "no") << "\nruns here: "
+                 << "\nfma: " << (target->fma ? "yes" : "no")
+                 << "\nl1d cache: " << target->l1Bytes
+                 << " bytes\nl2 cache: " << target->l2Bytes
+                 << " bytes\nl3 cache: " << target->l3Bytes
+                 << " bytes\ncaches from: " << target->cacheSource
+                 << "\nruns here: "
                  << (target->runsHere()
                          ? std::string("yes")
                          : "no (lacks " + target->missingFeatures + ")")

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unistd.h>
 #include <limits>
 #include <string>
 #include <vector>
@@ -307,6 +308,24 @@ TEST(JitTarget, ProfilesResolve) {
   llvm::Expected<CpuTarget> bogus = resolveCpuTarget("pentium-9000");
   ASSERT_FALSE(bool(bogus));
   EXPECT_NE(llvm::toString(bogus.takeError()).find("x86-64-v3"),
+            std::string::npos);
+}
+
+// Caches are this machine's whatever the profile, and the C library's
+// (cpuid) when sysfs gives none; the key names them.
+TEST(JitTarget, CachesOfThisMachine) {
+  llvm::Expected<CpuTarget> v2 = resolveCpuTarget("x86-64-v2");
+  llvm::Expected<CpuTarget> native = resolveCpuTarget("native");
+  ASSERT_TRUE(bool(v2) && bool(native));
+  EXPECT_GE(native->l1Bytes, 16u * 1024);
+  EXPECT_GT(native->l2Bytes, native->l1Bytes);
+  EXPECT_EQ(v2->l1Bytes, native->l1Bytes);
+  EXPECT_EQ(v2->l2Bytes, native->l2Bytes);
+  EXPECT_NE(native->cacheSource, "");
+  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  if (native->cacheSource == "sysconf")
+    EXPECT_EQ(native->l1Bytes, uint64_t(l1));
+  EXPECT_NE(native->key().find(std::to_string(native->l2Bytes)),
             std::string::npos);
 }
 

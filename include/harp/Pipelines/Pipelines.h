@@ -46,6 +46,18 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
                      "harp-vectorize's register tiles (overrides cpu's; the "
                      "JIT passes its target's: 32 with AVX-512, else 16)"),
       llvm::cl::init(32)};
+  PassOptions::Option<unsigned> l1Cache{
+      *this, "l1-cache",
+      llvm::cl::desc("L1 data cache in bytes, which bounds harp-vectorize's "
+                     "k blocks (overrides cpu's, which are this machine's; "
+                     "without either harp-vectorize's default, 48 KiB)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<unsigned> l2Cache{
+      *this, "l2-cache",
+      llvm::cl::desc("L2 cache in bytes, which bounds harp-vectorize's n "
+                     "blocks (overrides cpu's; without either "
+                     "harp-vectorize's default, 1 MiB)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the outermost parallel tile loops on OpenMP threads "

@@ -4,8 +4,9 @@
 // default), an x86-64 ISA profile (`x86-64-v2`: SSE4.2, 128-bit vectors;
 // `x86-64-v3`: AVX2 and FMA, 256-bit; `x86-64-v4`: AVX-512, 512-bit) or any
 // CPU name LLVM knows (`znver3`, `skylake-avx512`, ...). The description it
-// resolves to is what code generation derives its numbers from, and is part
-// of every compiled kernel's cache key.
+// resolves to is what code generation derives its numbers from (vector
+// width, registers, caches), and is part of every compiled kernel's cache
+// key.
 //
 // Only LLVM's Support library appears here, so tools and bindings can name
 // targets without the compiler's headers.
@@ -18,6 +19,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <string>
 
 namespace harp {
@@ -36,13 +38,26 @@ struct CpuTarget {
   unsigned vectorRegisters = 16;
   /// Whether the CPU has fused multiply-add.
   bool fma = false;
+  /// Data caches of this machine in bytes (the JIT runs its code here,
+  /// whatever ISA it targets): L1 data, L2 and L3 as one core sees them;
+  /// 0 for L3 when none is reported.
+  uint64_t l1Bytes = 0, l2Bytes = 0, l3Bytes = 0;
+  /// Where the cache sizes come from: "sysfs" (Linux's
+  /// /sys/devices/system/cpu/cpu0/cache), "sysconf" (the C library's
+  /// cpuid) or "assumed" (32 KiB L1, 256 KiB L2, the smallest of x86-64
+  /// cores with AVX, when neither reports them).
+  std::string cacheSource;
   /// Features the target needs that this machine lacks, comma-separated;
   /// empty when its code runs here.
   std::string missingFeatures;
 
   bool runsHere() const { return missingFeatures.empty(); }
-  /// What identifies the generated code: CPU and features.
-  std::string key() const { return cpu + ";" + features; }
+  /// What identifies the generated code: CPU, features and the caches
+  /// its blocks are derived from.
+  std::string key() const {
+    return cpu + ";" + features + ";" + std::to_string(l1Bytes) + "," +
+           std::to_string(l2Bytes);
+  }
 };
 
 /// The target name used when none is given: $HARP_CPU if set and not

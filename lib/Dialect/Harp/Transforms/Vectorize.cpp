@@ -60,6 +60,8 @@ struct Config {
   unsigned reductionVectors;
   unsigned cacheK;
   unsigned cacheN;
+  unsigned l1Bytes;
+  unsigned l2Bytes;
   bool pack;
   bool flattenWindows;
 };
@@ -87,6 +89,12 @@ static std::optional<unsigned> widestElementBits(linalg::LinalgOp op) {
   return widest;
 }
 
+/// Bytes of the kernel's widest element (1 when it has no integer or float
+/// operands, which are not planned anyway).
+static int64_t elementBytes(linalg::LinalgOp op) {
+  return llvm::divideCeil(widestElementBits(op).value_or(8), 8);
+}
+
 /// Lanes of the kernel's vectors: the vector width over the result's
 /// element type, or the widest operand's when narrower (a gather's i64
 /// indices should not halve the vectors of the f32 rows it moves).
@@ -100,6 +108,62 @@ static std::optional<int64_t> laneCount(linalg::LinalgOp op,
           .getIntOrFloatBitWidth();
   return std::max<int64_t>(1, config.vectorBits /
                                   std::max(8u, std::min(*bits, resultBits)));
+}
+
+/// The largest divisor of `extent` that is a multiple of `unit` and lies in
+/// [limit / 2, limit], or 0.
+static int64_t blockDividing(int64_t extent, int64_t limit, int64_t unit) {
+  for (int64_t b = limit - limit % unit; unit > 0 && b > 0 && 2 * b >= limit;
+       b -= unit)
+    if (extent % b == 0)
+      return b;
+  return 0;
+}
+
+/// A contraction's cache blocks along k and n (0: none) and the widest n
+/// a block may have.
+struct CacheBlocks {
+  int64_t k = 0, n = 0, nMax = 0;
+};
+
+/// A contraction's cache blocks (k, n) for a register tile of `rows` x
+/// `width` elements of `bytes` each over a K x N right operand (0: no block
+/// along that dim). `cache-k` / `cache-n` when given (blocks only where
+/// they divide the dim), else derived from the caches: the k loop of a
+/// register tile reads a rows x kc slice of the left operand, reused by
+/// every register tile of the block, and a kc x width panel of the right
+/// one, so both together take at most 5/6 of L1 (the rest holds the
+/// accumulator tile's lines and those in flight); a kc x nc block of the
+/// right operand, read once per row tile, takes half of L2. Each is then
+/// the largest block in [half, all] of that bound that divides the dim (a
+/// remainder block would need a plan of its own): K = 1024 with at most
+/// 256 gives 256, K = 1031 none.
+static CacheBlocks cacheBlocks(const Config &config, int64_t rows,
+                               int64_t width, int64_t bytes, int64_t k,
+                               int64_t n) {
+  auto fixed = [](unsigned block, int64_t extent) -> int64_t {
+    return block && extent > block && extent % block == 0 ? block : 0;
+  };
+  CacheBlocks blocks;
+  if (config.cacheK) {
+    blocks.k = fixed(config.cacheK, k);
+  } else {
+    int64_t kMax = std::max<int64_t>(1, int64_t(config.l1Bytes) * 5 / 6 /
+                                            ((rows + width) * bytes));
+    if (k > kMax)
+      blocks.k = blockDividing(k, kMax, 1);
+  }
+  if (config.cacheN) {
+    blocks.nMax = config.cacheN;
+    blocks.n = fixed(config.cacheN, n);
+    return blocks;
+  }
+  int64_t kc = blocks.k ? blocks.k : k;
+  blocks.nMax = std::max<int64_t>(width, int64_t(config.l2Bytes) / 2 /
+                                             std::max<int64_t>(1, kc * bytes));
+  if (n > blocks.nMax)
+    blocks.n = blockDividing(n, blocks.nMax, width);
+  return blocks;
 }
 
 /// Loop order with `inner` dims last, the others in their original order.
@@ -225,24 +289,29 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       SmallVector<unsigned> inner(dims->k.begin(), dims->k.end());
       plan.interchange = innermostLast(numLoops, inner);
       // Cache blocks: a (k x n) panel of the right operand stays in L2
-      // while every row tile of the left one streams past it. Only where
-      // the block divides the dim, so no remainder needs a second plan.
+      // while every row tile of the left one streams past it.
       unsigned k = dims->k.back();
       plan.cacheTileSizes.assign(numLoops, 0);
       // A packed right operand (packRightOperand): the outer n dims count
       // panels of the register tile's width; a cache block is as many of
-      // them as make `cache-n` columns.
+      // them as make its columns.
       SmallVector<unsigned> panels(dims->n.begin(), dims->n.end() - 1);
-      int64_t perBlock =
-          std::max<int64_t>(1, config.cacheN / std::max<int64_t>(1, ranges[n]));
+      int64_t columns = ranges[n];
       for (unsigned d : panels)
-        plan.cacheTileSizes[d] = ranges[d] % perBlock ? 1 : perBlock;
-      if (config.cacheN && ranges[n] > config.cacheN &&
-          ranges[n] % config.cacheN == 0)
-        plan.cacheTileSizes[n] = config.cacheN;
-      if (config.cacheK && ranges[k] > config.cacheK &&
-          ranges[k] % config.cacheK == 0)
-        plan.cacheTileSizes[k] = config.cacheK;
+        columns *= ranges[d];
+      auto [kBlock, nBlock, nMax] =
+          cacheBlocks(config, plan.tileSizes[m], plan.tileSizes[n],
+                      elementBytes(op), ranges[k], columns);
+      (void)nMax;
+      if (!panels.empty()) {
+        int64_t perBlock = std::max<int64_t>(1, nBlock / ranges[n]);
+        for (unsigned d : panels)
+          plan.cacheTileSizes[d] = ranges[d] % perBlock ? 1 : perBlock;
+      } else if (nBlock) {
+        plan.cacheTileSizes[n] = nBlock;
+      }
+      if (kBlock)
+        plan.cacheTileSizes[k] = kBlock;
       // A k block heading the nest would keep the matmul off threads
       // (harp-parallelize forks only at the head of a nest, and k is a
       // reduction): without a block over n, m gets two halves, the outer
@@ -578,8 +647,12 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t w = registerTileWidth(config, lanes);
   if (ShapedType::isDynamic(ranges[n]) || ShapedType::isDynamic(ranges[k]) ||
-      ranges[n] <= std::max<int64_t>(config.cacheN, w) || ranges[n] % w ||
-      ranges[k] < w)
+      ShapedType::isDynamic(ranges[m]) || ranges[n] % w || ranges[k] < w)
+    return false;
+  CacheBlocks blocks =
+      cacheBlocks(config, std::min<int64_t>(ranges[m], config.registerRows), w,
+                  elementBytes(op), ranges[k], ranges[n]);
+  if (ranges[n] <= std::max<int64_t>(blocks.nMax, w))
     return false;
   MLIRContext *ctx = op.getContext();
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
@@ -1074,6 +1147,8 @@ struct HarpVectorizePass
                   std::max(1u, reductionVectors.getValue()),
                   cacheK,
                   cacheN,
+                  l1Cache,
+                  l2Cache,
                   pack,
                   flattenWindows};
     if (config.vectorBits < 8) {

@@ -139,8 +139,13 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
       panels Bp (N/w x K x w), w the register tile's width, and the matmul
       becomes a contraction over (m, panel, column, k) whose register tile
       reads its K x w panel contiguously. A contraction is then
-      cut into cache blocks (`cache-n` x `cache-k`, where
-      they divide the dims), then gets a register tile of `register-rows` x
+      cut into cache blocks: a k block whose left-operand slice (register
+      rows x k) and right-operand panel (k x register-tile width) take at
+      most 5/6 of `l1-cache`, an n block whose k x n block of the right
+      operand takes half of `l2-cache`, each the largest in [half, all] of
+      its bound that divides the dim (or `cache-k` / `cache-n` where
+      given and dividing; docs/Lowering.md derives them), then gets a
+      register tile of `register-rows` x
       (`register-vectors` x vector length) accumulators over m and n, and a
       `k` loop of step one innermost; the accumulator tile is hoisted out of
       the `k` loop, so the loop body is loads and multiply-adds;
@@ -207,10 +212,16 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
     Option<"reductionVectors", "reduction-vectors", "unsigned",
            /*default=*/"4",
            "Independent vector accumulators of an inner-dim reduction">,
-    Option<"cacheK", "cache-k", "unsigned", /*default=*/"256",
-           "k extent of a contraction's cache block (0: no cache blocks)">,
-    Option<"cacheN", "cache-n", "unsigned", /*default=*/"512",
-           "n extent of a contraction's cache block (0: no cache blocks)">,
+    Option<"cacheK", "cache-k", "unsigned", /*default=*/"0",
+           "k extent of a contraction's cache block, used where it divides "
+           "k (0: derived from l1-cache)">,
+    Option<"cacheN", "cache-n", "unsigned", /*default=*/"0",
+           "n extent of a contraction's cache block, used where it divides "
+           "n (0: derived from l2-cache)">,
+    Option<"l1Cache", "l1-cache", "unsigned", /*default=*/"49152",
+           "L1 data cache in bytes, which bounds a contraction's k block">,
+    Option<"l2Cache", "l2-cache", "unsigned", /*default=*/"1048576",
+           "L2 cache in bytes, which bounds a contraction's n block">,
     Option<"pack", "pack", "bool", /*default=*/"true",
            "Pack the right operand of matmuls wider than a cache block into "
            "register-tile panels">,
