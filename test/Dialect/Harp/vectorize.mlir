@@ -80,6 +80,33 @@ func.func @matmul_partial_vectors(%a: tensor<16x64xf32>, %b: tensor<64x52xf32>, 
 
 // -----
 
+// C = G @ W^T with W^T first: inferContractionDims calls the output's
+// contiguous dim m; harp-vectorize turns it around, so the register tile's
+// vectors run along C's rows (8 x 32, not 32 x 8), and W, read as (n, k),
+// is packed into k x 32 panels by a transposing copy.
+// CHECK-LABEL: func.func @matmul_transposed_first
+// CHECK: tensor.empty() : tensor<32x512x32xf32>
+// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1024x512xf32>, vector<16xf32>
+// CHECK: tensor.expand_shape %arg2 {{.*}} into tensor<16x32x32xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// CHECK-NOT: vector<32x8xf32>
+// CHECK: return
+#tW = affine_map<(i, j, k) -> (j, k)>
+#tG = affine_map<(i, j, k) -> (i, k)>
+#tC = affine_map<(i, j, k) -> (i, j)>
+func.func @matmul_transposed_first(%w: tensor<1024x512xf32>, %g: tensor<16x512xf32>, %c: tensor<16x1024xf32>) -> tensor<16x1024xf32> {
+  %r = linalg.generic {indexing_maps = [#tW, #tG, #tC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%w, %g : tensor<1024x512xf32>, tensor<16x512xf32>) outs(%c : tensor<16x1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x1024xf32>
+  return %r : tensor<16x1024xf32>
+}
+
+// -----
+
 // Large contractions: the right operand is packed into panels of the
 // register tile's width (32 columns: 1024x1024 becomes 32 panels of
 // 1024x32), the matmul runs over (row, panel, column, k) on C seen as

@@ -110,6 +110,27 @@ static std::optional<int64_t> laneCount(linalg::LinalgOp op,
                                   std::max(8u, std::min(*bits, resultBits)));
 }
 
+/// The contraction dims of `op` with n the one its result is contiguous
+/// along: `inferContractionDims` calls n the dims of the second operand,
+/// and a product whose transposed factor comes first (a gradient's
+/// G @ W^T) would otherwise get register tiles whose vectors run across
+/// the result's rows.
+static FailureOr<linalg::ContractionDimensions>
+orientedContractionDims(linalg::LinalgOp op) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || op.getNumDpsInits() != 1)
+    return dims;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (out.getNumResults() == 0)
+    return dims;
+  auto last = dyn_cast<AffineDimExpr>(out.getResults().back());
+  if (last && llvm::is_contained(dims->m, last.getPosition()) &&
+      !llvm::is_contained(dims->n, last.getPosition()))
+    std::swap(dims->m, dims->n);
+  return dims;
+}
+
 /// The largest divisor of `extent` that is a multiple of `unit` and lies in
 /// [limit / 2, limit], or 0.
 static int64_t blockDividing(int64_t extent, int64_t limit, int64_t unit) {
@@ -279,8 +300,7 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 
   // Contractions: a register tile over (m, n), k innermost with step one.
   if (linalg::isaContractionOpInterface(op)) {
-    FailureOr<linalg::ContractionDimensions> dims =
-        linalg::inferContractionDims(op);
+    FailureOr<linalg::ContractionDimensions> dims = orientedContractionDims(op);
     if (succeeded(dims) && !dims->m.empty() && !dims->n.empty() &&
         !dims->k.empty()) {
       unsigned m = dims->m.back(), n = dims->n.back();
@@ -638,8 +658,7 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
     return false;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
+  FailureOr<linalg::ContractionDimensions> dims = orientedContractionDims(op);
   if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
       dims->k.size() != 1 || !dims->batch.empty())
     return false;
@@ -656,14 +675,20 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     return false;
   MLIRContext *ctx = op.getContext();
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  // B is read as (k, n), or transposed as (n, k) (a gradient's W^T): the
+  // panels are the same, the copy transposes.
   OpOperand *right = nullptr, *left = nullptr;
+  bool transposed = false;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
-    if (map.getNumResults() == 2 && map.getResult(0) == dim(k) &&
-        map.getResult(1) == dim(n))
+    if (!right && map.getNumResults() == 2 &&
+        ((map.getResult(0) == dim(k) && map.getResult(1) == dim(n)) ||
+         (map.getResult(0) == dim(n) && map.getResult(1) == dim(k)))) {
       right = input;
-    else
+      transposed = map.getResult(0) == dim(n);
+    } else {
       left = input;
+    }
   }
   OpOperand *init = op.getDpsInitOperand(0);
   AffineMap initMap = op.getMatchingIndexingMap(init);
@@ -676,12 +701,15 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   Value b = right->get();
   Type element = getElementTypeOrSelf(b.getType());
   rewriter.setInsertionPoint(op);
-  // Bp[p, k, j] = B[k, p * w + j].
+  // Bp[p, k, j] = B[k, p * w + j] (or B[p * w + j, k]).
   Value empty = tensor::EmptyOp::create(
       rewriter, loc, ArrayRef<int64_t>{panels, ranges[k], w}, element);
   AffineExpr p = dim(0), kk = dim(1), j = dim(2);
+  SmallVector<AffineExpr> read = {kk, p * w + j};
+  if (transposed)
+    std::swap(read[0], read[1]);
   auto packMaps =
-      SmallVector<AffineMap>{AffineMap::get(3, 0, {kk, p * w + j}, ctx),
+      SmallVector<AffineMap>{AffineMap::get(3, 0, read, ctx),
                              AffineMap::getMultiDimIdentityMap(3, ctx)};
   auto pack = linalg::GenericOp::create(
       rewriter, loc, empty.getType(), ValueRange{b}, ValueRange{empty},
