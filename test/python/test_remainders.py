@@ -125,3 +125,14 @@ def test_conv2d_filter_larger_than_image(dtype, n):
     check(dtype, lambda x, w: harp.conv(x, w, [1, 1], [1, 1], [1, 1]),
           lambda x, w: torch.nn.functional.conv2d(x, w, padding=1),
           (1, 20, n, n), (24, 20, 3, 3), seed=n, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("stride,kernel,pad,n", [(2, 7, 3, 17), (2, 3, 1, 9), (3, 4, 1, 13),
+                                                 (2, 1, 0, 8), (2, 5, 2, 33)])
+def test_conv2d_strided(dtype, stride, kernel, pad, n):
+    # Strided windows are de-interleaved by phase before vectorizing (the
+    # filter padded to whole phases); the image widths leave remainders.
+    check(dtype, lambda x, w: harp.conv(x, w, [stride, stride], [pad, pad], [1, 1]),
+          lambda x, w: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad),
+          (1, 3, n, n + 1), (6, 3, kernel, kernel), seed=n + kernel, tol_scale=10)

@@ -367,6 +367,40 @@ func.func @conv_small_image(%x: tensor<1x32x6x6xf32>, %f: tensor<32x32x3x3xf32>,
 
 // -----
 
+// A stride-2 window along the output's columns (ow * 2 + kw) is
+// de-interleaved: the 23 input columns, padded to 24, are sorted by phase
+// into 1x3x23x2x12 (one copy), the 7-tap filter padded to 8 = 4 x 2 taps,
+// and the kernel reduces over (kq, r) reading the sorted image at
+// (r, ow + kq): a vector of 9 contiguous outputs, 6 output channels of
+// rows. Without window rewrites (flatten-windows=false) it stays as it was.
+// CHECK-LABEL: func.func @strided_conv
+// CHECK: %[[PX:.*]] = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 0, 1]
+// CHECK: tensor.expand_shape %[[PX]] {{.*}} into tensor<1x3x23x12x2xf32>
+// CHECK: tensor.empty() : tensor<1x3x23x2x12xf32>
+// CHECK: %[[PF:.*]] = tensor.pad %arg1 low[0, 0, 0, 0] high[0, 0, 0, 1]
+// CHECK: tensor.expand_shape %[[PF]] {{.*}} into tensor<6x3x7x4x2xf32>
+// CHECK: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}}) -> (vector<6x9xf32>)
+// CHECK: scf.for {{.*}} to %c2 step %c1 iter_args(%{{.*}}) -> (vector<6x9xf32>)
+// CHECK: vector.transfer_read {{.*}} : tensor<1x3x23x2x12xf32>, vector<9xf32>
+// NOFLAT-LABEL: func.func @strided_conv
+// NOFLAT-NOT: tensor<1x3x23x2x12xf32>
+// NOFLAT: return
+#sx = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh * 2 + kh, ow * 2 + kw)>
+#sw = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#so = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @strided_conv(%x: tensor<1x3x23x23xf32>, %f: tensor<6x3x7x7xf32>, %init: tensor<1x6x9x9xf32>) -> tensor<1x6x9x9xf32> {
+  %r = linalg.generic {indexing_maps = [#sx, #sw, #so], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %f : tensor<1x3x23x23xf32>, tensor<6x3x7x7xf32>) outs(%init : tensor<1x6x9x9xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x6x9x9xf32>
+  return %r : tensor<1x6x9x9xf32>
+}
+
+// -----
+
 // A zero-filled init is filled on the grid (no padded copy of it); a valid
 // window (no padding) over 50 columns gives 48 outputs per row, a grid of 5 * 50 + 48 = 298.
 // CHECK-LABEL: func.func @conv_fill

@@ -773,6 +773,190 @@ static bool isWindowSum(AffineExpr e, unsigned out,
   return k != out && linalg::isReductionIterator(iterators[k]);
 }
 
+/// `e` as `s * out + k` (either order, s > 1 a constant) with `k` a
+/// reduction dim other than `out`; sets `k` and `s`.
+static bool isStridedWindowSum(AffineExpr e, unsigned out,
+                               ArrayRef<utils::IteratorType> iterators,
+                               unsigned &k, int64_t &s) {
+  auto add = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!add || add.getKind() != AffineExprKind::Add)
+    return false;
+  for (auto [scaled, other] : {std::pair(add.getLHS(), add.getRHS()),
+                               std::pair(add.getRHS(), add.getLHS())}) {
+    auto mul = dyn_cast<AffineBinaryOpExpr>(scaled);
+    auto dim = dyn_cast<AffineDimExpr>(other);
+    if (!mul || mul.getKind() != AffineExprKind::Mul || !dim)
+      continue;
+    auto d = dyn_cast<AffineDimExpr>(mul.getLHS());
+    auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+    if (!d || !c || d.getPosition() != out || c.getValue() < 2 ||
+        dim.getPosition() == out ||
+        !linalg::isReductionIterator(iterators[dim.getPosition()]))
+      continue;
+    k = dim.getPosition();
+    s = c.getValue();
+    return true;
+  }
+  return false;
+}
+
+/// De-interleaves a strided convolution window: a kernel reading
+/// `X[..., s * ow + kw]` (stride s > 1) along the dim its result is
+/// contiguous in would read every s-th element, which the vectorizer
+/// cannot load as a vector (the kernel stayed scalar: a 7x7 stride-2
+/// ResNet stem ran at 4 GFLOP/s). With kw = s * kq + r, the read is
+/// Xd[..., r, ow + kq] of Xd[..., r, q] = X[..., s * q + r], X's columns
+/// sorted by their phase r (one copy of X, padded with zeros to whole
+/// phases), and the kernel reduces over (kq, r) instead of kw: a window of
+/// unit stride along ow. Operands that read kw as their last dim (the
+/// filter) are padded with zeros to whole phases and reshaped to
+/// [..., kq, r], so the padding adds terms of zero. Only where no other
+/// operand reads ow and X reads kw nowhere else.
+static void deinterleaveStridedWindow(RewriterBase &rewriter,
+                                      linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 1 ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (outMap.getNumResults() == 0)
+    return;
+  auto outLast = dyn_cast<AffineDimExpr>(outMap.getResults().back());
+  if (!outLast || !linalg::isParallelIterator(iterators[outLast.getPosition()]))
+    return;
+  unsigned ow = outLast.getPosition(), kw = 0;
+  int64_t stride = 0;
+  OpOperand *window = nullptr;
+  SmallVector<OpOperand *> phased;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!map.isFunctionOfDim(ow))
+      continue;
+    unsigned rank = map.getNumResults();
+    if (window || !type || !type.hasStaticShape() || rank == 0 ||
+        !isStridedWindowSum(map.getResults().back(), ow, iterators, kw, stride))
+      return;
+    for (AffineExpr result : map.getResults().drop_back())
+      if (result.isFunctionOfDim(ow) || result.isFunctionOfDim(kw))
+        return;
+    window = input;
+  }
+  if (!window)
+    return;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (input == window || !map.isFunctionOfDim(kw))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    auto last = map.getNumResults()
+                    ? dyn_cast<AffineDimExpr>(map.getResults().back())
+                    : nullptr;
+    if (!type || !type.hasStaticShape() || !last || last.getPosition() != kw ||
+        llvm::any_of(map.getResults().drop_back(),
+                     [&](AffineExpr e) { return e.isFunctionOfDim(kw); }))
+      return;
+    phased.push_back(input);
+  }
+
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  int64_t taps = ranges[kw], phases = llvm::divideCeil(taps, stride);
+  auto xType = cast<RankedTensorType>(window->get().getType());
+  int64_t xRank = xType.getRank(), width = xType.getShape().back();
+  // Columns read: up to s * (OW - 1 + phases - 1) + s - 1.
+  int64_t groups = std::max<int64_t>(llvm::divideCeil(width, stride),
+                                     ranges[ow] + phases - 1);
+  Type element = xType.getElementType();
+  rewriter.setInsertionPoint(op);
+  auto zero = [&](Type type) {
+    return arith::ConstantOp::create(
+        rewriter, loc, type, cast<TypedAttr>(rewriter.getZeroAttr(type)));
+  };
+  // Pads the last dim of `value` with zeros to `size`, then splits it into
+  // [size / inner, inner].
+  auto padAndSplit = [&](Value value, int64_t size, int64_t inner) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    if (shape.back() != size) {
+      shape.back() = size;
+      value = tensor::createPadHighOp(
+          RankedTensorType::get(shape, type.getElementType()), value,
+          zero(type.getElementType()), /*nofold=*/false, loc, rewriter);
+    }
+    SmallVector<ReassociationIndices> split;
+    for (int64_t i = 0; i + 1 < int64_t(shape.size()); ++i)
+      split.push_back({i});
+    split.push_back({int64_t(shape.size()) - 1, int64_t(shape.size())});
+    shape.back() = size / inner;
+    shape.push_back(inner);
+    return tensor::ExpandShapeOp::create(
+               rewriter, loc,
+               RankedTensorType::get(shape, type.getElementType()), value,
+               split)
+        .getResult();
+  };
+  // Xd[..., r, q] = X[..., s q + r]: X split into [..., q, r], transposed.
+  Value split = padAndSplit(window->get(), groups * stride, stride);
+  SmallVector<int64_t> dShape(xType.getShape().drop_back());
+  dShape.append({stride, groups});
+  Value empty = tensor::EmptyOp::create(rewriter, loc, dShape, element);
+  SmallVector<AffineExpr> readX, writeX;
+  for (int64_t i = 0; i < xRank + 1; ++i)
+    writeX.push_back(getAffineDimExpr(i, ctx));
+  readX.assign(writeX.begin(), writeX.end() - 2);
+  readX.append({writeX[xRank], writeX[xRank - 1]});
+  auto sorted = linalg::GenericOp::create(
+      rewriter, loc, empty.getType(), ValueRange{split}, ValueRange{empty},
+      SmallVector<AffineMap>{AffineMap::get(xRank + 1, 0, readX, ctx),
+                             AffineMap::get(xRank + 1, 0, writeX, ctx)},
+      SmallVector<utils::IteratorType>(xRank + 1,
+                                       utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, args[0]);
+      });
+
+  // The kernel over the old dims (kw now kq) and r, a new last dim.
+  unsigned numLoops = op.getNumLoops(), r = numLoops;
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  auto widen = [&](AffineMap map) {
+    return AffineMap::get(numLoops + 1, 0, map.getResults(), ctx);
+  };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    SmallVector<AffineExpr> results(map.getResults().drop_back());
+    if (input == window) {
+      results.append({dim(r), dim(ow) + dim(kw)});
+      inputs.push_back(sorted.getResult(0));
+    } else if (llvm::is_contained(phased, input)) {
+      results.append({dim(kw), dim(r)});
+      inputs.push_back(padAndSplit(input->get(), phases * stride, stride));
+    } else {
+      inputs.push_back(input->get());
+      maps.push_back(widen(map));
+      continue;
+    }
+    maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+  }
+  maps.push_back(widen(outMap));
+  SmallVector<utils::IteratorType> newIterators(iterators);
+  newIterators.push_back(utils::IteratorType::reduction);
+  auto rewritten =
+      linalg::GenericOp::create(rewriter, loc, op.getResultTypes(), inputs,
+                                op.getDpsInits(), maps, newIterators);
+  rewriter.inlineRegionBefore(op.getRegion(), rewritten.getRegion(),
+                              rewritten.getRegion().begin());
+  // The kernel's loop ranges follow from its operands: kw's is now the
+  // phases of the padded filter, r's the stride.
+  rewriter.replaceOp(op, rewritten.getResults());
+}
+
 /// Flattens a convolution window onto its image's rows: a kernel reading
 /// `X[..., oh + kh, ow + kw]` (X's rows Wp wide) and writing `Y[..., oh,
 /// ow]` is computed on a grid as wide as X, where output p = oh Wp + ow
@@ -1186,6 +1370,12 @@ struct HarpVectorizePass
     }
 
     IRRewriter packer(context);
+    if (config.flattenWindows) {
+      SmallVector<linalg::GenericOp> generics;
+      func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+      for (linalg::GenericOp op : generics)
+        deinterleaveStridedWindow(packer, op);
+    }
     if (config.pack || config.flattenWindows) {
       SmallVector<linalg::GenericOp> generics;
       func.walk([&](linalg::GenericOp op) { generics.push_back(op); });

@@ -165,6 +165,14 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
       vectors where its innermost dim is a multiple of that or at least
       eight times as long.
 
+    A strided window `X[..., s * ow + kw]` (s > 1) along the result's
+    contiguous dim is first de-interleaved (option `flatten-windows`):
+    with kw = s * kq + r it reads Xd[..., r, ow + kq] of X's columns sorted
+    by phase (Xd[..., r, q] = X[..., s * q + r], one copy of X padded with
+    zeros to whole phases), operands reading kw last (the filter) padded
+    with zeros and reshaped to [..., kq, r], and the kernel reduces over
+    (kq, r): contiguous vectors instead of every s-th element.
+
     A convolution window `X[..., oh + kh, ow + kw]` whose output rows are no
     multiple of the register tile's width is first flattened (option
     `flatten-windows`): computed on a grid as wide as X's rows Wp, grid
@@ -226,7 +234,8 @@ def HarpVectorizePass : Pass<"harp-vectorize", "func::FuncOp"> {
            "Pack the right operand of matmuls wider than a cache block into "
            "register-tile panels">,
     Option<"flattenWindows", "flatten-windows", "bool", /*default=*/"true",
-           "Compute convolution windows on a grid as wide as the image, "
+           "Rewrite convolution windows: strided windows de-interleaved by "
+           "phase, unit-stride ones computed on a grid as wide as the image, "
            "flattened to one contiguous dim of outputs">
   ];
   let dependentDialects = [
