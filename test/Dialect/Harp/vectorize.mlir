@@ -203,12 +203,16 @@ func.func @row_sum(%x: tensor<256x1024xf32>, %init: tensor<256xf32>) -> tensor<2
 
 // -----
 
-// A column sum reduces an outer dim: vectors along the result, the
-// accumulator carried through the reduction loop.
+// A column max reduces an outer dim: vectors along the result, the
+// accumulator carried through the reduction loop; 64 columns are
+// reduction-vectors (4) vectors of 16, four independent chains.
 // CHECK-LABEL: func.func @column_max
-// CHECK: scf.for {{.*}} step %c16
-// CHECK: scf.for {{.*}} to %c100 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
-// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK-NOT: scf.for {{.*}} step %c16
+// CHECK: scf.for {{.*}} to %c100 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>)
+// CHECK: arith.maximumf {{.*}} : vector<64xf32>
+// AVX2-LABEL: func.func @column_max
+// AVX2: scf.for {{.*}} to %c64 step %c32
+// AVX2: scf.for {{.*}} to %c100 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<32xf32>)
 #c0 = affine_map<(i, j) -> (i, j)>
 #c1 = affine_map<(i, j) -> (j)>
 func.func @column_max(%x: tensor<100x64xf32>, %init: tensor<64xf32>) -> tensor<64xf32> {

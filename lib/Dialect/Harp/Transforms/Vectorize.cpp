@@ -396,10 +396,11 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   // convolution's image) along a parallel dim (the output channels) gets
   // register rows along that dim: each vector of the input is loaded once
   // for `register-rows` accumulators.
+  bool rows = false;
   if (OpOperand *streamed = largestInputAlong(op, *dim);
       hasReduction && streamed) {
     AffineMap map = op.getMatchingIndexingMap(streamed);
-    for (unsigned d = 0; d < numLoops; ++d) {
+    for (unsigned d = 0; d < numLoops && !rows; ++d) {
       bool readElsewhere =
           llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *other) {
             return op.getMatchingIndexingMap(other).isFunctionOfDim(d);
@@ -415,9 +416,18 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
         int64_t wide = registerTileWidth(config, lanes);
         if (ranges[*dim] % wide == 0 || ranges[*dim] >= 8 * wide)
           plan.tileSizes[*dim] = clampTo(*dim, wide);
-        break;
+        rows = true;
       }
     }
+  }
+  // A reduction without such a dim (a depthwise convolution, a column
+  // sum) accumulates `reduction-vectors` vectors along the vector dim
+  // where it is long or they divide it: independent multiply-add chains
+  // instead of one, whose latency bounded a 3x3 depthwise convolution.
+  if (hasReduction && !rows) {
+    int64_t wide = config.reductionVectors * lanes;
+    if (ranges[*dim] % wide == 0 || ranges[*dim] >= 8 * wide)
+      plan.tileSizes[*dim] = clampTo(*dim, wide);
   }
   SmallVector<unsigned> reductions;
   for (unsigned d = 0; d < numLoops; ++d)
