@@ -6,6 +6,7 @@
 
 #include "harp/InitAllHarp.h"
 
+#include "harp/Codegen/Passes.h"
 #include "harp/Conversion/Passes.h"
 #include "harp/Dialect/Harp/Transforms/Passes.h"
 #include "harp/Pipelines/Pipelines.h"
@@ -116,6 +117,7 @@ void mlir::harp::registerAllHarpPasses() {
   registerTransformsPasses();
   registerHarpConversionPasses();
   registerHarpTransformsPasses();
+  registerHarpCodegenPasses();
   registerHarpPipelines();
   // The upstream conversions harp-to-llvm is made of, for experimenting
   // with its steps one at a time.

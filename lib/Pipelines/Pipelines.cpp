@@ -3,6 +3,7 @@
 #include "harp/Pipelines/Pipelines.h"
 #include "harp/Target/CPU.h"
 
+#include "harp/Codegen/Passes.h"
 #include "harp/Conversion/Passes.h"
 #include "harp/Dialect/Harp/Transforms/Passes.h"
 
@@ -110,14 +111,14 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     pm.addPass(createCanonicalizerPass());
   }
   if (options.vectorize) {
-    HarpVectorizePassOptions vectorize;
+    HarpVectorizeOptions vectorize;
     vectorize.vectorBits = vectorBits;
     vectorize.registerRows = registerRowsFor(vectorRegisters);
     if (l1Cache)
       vectorize.l1Cache = l1Cache;
     if (l2Cache)
       vectorize.l2Cache = l2Cache;
-    pm.addNestedPass<func::FuncOp>(createHarpVectorizePass(vectorize));
+    buildHarpVectorizePipeline(pm.nest<func::FuncOp>(), vectorize);
     pm.addPass(createCanonicalizerPass());
   }
   pm.addPass(createCSEPass());

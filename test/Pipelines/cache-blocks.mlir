@@ -3,10 +3,10 @@
 // k and n blocks of a matmul below are the same on every machine.
 // AVX2 (6 x 16 tiles), 32 KiB L1, 512 KiB L2: k blocks of 256, n blocks
 // of 256 columns (16 packed panels of 16).
-// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v3 l1-cache=32768 l2-cache=524288})' --mlir-print-ir-after=harp-vectorize -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V3
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v3 l1-cache=32768 l2-cache=524288})' --mlir-print-ir-after=harp-vector-cleanup -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V3
 // AVX-512 (8 x 32 tiles), 32 KiB L1, 1 MiB L2: k blocks of 128, n blocks
 // of 1024 columns (32 panels of 32).
-// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v4 l1-cache=32768 l2-cache=1048576})' --mlir-print-ir-after=harp-vectorize -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V4
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v4 l1-cache=32768 l2-cache=1048576})' --mlir-print-ir-after=harp-vector-cleanup -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V4
 
 // CHECK-LABEL: func.func @matmul
 // V3: scf.for {{.*}} to %c128 step %c16

@@ -2,10 +2,10 @@
 // of two accumulator vectors, as many as leave room for the right
 // operand's two vectors and the left one's broadcast element (6 rows with
 // 16 registers, 8 with 32), each row two vectors of the target's width.
-// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v2})' --mlir-print-ir-after=harp-vectorize -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V2
-// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v3})' --mlir-print-ir-after=harp-vectorize -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V3
-// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v4})' --mlir-print-ir-after=harp-vectorize -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V4
-// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v4 vector-registers=16})' --mlir-print-ir-after=harp-vectorize -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V4-16
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v2})' --mlir-print-ir-after=harp-vector-cleanup -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V2
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v3})' --mlir-print-ir-after=harp-vector-cleanup -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V3
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v4})' --mlir-print-ir-after=harp-vector-cleanup -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V4
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v4 vector-registers=16})' --mlir-print-ir-after=harp-vector-cleanup -o /dev/null 2>&1 | FileCheck %s --check-prefixes=CHECK,V4-16
 
 // Every profile: the k loop carries the register tile in registers.
 // CHECK-LABEL: func.func @matmul

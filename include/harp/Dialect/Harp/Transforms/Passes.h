@@ -16,10 +16,6 @@ namespace mlir::harp {
 #include "harp/Dialect/Harp/Transforms/Passes.h.inc"
 
 /// The producer-into-consumer fusion patterns of harp-fuse.
-/// The unit attribute harp-vectorize and harp-fuse-epilogues put on tile
-/// loops over parallel dims, and harp-parallelize reads (and removes).
-inline constexpr llvm::StringLiteral kParallelLoopAttr = "harp.parallel";
-
 void populateHarpFusionPatterns(RewritePatternSet &patterns,
                                 const HarpFusePassOptions &options);
 

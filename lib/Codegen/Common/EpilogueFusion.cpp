@@ -1,8 +1,8 @@
 //===- EpilogueFusion.cpp - the harp-fuse-epilogues pass ------------------===//
 
-#include "harp/Dialect/Harp/Transforms/Passes.h"
+#include "harp/Codegen/Common/Passes.h"
 
-#include "TilingUtils.h"
+#include "harp/Codegen/Common/TilingUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -13,7 +13,7 @@
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPFUSEEPILOGUESPASS
-#include "harp/Dialect/Harp/Transforms/Passes.h.inc"
+#include "harp/Codegen/Common/Passes.h.inc"
 } // namespace mlir::harp
 
 using namespace mlir;

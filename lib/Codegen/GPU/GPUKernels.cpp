@@ -9,7 +9,7 @@
 
 #include "BufferEffects.h"
 
-#include "harp/Conversion/Passes.h"
+#include "harp/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,7 +26,7 @@
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPGPUKERNELSPASS
-#include "harp/Conversion/Passes.h.inc"
+#include "harp/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::harp
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- TilingUtils.cpp - what MLIR's tiling gets right --------------------===//
 
-#include "TilingUtils.h"
+#include "harp/Codegen/Common/TilingUtils.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineExpr.h"

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "harp/Conversion/Passes.h"
+#include "harp/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -14,7 +14,7 @@
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPDISTINCTRESULTSPASS
-#include "harp/Conversion/Passes.h.inc"
+#include "harp/Codegen/Common/Passes.h.inc"
 } // namespace mlir::harp
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- FunctionABI.cpp - the harp-function-abi pass -----------------------===//
 
-#include "harp/Conversion/Passes.h"
+#include "harp/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -8,7 +8,7 @@
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPFUNCTIONABIPASS
-#include "harp/Conversion/Passes.h.inc"
+#include "harp/Codegen/Common/Passes.h.inc"
 } // namespace mlir::harp
 
 using namespace mlir;

@@ -1,13 +1,12 @@
-//===- TilingUtils.h - what MLIR's tiling gets right -------------*- C++
-//-*-===//
+//===- TilingUtils.h - what MLIR's tiling gets right ------------*- C++ -*-===//
 //
-// Shared by the passes that tile linalg kernels (harp-vectorize,
+// Shared by the passes that tile linalg kernels (harp-tile-and-vectorize,
 // harp-fuse-epilogues).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HARP_LIB_DIALECT_HARP_TRANSFORMS_TILINGUTILS_H
-#define HARP_LIB_DIALECT_HARP_TRANSFORMS_TILINGUTILS_H
+#ifndef HARP_CODEGEN_COMMON_TILINGUTILS_H
+#define HARP_CODEGEN_COMMON_TILINGUTILS_H
 
 namespace mlir {
 class AffineMap;
@@ -28,4 +27,4 @@ bool hasMonotoneMaps(Operation *op);
 
 } // namespace mlir::harp
 
-#endif // HARP_LIB_DIALECT_HARP_TRANSFORMS_TILINGUTILS_H
+#endif // HARP_CODEGEN_COMMON_TILINGUTILS_H

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "harp/Dialect/Harp/Transforms/Passes.h"
+#include "harp/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPFULLRANKWRITESPASS
-#include "harp/Dialect/Harp/Transforms/Passes.h.inc"
+#include "harp/Codegen/Common/Passes.h.inc"
 } // namespace mlir::harp
 
 using namespace mlir;

@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "harp/Dialect/Harp/Transforms/Passes.h"
+#include "harp/Codegen/CPU/Passes.h"
+#include "harp/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -14,7 +15,7 @@
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPPARALLELIZEPASS
-#include "harp/Dialect/Harp/Transforms/Passes.h.inc"
+#include "harp/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::harp
 
 using namespace mlir;

@@ -2,7 +2,7 @@
 
 #include "BufferEffects.h"
 
-#include "harp/Conversion/Passes.h"
+#include "harp/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -14,7 +14,7 @@
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPGPUHOSTPASS
-#include "harp/Conversion/Passes.h.inc"
+#include "harp/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::harp
 
 using namespace mlir;

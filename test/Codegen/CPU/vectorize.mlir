@@ -5,7 +5,7 @@
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256 register-rows=6}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=ROWS6
 // RUN: not harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=4}))' --split-input-file 2>&1 | FileCheck %s --check-prefix=BITS
 
-// BITS: error: harp-vectorize: vector-bits must be at least 8, got 4
+// BITS: error: harp-pack-contractions: vector-bits must be at least 8, got 4
 
 // Matmul: an 8x32 register tile (two 16-lane vectors per row) whose
 // accumulator is carried in registers through the k loop; each k step is

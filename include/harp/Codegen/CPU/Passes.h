@@ -1,0 +1,84 @@
+//===- Passes.h - harp code generation for CPUs -----------------*- C++ -*-===//
+//
+// Passes on linalg, vector and scf that make CPU code: packing, window
+// rewrites, tiling and vectorization, vector cleanup, threads; and the
+// harp-vectorize pipeline that composes the first four.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_CODEGEN_CPU_PASSES_H
+#define HARP_CODEGEN_CPU_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::harp {
+
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "harp/Codegen/CPU/Passes.h.inc"
+
+/// The options of the harp-vectorize pipeline: the target's numbers
+/// (docs/Lowering.md derives each one) and which rewrites run.
+struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
+  PassOptions::Option<unsigned> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Width of the target's vector registers in bits"),
+      llvm::cl::init(512)};
+  PassOptions::Option<unsigned> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Rows (m) of a contraction's register tile, and of a "
+                     "convolution's output channels"),
+      llvm::cl::init(8)};
+  PassOptions::Option<unsigned> registerVectors{
+      *this, "register-vectors",
+      llvm::cl::desc("Vectors per row (n) of a contraction's register tile"),
+      llvm::cl::init(2)};
+  PassOptions::Option<unsigned> reductionVectors{
+      *this, "reduction-vectors",
+      llvm::cl::desc("Independent vector accumulators of a reduction"),
+      llvm::cl::init(4)};
+  PassOptions::Option<unsigned> cacheK{
+      *this, "cache-k",
+      llvm::cl::desc("k extent of a contraction's cache block, used where "
+                     "it divides k (0: derived from l1-cache)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<unsigned> cacheN{
+      *this, "cache-n",
+      llvm::cl::desc("n extent of a contraction's cache block, used where "
+                     "it divides n (0: derived from l2-cache)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<unsigned> l1Cache{
+      *this, "l1-cache",
+      llvm::cl::desc("L1 data cache in bytes (bounds k blocks)"),
+      llvm::cl::init(48 * 1024)};
+  PassOptions::Option<unsigned> l2Cache{
+      *this, "l2-cache",
+      llvm::cl::desc("L2 cache in bytes (bounds n blocks)"),
+      llvm::cl::init(1024 * 1024)};
+  PassOptions::Option<bool> pack{
+      *this, "pack",
+      llvm::cl::desc("Pack the right operand of matmuls wider than a cache "
+                     "block into register-tile panels "
+                     "(harp-pack-contractions)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> flattenWindows{
+      *this, "flatten-windows",
+      llvm::cl::desc("Rewrite convolution windows (harp-rewrite-windows): "
+                     "strided ones de-interleaved, unit-stride ones "
+                     "flattened onto the image's rows"),
+      llvm::cl::init(true)};
+};
+
+/// Adds harp-pack-contractions (with `pack`), harp-rewrite-windows (with
+/// `flatten-windows`), harp-tile-and-vectorize and harp-vector-cleanup to
+/// `pm`, a pass manager on func.func.
+void buildHarpVectorizePipeline(OpPassManager &pm,
+                                const HarpVectorizeOptions &options);
+
+/// Registers `harp-vectorize` for --pass-pipeline (under func.func).
+void registerHarpVectorizePipeline();
+
+} // namespace mlir::harp
+
+#endif // HARP_CODEGEN_CPU_PASSES_H

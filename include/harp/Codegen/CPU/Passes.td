@@ -1,0 +1,256 @@
+//===- Passes.td - harp code generation for CPUs ---------------------*- tablegen -*-===//
+//
+// harp code generation for CPUs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_CODEGEN_CPU_PASSES_TD
+#define HARP_CODEGEN_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
+  let summary = "Pack the right operand of wide matmuls into register-tile panels";
+  let description = [{
+    Runs on linalg on tensors before `harp-tile-and-vectorize` (the first
+    step of the `harp-vectorize` pipeline). A matmul (one m, n and k dim,
+    no batch) whose n is wider than a cache block and a multiple of the
+    register tile's width w (`register-vectors` x vector length) has its
+    right operand B (K x N, or N x K when read transposed, as a gradient's
+    W^T) copied into panels Bp (N/w x K x w); the matmul becomes a
+    contraction over (m, panel, column, k) writing C as M x N/w x w (a free
+    reshape of M x N), whose register tile reads its K x w panel
+    contiguously where it read w columns of rows N apart (which share cache
+    sets when N is a large power of two). The copy costs one pass over B.
+    The cache block's width follows from `l2-cache` as in
+    `harp-tile-and-vectorize` (or `cache-n`).
+
+    ```mlir
+    // after: B (256 x 1024) packed into 32 panels of 256 x 32
+    %bp = linalg.generic ... ins(%b : tensor<256x1024xf32>)
+        outs(%e : tensor<32x256x32xf32>)
+    %c = linalg.generic {... ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%a, %bp : ...) outs(%c3 : tensor<64x32x32xf32>)
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
+           "Width of the target's vector registers in bits">,
+    Option<"registerRows", "register-rows", "unsigned", /*default=*/"8",
+           "Rows (m) of a contraction's register tile, and of a "
+           "convolution's output channels">,
+    Option<"registerVectors", "register-vectors", "unsigned", /*default=*/"2",
+           "Vectors per row (n) of a contraction's register tile">,
+    Option<"cacheK", "cache-k", "unsigned", /*default=*/"0",
+           "k extent of a contraction's cache block, used where it divides "
+           "k (0: derived from l1-cache)">,
+    Option<"cacheN", "cache-n", "unsigned", /*default=*/"0",
+           "n extent of a contraction's cache block, used where it divides "
+           "n (0: derived from l2-cache)">,
+    Option<"l1Cache", "l1-cache", "unsigned", /*default=*/"49152",
+           "L1 data cache in bytes, which bounds a contraction's k block">,
+    Option<"l2Cache", "l2-cache", "unsigned", /*default=*/"1048576",
+           "L2 cache in bytes, which bounds a contraction's n block">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def HarpRewriteWindowsPass : Pass<"harp-rewrite-windows", "func::FuncOp"> {
+  let summary = "Rewrite convolution windows into contiguous reads";
+  let description = [{
+    Runs on linalg on tensors before `harp-tile-and-vectorize` (a step of
+    the `harp-vectorize` pipeline). Two rewrites of a convolution's window
+    reads:
+
+    * de-interleaving (option `deinterleave`): a strided window
+      `X[..., s * ow + kw]` (s > 1) along the result's contiguous dim
+      reads every s-th element, which the vectorizer cannot load as a
+      vector. With kw = s * kq + r the kernel reads Xd[..., r, ow + kq] of
+      X's columns sorted by phase (Xd[..., r, q] = X[..., s * q + r], one
+      copy of X padded with zeros to whole phases); operands reading kw
+      last (the filter) are padded with zeros and reshaped to
+      [..., kq, r], and the kernel reduces over (kq, r);
+    * flattening (option `flatten`): a window `X[..., oh + kh, ow + kw]`
+      whose output rows are no multiple of the register tile's width is
+      computed on a grid as wide as X's rows Wp: grid output p = oh * Wp +
+      ow reads X flattened at p + kh * Wp + kw, so the outputs are one long
+      contiguous dim instead of short rows that each end in a remainder
+      tile; the grid's Wp - OW extra outputs per row are dropped at the end
+      (one strided copy).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
+           "Width of the target's vector registers in bits">,
+    Option<"registerVectors", "register-vectors", "unsigned", /*default=*/"2",
+           "Vectors per row of a register tile">,
+    Option<"deinterleave", "deinterleave", "bool", /*default=*/"true",
+           "De-interleave strided windows by phase">,
+    Option<"flatten", "flatten", "bool", /*default=*/"true",
+           "Compute unit-stride windows on a grid as wide as the image, "
+           "flattened to one contiguous dim of outputs">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def HarpTileAndVectorizePass : Pass<"harp-tile-and-vectorize", "func::FuncOp"> {
+  let summary = "Tile linalg kernels to vector-sized tiles and vectorize them";
+  let description = [{
+    Runs on linalg on tensors, after `convert-harp-to-linalg`,
+    `harp-fuse-epilogues`, `harp-pack-contractions` and
+    `harp-rewrite-windows`, before bufferization (the main step of the
+    `harp-vectorize` pipeline). Every `linalg` op with static loop ranges
+    and integer or float elements is tiled with `scf.for` loops and its
+    tile turned into `vector` ops. The tile shape depends on the kernel:
+
+    * a contraction (matmul, batched matmul, a matmul packed by
+      `harp-pack-contractions`: `inferContractionDims` finds m, n and k,
+      n taken as the dim the result is contiguous along) is cut into cache
+      blocks: a k block whose left-operand slice (register
+      rows x k) and right-operand panel (k x register-tile width) take at
+      most 5/6 of `l1-cache`, an n block whose k x n block of the right
+      operand takes half of `l2-cache`, each the largest in [half, all] of
+      its bound that divides the dim (or `cache-k` / `cache-n` where
+      given and dividing; docs/Lowering.md derives them), then gets a
+      register tile of `register-rows` x
+      (`register-vectors` x vector length) accumulators over m and n, and a
+      `k` loop of step one innermost; the accumulator tile is hoisted out of
+      the `k` loop, so the loop body is loads and multiply-adds;
+    * a reduction whose largest input is contiguous along a reduced dim
+      (row sums, softmax's max and sum, layer norm's statistics) is tiled
+      one row at a time, then along that dim with `reduction-vectors`
+      vectors of partial accumulators
+      (`ReductionTilingStrategy::PartialReductionOuterReduction`), merged by
+      one horizontal reduction after the loop;
+    * a transpose (its largest input read along another dim than the result
+      is written) gets a square tile, transposed in registers;
+    * anything else (element-wise kernels, broadcasts, reductions over outer
+      dims, convolution windows) is vectorized along the innermost dim of
+      its result; a reduction that broadcasts the input it reads along that
+      dim over a parallel dim (a convolution's image over its output
+      channels) also gets `register-rows` rows along it, and rows of
+      `register-vectors` vectors where its innermost dim is a multiple of
+      that or at least eight times as long; a reduction without such a dim
+      (a depthwise convolution, a column sum) gets `reduction-vectors`
+      vectors along it on the same condition. A reduction along a
+      contiguous dim shorter than a vector in a kernel that reuses its
+      inputs (a 3x3 filter row) is planned this way too, not as a row
+      reduction.
+
+    Tile loops that the tile size does not divide are peeled, so the main
+    loop's tiles have static shapes; unit dims of a tile are dropped before
+    vectorizing (a window read `oh + kh` becomes a plain dim). Tile loops
+    over parallel dims are marked `harp.parallel` for `harp-parallelize`.
+
+    A kernel whose last register tile would be between one and several
+    whole vectors wide (20 columns of 16-lane vectors) is first split so
+    that it is not (the last 4 columns become a kernel of their own).
+    `harp-vector-cleanup` then carries the accumulators in registers.
+    Kernels that cannot be vectorized
+    (complex or `i1` elements, dynamic shapes, maps with floordiv, mod or
+    negative coefficients, reads the vectorizer rejects) are left as they
+    are and lowered to scalar loops later.
+
+    ```mlir
+    // before
+    %r = linalg.generic {... ["parallel", "parallel", "reduction"]} // matmul
+    // after (vector-bits=512, f32): 8x32 register tile
+    %r = scf.for %i ... step %c8 {
+      scf.for %j ... step %c32 {
+        %acc = vector.transfer_read ... : vector<8x32xf32>
+        %t = scf.for %k ... iter_args(%a = %acc) -> vector<8x32xf32> {
+          %p = arith.mulf %col, %row fastmath<contract> : vector<8x32xf32>
+          %s = arith.addf %a, %p fastmath<contract> : vector<8x32xf32>
+        }
+        vector.transfer_write %t ...
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
+           "Width of the target's vector registers in bits">,
+    Option<"registerRows", "register-rows", "unsigned", /*default=*/"8",
+           "Rows (m) of a contraction's register tile, and of a "
+           "convolution's output channels">,
+    Option<"registerVectors", "register-vectors", "unsigned", /*default=*/"2",
+           "Vectors per row (n) of a contraction's register tile">,
+    Option<"reductionVectors", "reduction-vectors", "unsigned",
+           /*default=*/"4",
+           "Independent vector accumulators of a reduction">,
+    Option<"cacheK", "cache-k", "unsigned", /*default=*/"0",
+           "k extent of a contraction's cache block, used where it divides "
+           "k (0: derived from l1-cache)">,
+    Option<"cacheN", "cache-n", "unsigned", /*default=*/"0",
+           "n extent of a contraction's cache block, used where it divides "
+           "n (0: derived from l2-cache)">,
+    Option<"l1Cache", "l1-cache", "unsigned", /*default=*/"49152",
+           "L1 data cache in bytes, which bounds a contraction's k block">,
+    Option<"l2Cache", "l2-cache", "unsigned", /*default=*/"1048576",
+           "L2 cache in bytes, which bounds a contraction's n block">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def HarpVectorCleanupPass : Pass<"harp-vector-cleanup", "func::FuncOp"> {
+  let summary = "Hoist, fold and finish the vector code of tiled kernels";
+  let description = [{
+    Runs after `harp-tile-and-vectorize` (the last step of the
+    `harp-vectorize` pipeline): folds tensor slices into vector transfers,
+    drops unit dims of transfers, marks transfers in bounds where the tile
+    loops' ranges prove it, hoists loop-invariant subsets (the accumulator
+    tiles, carried in registers through the k loop) and loop-invariant
+    scalar and vector values out of their loops, lowers transposed and
+    broadcasting transfers to minor-identity ones, marks vector multiplies
+    and adds `contract` (LLVM forms FMAs) and replaces `math` functions on
+    `f32` (tanh, exp, log, erf, ...) by polynomial approximations, so they
+    vectorize instead of becoming one libm call per element.
+
+    ```mlir
+    // before: the accumulator is read and written in every k step
+    scf.for %k ... iter_args(%c = %init) -> (tensor<8x32xf32>) {
+      %acc = vector.transfer_read %c[...] : tensor<8x32xf32>, vector<8x32xf32>
+      ...
+    // after: carried in registers
+    %acc = vector.transfer_read %init[...]
+    scf.for %k ... iter_args(%a = %acc) -> (vector<8x32xf32>) {
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def HarpParallelizePass : Pass<"harp-parallelize", "func::FuncOp"> {
+  let summary = "Run the outermost parallel tile loops on threads";
+  let description = [{
+    Runs on buffers, after bufferization. `harp-vectorize` marks the tile
+    loops it makes over parallel dims (`harp.parallel`); this pass turns
+    the outermost marked loop of each nest that carries no values into an
+    `scf.parallel`, which `convert-scf-to-openmp` lowers to an OpenMP
+    work-sharing loop. Tiles of parallel dims write disjoint parts of the
+    result, so no synchronisation is needed. Loops inside a marked loop, and
+    reduction loops, stay sequential. The marks are removed.
+
+    `harp-to-llvm{threads=true}` runs it; the JIT then needs the OpenMP
+    runtime (`libomp.so.5`), and `OMP_NUM_THREADS` sets the thread count.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+#endif // HARP_CODEGEN_CPU_PASSES_TD

@@ -1,0 +1,123 @@
+//===- Passes.td - harp code generation shared by targets ------------*- tablegen -*-===//
+//
+// harp code generation shared by targets.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_CODEGEN_COMMON_PASSES_TD
+#define HARP_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
+  let summary = "Fuse reductions into the element-wise kernels that read them";
+  let description = [{
+    Runs on linalg, after `convert-harp-to-linalg`. harp-fuse never inlines
+    a reduction into its consumers (the value must be complete before it is
+    read), so `relu(x @ W + b)` leaves a reduction kernel and an element-wise
+    epilogue. This pass tiles such an all-parallel `linalg.generic` by one
+    along its outer dims (its innermost dim stays whole) and fuses into the
+    tile the reductions it reads, and their initialisation, when it is
+    their only reader: one loop nest computes a row of the reduction and
+    applies the epilogue while the row is in cache.
+
+    ```mlir
+    // before: two loop nests
+    %mm = linalg.generic {... ["parallel", "parallel", "reduction"]} ...
+    %y = linalg.generic {... ["parallel", "parallel"]} ins(%mm, %b ...)
+    // after: one scf.for over rows with the row's reduction and epilogue
+    %y = scf.for %i = ... iter_args(...) {
+      %row = linalg.generic {...reduction...} // on a 1xN slice
+      %out = linalg.generic {...}             // on the same slice
+      ...
+    }
+    ```
+
+    With `contractions=false` a contraction (matmul) keeps its own kernel:
+    `harp-to-llvm` does so when it vectorizes, because a row of a matmul is
+    a matrix-vector product, while the whole matmul gets register tiles and
+    cache blocks from `harp-vectorize`; its epilogue is then a separate
+    vectorized kernel over a result that is still in cache.
+  }];
+  let options = [
+    Option<"contractions", "contractions", "bool", /*default=*/"true",
+           "Also fuse contractions (matmuls) into their epilogues">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def HarpFullRankWritesPass : Pass<"harp-full-rank-writes", "func::FuncOp"> {
+  let summary = "Give vector writes into tensors the rank of the tensor";
+  let description = [{
+    Runs on tensors, right before one-shot bufferization. A
+    `vector.transfer_write` whose vector has fewer dims than its tensor (a
+    `vector<4xf64>` into row 0 of a `tensor<1x5xf64>`) is rewritten to write
+    a vector with the tensor's rank (`vector<1x4xf64>`, unit dims added by
+    `vector.shape_cast`; a transposing map becomes a `vector.transpose`
+    first) through an identity map.
+
+    Why: one-shot bufferization asks each write whether it overwrites its
+    whole tensor, and for a rank-reduced write MLIR 22 compares the vector's
+    dims with the tensor's leading dims instead of the dims it writes
+    (`vector<4>` against the `1` of `1x5`). It then concludes that the write
+    covers the tensor, and when the write must go to a new buffer, that
+    buffer is not initialised from the old contents: the elements the write
+    does not cover (a peeled remainder column) read garbage. At full rank
+    the comparison is right. Masked writes and maps with a broadcast dim are
+    left alone.
+
+    ```mlir
+    // before
+    %w = vector.transfer_write %v, %t[%c0, %c0] {in_bounds = [true]}
+        : vector<4xf64>, tensor<1x5xf64>
+    // after
+    %v2 = vector.shape_cast %v : vector<4xf64> to vector<1x4xf64>
+    %w = vector.transfer_write %v2, %t[%c0, %c0] {in_bounds = [true, true]}
+        : vector<1x4xf64>, tensor<1x5xf64>
+    ```
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
+def HarpFunctionABIPass : Pass<"harp-function-abi", "ModuleOp"> {
+  let summary = "Prepare public functions to be called from the host";
+  let description = [{
+    Marks every public `func.func` with a body for the C interface
+    (`llvm.emit_c_interface`) and its tensor arguments as read-only for
+    bufferization (`bufferization.writable = false`), so that kernels never
+    write into their callers' inputs. The first step of `harp-to-llvm`.
+  }];
+}
+
+def HarpDistinctResultsPass : Pass<"harp-distinct-results", "func::FuncOp"> {
+  let summary = "Give every tensor a function returns a value of its own";
+  let description = [{
+    Runs on tensors, right before bufferization. A function that returns
+    the same tensor value more than once (`return %g, %g`: the gradients of
+    `a - b` and `b - a` w.r.t. two inputs are one value after CSE, and a
+    user may write it too) gets a copy (`linalg.copy` into a `tensor.empty`)
+    for each repeat, so that each result bufferizes to its own buffer: the
+    upstream pass that turns result buffers into out-parameters replaces
+    each returned allocation by one out-parameter and crashes on an
+    allocation returned twice.
+
+    ```mlir
+    // before
+    return %g, %g : tensor<3xf64>, tensor<3xf64>
+    // after
+    %e = tensor.empty() : tensor<3xf64>
+    %c = linalg.copy ins(%g : tensor<3xf64>) outs(%e : tensor<3xf64>) -> tensor<3xf64>
+    return %g, %c : tensor<3xf64>, tensor<3xf64>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // HARP_CODEGEN_COMMON_PASSES_TD

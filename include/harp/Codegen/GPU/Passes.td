@@ -1,0 +1,86 @@
+//===- Passes.td - harp code generation for GPUs ---------------------*- tablegen -*-===//
+//
+// harp code generation for GPUs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_CODEGEN_GPU_PASSES_TD
+#define HARP_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HarpGPUKernelsPass : Pass<"harp-gpu-kernels", "func::FuncOp"> {
+  let summary = "Turn linalg kernels on buffers into gpu.launch ops";
+  let description = [{
+    The kernel step of `harp-to-gpu`; runs after bufferization. Named linalg
+    ops and `memref.copy` are generalized first, then every `linalg.generic`
+    with static loop ranges becomes one `gpu.launch` (or two), on one of two
+    strategies:
+
+    * **a thread per output**: the parallel dims are flattened onto
+      `block-size` threads per block (the innermost dim fastest, so adjacent
+      threads touch adjacent elements), and each thread runs the reduction
+      dims, if any, as a sequential `scf.for` with the accumulators in
+      registers. Element-wise kernels, and reductions with many outputs (a
+      matmul), take this strategy.
+    * **a block per output**: a reduction with at most
+      `block-reduce-max-outputs` outputs whose body ends in one
+      associative combiner (`addf`, `maximumf`, `andi`, ...) of the
+      accumulator gets a block of threads per output. Each thread folds a
+      strided share of the reduced elements from the combiner's neutral
+      element, the block combines the partials with `gpu.all_reduce`
+      (warp shuffles, then shared memory), and thread 0 folds the total into
+      the output. When there are fewer outputs than `reduce-blocks`, each
+      output gets several blocks: their totals go to a temporary buffer that
+      a second launch combines.
+
+    Host operations that are left reading or writing buffers (the `scf.for`
+    nest of a scatter) run on one GPU thread. Kernels with dynamic shapes are
+    rejected with a diagnostic.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block (at most 1024)">,
+    Option<"blockReduceMaxOutputs", "block-reduce-max-outputs", "int64_t",
+           "16384",
+           "Reductions with at most this many outputs get a block of threads "
+           "per output; more outputs get a thread each">,
+    Option<"reduceBlocks", "reduce-blocks", "int64_t", "1024",
+           "Blocks a block-per-output reduction aims to launch; fewer "
+           "outputs are split over several blocks and combined in a second "
+           "launch">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def HarpGPUHostPass : Pass<"harp-gpu-host", "func::FuncOp"> {
+  let summary = "Put a host function's buffers on the device";
+  let description = [{
+    Runs after `harp-gpu-kernels`, on the host side of a function whose
+    arguments are device buffers: `memref.alloc` and `memref.alloca` become
+    `gpu.alloc`, `memref.dealloc` becomes `gpu.dealloc`, and a constant
+    (`memref.get_global`) read by a kernel moves into the kernel (outlining
+    then copies the global into the kernel's module: device memory).
+
+    A kernel that reads a strided view (a subview, a padded interior) gets
+    the view's base buffer and rebuilds the view with
+    `memref.reinterpret_cast` inside the kernel, so every kernel argument is
+    a plain buffer that the bare-pointer calling convention can pass.
+
+    Any operation left outside a `gpu.launch` that reads or writes a buffer
+    would touch device memory from the host: it is an error, reported at
+    the operation.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+#endif // HARP_CODEGEN_GPU_PASSES_TD

@@ -1,0 +1,432 @@
+//===- RewriteWindows.cpp - harp-rewrite-windows ------------------------===//
+//
+// De-interleaves strided convolution windows and flattens unit-stride ones
+// onto their image's rows (see the pass description in Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/Codegen/CPU/Passes.h"
+
+#include "CodegenConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::harp {
+#define GEN_PASS_DEF_HARPREWRITEWINDOWSPASS
+#include "harp/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::harp
+
+using namespace mlir;
+using namespace mlir::harp::cpu;
+
+/// `e` as `out + k` (either order) with `k` a reduction dim other than
+/// `out`; sets `k`.
+static bool isWindowSum(AffineExpr e, unsigned out,
+                        ArrayRef<utils::IteratorType> iterators, unsigned &k) {
+  auto add = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!add || add.getKind() != AffineExprKind::Add)
+    return false;
+  auto a = dyn_cast<AffineDimExpr>(add.getLHS());
+  auto b = dyn_cast<AffineDimExpr>(add.getRHS());
+  if (!a || !b)
+    return false;
+  if (a.getPosition() == out)
+    k = b.getPosition();
+  else if (b.getPosition() == out)
+    k = a.getPosition();
+  else
+    return false;
+  return k != out && linalg::isReductionIterator(iterators[k]);
+}
+/// `e` as `s * out + k` (either order, s > 1 a constant) with `k` a
+/// reduction dim other than `out`; sets `k` and `s`.
+static bool isStridedWindowSum(AffineExpr e, unsigned out,
+                               ArrayRef<utils::IteratorType> iterators,
+                               unsigned &k, int64_t &s) {
+  auto add = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!add || add.getKind() != AffineExprKind::Add)
+    return false;
+  for (auto [scaled, other] : {std::pair(add.getLHS(), add.getRHS()),
+                               std::pair(add.getRHS(), add.getLHS())}) {
+    auto mul = dyn_cast<AffineBinaryOpExpr>(scaled);
+    auto dim = dyn_cast<AffineDimExpr>(other);
+    if (!mul || mul.getKind() != AffineExprKind::Mul || !dim)
+      continue;
+    auto d = dyn_cast<AffineDimExpr>(mul.getLHS());
+    auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+    if (!d || !c || d.getPosition() != out || c.getValue() < 2 ||
+        dim.getPosition() == out ||
+        !linalg::isReductionIterator(iterators[dim.getPosition()]))
+      continue;
+    k = dim.getPosition();
+    s = c.getValue();
+    return true;
+  }
+  return false;
+}
+/// De-interleaves a strided convolution window: a kernel reading
+/// `X[..., s * ow + kw]` (stride s > 1) along the dim its result is
+/// contiguous in would read every s-th element, which the vectorizer
+/// cannot load as a vector (the kernel stayed scalar: a 7x7 stride-2
+/// ResNet stem ran at 4 GFLOP/s). With kw = s * kq + r, the read is
+/// Xd[..., r, ow + kq] of Xd[..., r, q] = X[..., s * q + r], X's columns
+/// sorted by their phase r (one copy of X, padded with zeros to whole
+/// phases), and the kernel reduces over (kq, r) instead of kw: a window of
+/// unit stride along ow. Operands that read kw as their last dim (the
+/// filter) are padded with zeros to whole phases and reshaped to
+/// [..., kq, r], so the padding adds terms of zero. Only where no other
+/// operand reads ow and X reads kw nowhere else.
+static void deinterleaveStridedWindow(RewriterBase &rewriter,
+                                      linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 1 ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (outMap.getNumResults() == 0)
+    return;
+  auto outLast = dyn_cast<AffineDimExpr>(outMap.getResults().back());
+  if (!outLast || !linalg::isParallelIterator(iterators[outLast.getPosition()]))
+    return;
+  unsigned ow = outLast.getPosition(), kw = 0;
+  int64_t stride = 0;
+  OpOperand *window = nullptr;
+  SmallVector<OpOperand *> phased;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!map.isFunctionOfDim(ow))
+      continue;
+    unsigned rank = map.getNumResults();
+    if (window || !type || !type.hasStaticShape() || rank == 0 ||
+        !isStridedWindowSum(map.getResults().back(), ow, iterators, kw, stride))
+      return;
+    for (AffineExpr result : map.getResults().drop_back())
+      if (result.isFunctionOfDim(ow) || result.isFunctionOfDim(kw))
+        return;
+    window = input;
+  }
+  if (!window)
+    return;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (input == window || !map.isFunctionOfDim(kw))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    auto last = map.getNumResults()
+                    ? dyn_cast<AffineDimExpr>(map.getResults().back())
+                    : nullptr;
+    if (!type || !type.hasStaticShape() || !last || last.getPosition() != kw ||
+        llvm::any_of(map.getResults().drop_back(),
+                     [&](AffineExpr e) { return e.isFunctionOfDim(kw); }))
+      return;
+    phased.push_back(input);
+  }
+
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  int64_t taps = ranges[kw], phases = llvm::divideCeil(taps, stride);
+  auto xType = cast<RankedTensorType>(window->get().getType());
+  int64_t xRank = xType.getRank(), width = xType.getShape().back();
+  // Columns read: up to s * (OW - 1 + phases - 1) + s - 1.
+  int64_t groups = std::max<int64_t>(llvm::divideCeil(width, stride),
+                                     ranges[ow] + phases - 1);
+  Type element = xType.getElementType();
+  rewriter.setInsertionPoint(op);
+  auto zero = [&](Type type) {
+    return arith::ConstantOp::create(
+        rewriter, loc, type, cast<TypedAttr>(rewriter.getZeroAttr(type)));
+  };
+  // Pads the last dim of `value` with zeros to `size`, then splits it into
+  // [size / inner, inner].
+  auto padAndSplit = [&](Value value, int64_t size, int64_t inner) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    if (shape.back() != size) {
+      shape.back() = size;
+      value = tensor::createPadHighOp(
+          RankedTensorType::get(shape, type.getElementType()), value,
+          zero(type.getElementType()), /*nofold=*/false, loc, rewriter);
+    }
+    SmallVector<ReassociationIndices> split;
+    for (int64_t i = 0; i + 1 < int64_t(shape.size()); ++i)
+      split.push_back({i});
+    split.push_back({int64_t(shape.size()) - 1, int64_t(shape.size())});
+    shape.back() = size / inner;
+    shape.push_back(inner);
+    return tensor::ExpandShapeOp::create(
+               rewriter, loc,
+               RankedTensorType::get(shape, type.getElementType()), value,
+               split)
+        .getResult();
+  };
+  // Xd[..., r, q] = X[..., s q + r]: X split into [..., q, r], transposed.
+  Value split = padAndSplit(window->get(), groups * stride, stride);
+  SmallVector<int64_t> dShape(xType.getShape().drop_back());
+  dShape.append({stride, groups});
+  Value empty = tensor::EmptyOp::create(rewriter, loc, dShape, element);
+  SmallVector<AffineExpr> readX, writeX;
+  for (int64_t i = 0; i < xRank + 1; ++i)
+    writeX.push_back(getAffineDimExpr(i, ctx));
+  readX.assign(writeX.begin(), writeX.end() - 2);
+  readX.append({writeX[xRank], writeX[xRank - 1]});
+  auto sorted = linalg::GenericOp::create(
+      rewriter, loc, empty.getType(), ValueRange{split}, ValueRange{empty},
+      SmallVector<AffineMap>{AffineMap::get(xRank + 1, 0, readX, ctx),
+                             AffineMap::get(xRank + 1, 0, writeX, ctx)},
+      SmallVector<utils::IteratorType>(xRank + 1,
+                                       utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, args[0]);
+      });
+
+  // The kernel over the old dims (kw now kq) and r, a new last dim.
+  unsigned numLoops = op.getNumLoops(), r = numLoops;
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  auto widen = [&](AffineMap map) {
+    return AffineMap::get(numLoops + 1, 0, map.getResults(), ctx);
+  };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    SmallVector<AffineExpr> results(map.getResults().drop_back());
+    if (input == window) {
+      results.append({dim(r), dim(ow) + dim(kw)});
+      inputs.push_back(sorted.getResult(0));
+    } else if (llvm::is_contained(phased, input)) {
+      results.append({dim(kw), dim(r)});
+      inputs.push_back(padAndSplit(input->get(), phases * stride, stride));
+    } else {
+      inputs.push_back(input->get());
+      maps.push_back(widen(map));
+      continue;
+    }
+    maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+  }
+  maps.push_back(widen(outMap));
+  SmallVector<utils::IteratorType> newIterators(iterators);
+  newIterators.push_back(utils::IteratorType::reduction);
+  auto rewritten =
+      linalg::GenericOp::create(rewriter, loc, op.getResultTypes(), inputs,
+                                op.getDpsInits(), maps, newIterators);
+  rewriter.inlineRegionBefore(op.getRegion(), rewritten.getRegion(),
+                              rewritten.getRegion().begin());
+  // The kernel's loop ranges follow from its operands: kw's is now the
+  // phases of the padded filter, r's the stride.
+  rewriter.replaceOp(op, rewritten.getResults());
+}
+/// Flattens a convolution window onto its image's rows: a kernel reading
+/// `X[..., oh + kh, ow + kw]` (X's rows Wp wide) and writing `Y[..., oh,
+/// ow]` is computed on a grid as wide as X, where output p = oh Wp + ow
+/// reads X flattened at p + kh Wp + kw: one contiguous dim of (OH - 1) Wp +
+/// OW outputs instead of OH short rows of OW. The Wp - OW extra outputs per
+/// row read across a row's end and are dropped: Y is the grid's first OW
+/// columns. The register tile then covers `register-vectors` vectors
+/// without a remainder per row (a 56-column image left 8 columns of every
+/// row to half-width tiles). Only where OW is not already a multiple of
+/// the register tile's width, for windows with unit strides, and where no
+/// other operand reads oh or ow.
+static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
+                          const Config &config, unsigned lanes) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 1 || op.getNumLoops() < 4 ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  auto yType = dyn_cast<RankedTensorType>(init->get().getType());
+  unsigned outRank = outMap.getNumResults();
+  if (!yType || !yType.hasStaticShape() || outRank < 2)
+    return;
+  auto outH = dyn_cast<AffineDimExpr>(outMap.getResult(outRank - 2));
+  auto outW = dyn_cast<AffineDimExpr>(outMap.getResult(outRank - 1));
+  if (!outH || !outW)
+    return;
+  unsigned oh = outH.getPosition(), ow = outW.getPosition();
+  if (oh == ow || !linalg::isParallelIterator(iterators[oh]) ||
+      !linalg::isParallelIterator(iterators[ow]))
+    return;
+  for (AffineExpr result : outMap.getResults().drop_back(2)) {
+    auto d = dyn_cast<AffineDimExpr>(result);
+    if (!d || d.getPosition() == oh || d.getPosition() == ow)
+      return;
+  }
+  int64_t outRows = ranges[oh], outCols = ranges[ow];
+  int64_t wide = registerTileWidth(config, lanes);
+  if (outRows < 2 || outCols % wide == 0)
+    return;
+
+  // The one input reading the window.
+  OpOperand *window = nullptr;
+  unsigned kh = 0, kw = 0;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isFunctionOfDim(oh) && !map.isFunctionOfDim(ow))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    unsigned rank = map.getNumResults();
+    if (window || !type || !type.hasStaticShape() || rank < 2 ||
+        !isWindowSum(map.getResult(rank - 2), oh, iterators, kh) ||
+        !isWindowSum(map.getResult(rank - 1), ow, iterators, kw) || kh == kw)
+      return;
+    for (AffineExpr result : map.getResults().drop_back(2)) {
+      auto d = dyn_cast<AffineDimExpr>(result);
+      if (!d || llvm::is_contained({oh, ow, kh, kw}, d.getPosition()))
+        return;
+    }
+    window = input;
+  }
+  if (!window)
+    return;
+  auto xType = cast<RankedTensorType>(window->get().getType());
+  int64_t xRank = xType.getRank();
+  int64_t imageH = xType.getDimSize(xRank - 2),
+          imageW = xType.getDimSize(xRank - 1);
+  if (outCols + ranges[kw] - 1 > imageW || outRows + ranges[kh] - 1 > imageH)
+    return;
+  // Outputs on the grid: the last row stops at OW, so no read passes the
+  // image's end.
+  int64_t grid = (outRows - 1) * imageW + outCols;
+
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto lastTwoMerged = [](int64_t rank) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i + 2 < rank; ++i)
+      groups.push_back({i});
+    groups.push_back({rank - 2, rank - 1});
+    return groups;
+  };
+  Value flatX = tensor::CollapseShapeOp::create(rewriter, loc, window->get(),
+                                                lastTwoMerged(xRank));
+
+  // The output grid: Y's rows widened to Wp (a fill is made on the grid;
+  // anything else is padded), flattened, its first `grid` elements.
+  Type element = yType.getElementType();
+  SmallVector<int64_t> gridShape(yType.getShape());
+  gridShape.back() = imageW;
+  auto gridType = RankedTensorType::get(gridShape, element);
+  Value gridInit;
+  if (auto fill = init->get().getDefiningOp<linalg::FillOp>()) {
+    Value empty = tensor::EmptyOp::create(rewriter, loc, gridShape, element);
+    gridInit =
+        linalg::FillOp::create(rewriter, loc, fill.value(), empty).getResult(0);
+  } else {
+    Value zero = arith::ConstantOp::create(
+        rewriter, loc, element, cast<TypedAttr>(rewriter.getZeroAttr(element)));
+    gridInit = tensor::createPadHighOp(gridType, init->get(), zero,
+                                       /*nofold=*/false, loc, rewriter);
+  }
+  SmallVector<ReassociationIndices> yGroups = lastTwoMerged(outRank);
+  Value flatInit =
+      tensor::CollapseShapeOp::create(rewriter, loc, gridInit, yGroups);
+  auto flatInitType = cast<RankedTensorType>(flatInit.getType());
+  SmallVector<OpFoldResult> zeros(outRank - 1, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> ones(outRank - 1, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> sliceSizes;
+  for (int64_t size : flatInitType.getShape().drop_back())
+    sliceSizes.push_back(rewriter.getIndexAttr(size));
+  sliceSizes.push_back(rewriter.getIndexAttr(grid));
+  Value gridSlice = tensor::ExtractSliceOp::create(rewriter, loc, flatInit,
+                                                   zeros, sliceSizes, ones);
+
+  // The kernel over the old dims without ow; oh becomes p.
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<AffineExpr> replace(numLoops);
+  for (unsigned d = 0, next = 0; d < numLoops; ++d)
+    replace[d] =
+        d == ow ? getAffineConstantExpr(0, ctx) : getAffineDimExpr(next++, ctx);
+  auto remap = [&](AffineMap map) {
+    return map.replaceDimsAndSymbols(replace, {}, numLoops - 1, 0);
+  };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (input != window) {
+      inputs.push_back(input->get());
+      maps.push_back(remap(map));
+      continue;
+    }
+    SmallVector<AffineExpr> results;
+    for (AffineExpr result : map.getResults().drop_back(2))
+      results.push_back(result.replaceDims(replace));
+    results.push_back(replace[oh] + replace[kh] * imageW + replace[kw]);
+    inputs.push_back(flatX);
+    maps.push_back(AffineMap::get(numLoops - 1, 0, results, ctx));
+  }
+  SmallVector<AffineExpr> outResults;
+  for (AffineExpr result : outMap.getResults().drop_back(2))
+    outResults.push_back(result.replaceDims(replace));
+  outResults.push_back(replace[oh]);
+  maps.push_back(AffineMap::get(numLoops - 1, 0, outResults, ctx));
+  SmallVector<utils::IteratorType> flatIterators(iterators);
+  flatIterators.erase(flatIterators.begin() + ow);
+  auto flat =
+      linalg::GenericOp::create(rewriter, loc, gridSlice.getType(), inputs,
+                                ValueRange{gridSlice}, maps, flatIterators);
+  rewriter.inlineRegionBefore(op.getRegion(), flat.getRegion(),
+                              flat.getRegion().begin());
+
+  // Back to Y: the grid's first OW columns of every row.
+  Value full = tensor::InsertSliceOp::create(rewriter, loc, flat.getResult(0),
+                                             flatInit, zeros, sliceSizes, ones);
+  Value expanded =
+      tensor::ExpandShapeOp::create(rewriter, loc, gridType, full, yGroups);
+  SmallVector<OpFoldResult> yZeros(outRank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> yOnes(outRank, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> ySizes;
+  for (int64_t size : yType.getShape())
+    ySizes.push_back(rewriter.getIndexAttr(size));
+  Value result = tensor::ExtractSliceOp::create(rewriter, loc, yType, expanded,
+                                                yZeros, ySizes, yOnes);
+  rewriter.replaceOp(op, result);
+}
+
+namespace {
+struct HarpRewriteWindowsPass
+    : harp::impl::HarpRewriteWindowsPassBase<HarpRewriteWindowsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (vectorBits < 8) {
+      getOperation().emitError()
+          << getArgument() << ": vector-bits must be at least 8, got "
+          << vectorBits.getValue();
+      return signalPassFailure();
+    }
+    Config config;
+    config.vectorBits = vectorBits;
+    config.registerVectors = std::max(1u, registerVectors.getValue());
+    IRRewriter rewriter(&getContext());
+    auto generics = [&] {
+      SmallVector<linalg::GenericOp> ops;
+      getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
+      return ops;
+    };
+    if (deinterleave)
+      for (linalg::GenericOp op : generics())
+        deinterleaveStridedWindow(rewriter, op);
+    if (flatten)
+      for (linalg::GenericOp op : generics())
+        if (std::optional<int64_t> lanes = laneCount(op, config))
+          flattenWindow(rewriter, op, config, *lanes);
+  }
+};
+} // namespace

@@ -1,0 +1,665 @@
+//===- TileAndVectorize.cpp - harp-tile-and-vectorize -------------------===//
+//
+// Tiles every linalg kernel on tensors to a vector-sized tile and vectorizes
+// the tile (see the pass description in Passes.td for the tile shapes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/Codegen/CPU/Passes.h"
+
+#include "CodegenConfig.h"
+#include "harp/Codegen/Common/Passes.h"
+#include "harp/Codegen/Common/TilingUtils.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+namespace mlir::harp {
+#define GEN_PASS_DEF_HARPTILEANDVECTORIZEPASS
+#include "harp/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::harp
+
+using namespace mlir;
+using namespace mlir::harp::cpu;
+
+namespace {
+
+/// How one kernel is tiled: a tile size per loop (0 = not tiled), the order
+/// of the tile loops, and whether the tiled reduction dim keeps a vector of
+/// partial accumulators.
+struct TilePlan {
+  SmallVector<int64_t> tileSizes;
+  SmallVector<int64_t> interchange;
+  std::optional<unsigned> partialReductionDim;
+  /// Cache blocks tiled first (0 = none), their loops ordered as
+  /// `cacheInterchange`: a contraction's (n, k) panels.
+  SmallVector<int64_t> cacheTileSizes;
+  SmallVector<int64_t> cacheInterchange;
+};
+
+} // namespace
+
+/// Loop order with `inner` dims last, the others in their original order.
+static SmallVector<int64_t> innermostLast(unsigned numLoops,
+                                          ArrayRef<unsigned> inner) {
+  SmallVector<int64_t> order;
+  for (unsigned d = 0; d < numLoops; ++d)
+    if (!llvm::is_contained(inner, d))
+      order.push_back(d);
+  llvm::append_range(order, inner);
+  return order;
+}
+/// The kernel's largest tensor input, or null.
+static OpOperand *largestInput(linalg::LinalgOp op) {
+  OpOperand *largest = nullptr;
+  int64_t largestSize = -1;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (type && type.getRank() > 0 && type.getNumElements() > largestSize) {
+      largest = input;
+      largestSize = type.getNumElements();
+    }
+  }
+  return largest;
+}
+/// The largest tensor input whose map reads loop dim `dim`, or null.
+static OpOperand *largestInputAlong(linalg::LinalgOp op, unsigned dim) {
+  OpOperand *largest = nullptr;
+  int64_t largestSize = -1;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (type && type.getRank() > 0 && type.getNumElements() > largestSize &&
+        op.getMatchingIndexingMap(input).isFunctionOfDim(dim)) {
+      largest = input;
+      largestSize = type.getNumElements();
+    }
+  }
+  return largest;
+}
+/// Whether some tensor input is reused across a parallel dim of more than
+/// one iteration that its map does not read (a matmul's or a
+/// convolution's operands), rather than each input element being read for
+/// one output (a row sum, softmax's statistics).
+static bool reusesInputs(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || type.getRank() == 0)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(input);
+    for (unsigned d = 0; d < ranges.size(); ++d)
+      if (linalg::isParallelIterator(iterators[d]) && ranges[d] > 1 &&
+          !map.isFunctionOfDim(d))
+        return true;
+  }
+  return false;
+}
+/// The contiguous dim of the kernel's largest tensor input.
+static std::optional<unsigned> largestInputContiguousDim(linalg::LinalgOp op) {
+  OpOperand *largest = largestInput(op);
+  if (!largest)
+    return std::nullopt;
+  return contiguousDim(op.getMatchingIndexingMap(largest));
+}
+/// Register rows along a convolution's output channels: the most, up to
+/// `rows`, that divide the channels, down to half as many, so that no
+/// remainder tile of channels is left (measured on AVX2 code: 6 rows over
+/// 64 channels, 10 tiles and a remainder of 4, took 107 ms where 4 rows
+/// took 2.9 ms); `rows` when none does.
+static int64_t dividingRows(int64_t extent, int64_t rows) {
+  for (int64_t r = rows; r >= 1 && 2 * r >= rows; --r)
+    if (extent % r == 0)
+      return r;
+  return rows;
+}
+static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
+                                         const Config &config) {
+  unsigned numLoops = op.getNumLoops();
+  if (numLoops == 0 || !op.hasPureTensorSemantics() ||
+      !harp::hasMonotoneMaps(op))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, [](int64_t r) { return r <= 0; }))
+    return std::nullopt;
+  std::optional<int64_t> laneCountOrNone = laneCount(op, config);
+  if (!laneCountOrNone)
+    return std::nullopt;
+  int64_t lanes = *laneCountOrNone;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  auto clampTo = [&](unsigned dim, int64_t size) {
+    return std::min<int64_t>(ranges[dim], size);
+  };
+
+  TilePlan plan;
+  plan.tileSizes.assign(numLoops, 1);
+
+  // Contractions: a register tile over (m, n), k innermost with step one.
+  if (linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims = orientedContractionDims(op);
+    if (succeeded(dims) && !dims->m.empty() && !dims->n.empty() &&
+        !dims->k.empty()) {
+      unsigned m = dims->m.back(), n = dims->n.back();
+      plan.tileSizes[m] = clampTo(m, config.registerRows);
+      plan.tileSizes[n] = clampTo(n, registerTileWidth(config, lanes));
+      SmallVector<unsigned> inner(dims->k.begin(), dims->k.end());
+      plan.interchange = innermostLast(numLoops, inner);
+      // Cache blocks: a (k x n) panel of the right operand stays in L2
+      // while every row tile of the left one streams past it.
+      unsigned k = dims->k.back();
+      plan.cacheTileSizes.assign(numLoops, 0);
+      // A packed right operand (packRightOperand): the outer n dims count
+      // panels of the register tile's width; a cache block is as many of
+      // them as make its columns.
+      SmallVector<unsigned> panels(dims->n.begin(), dims->n.end() - 1);
+      int64_t columns = ranges[n];
+      for (unsigned d : panels)
+        columns *= ranges[d];
+      auto [kBlock, nBlock, nMax] =
+          cacheBlocks(config, plan.tileSizes[m], plan.tileSizes[n],
+                      elementBytes(op), ranges[k], columns);
+      (void)nMax;
+      if (!panels.empty()) {
+        int64_t perBlock = std::max<int64_t>(1, nBlock / ranges[n]);
+        for (unsigned d : panels)
+          plan.cacheTileSizes[d] = ranges[d] % perBlock ? 1 : perBlock;
+      } else if (nBlock) {
+        plan.cacheTileSizes[n] = nBlock;
+      }
+      if (kBlock)
+        plan.cacheTileSizes[k] = kBlock;
+      // A k block heading the nest would keep the matmul off threads
+      // (harp-parallelize forks only at the head of a nest, and k is a
+      // reduction): without a block over n, m gets two halves, the outer
+      // loop threads split.
+      bool nBlocks =
+          plan.cacheTileSizes[n] || llvm::any_of(panels, [&](unsigned d) {
+            return plan.cacheTileSizes[d] && ranges[d] > plan.cacheTileSizes[d];
+          });
+      int64_t rows = config.registerRows;
+      if (plan.cacheTileSizes[k] && !nBlocks && ranges[m] % (2 * rows) == 0 &&
+          ranges[m] >= 8 * rows)
+        plan.cacheTileSizes[m] = ranges[m] / 2;
+      SmallVector<unsigned> blockOrder(panels);
+      blockOrder.append({n, k});
+      plan.cacheInterchange = innermostLast(numLoops, blockOrder);
+      if (llvm::all_of(plan.cacheTileSizes, [](int64_t t) { return !t; }))
+        plan.cacheTileSizes.clear();
+      return plan;
+    }
+  }
+
+  // Reductions along the contiguous dim of their largest input: a vector of
+  // partial accumulators along that dim. Not a kernel that reuses an input
+  // across a parallel dim (a convolution: the image across output
+  // channels, the filter across pixels) and reduces fewer elements than a
+  // vector along that dim (a 3-wide filter row): it gets register rows
+  // below, where a 256-channel 3x3 convolution planned as a row reduction
+  // of its (larger) filter ran 20 times slower.
+  bool hasReduction = op.getNumReductionLoops() > 0;
+  if (hasReduction) {
+    std::optional<unsigned> dim = largestInputContiguousDim(op);
+    if (dim && linalg::isReductionIterator(iterators[*dim]) &&
+        (ranges[*dim] >= lanes || !reusesInputs(op))) {
+      int64_t width = config.reductionVectors * lanes;
+      plan.interchange = innermostLast(numLoops, {*dim});
+      if (ranges[*dim] > width && op.getNumDpsInits() == 1 &&
+          op.getNumReductionLoops() == 1) {
+        plan.tileSizes[*dim] = width;
+        plan.partialReductionDim = *dim;
+      } else {
+        plan.tileSizes[*dim] = std::min(ranges[*dim], width);
+      }
+      return plan;
+    }
+  }
+
+  // Everything else: vectors along the innermost dim of the result.
+  std::optional<unsigned> dim =
+      contiguousDim(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+  if (!dim || !linalg::isParallelIterator(iterators[*dim]))
+    return std::nullopt;
+  plan.tileSizes[*dim] = clampTo(*dim, lanes);
+  // A transpose reads along another dim than it writes: a square tile, read
+  // and written with full vectors and transposed in registers.
+  // (A broadcast input, like a gather's row indices, is no transpose.)
+  OpOperand *largest = largestInput(op);
+  if (std::optional<unsigned> read = largestInputContiguousDim(op);
+      read && *read != *dim && linalg::isParallelIterator(iterators[*read]) &&
+      op.getMatchingIndexingMap(largest).isPermutation())
+    plan.tileSizes[*read] = clampTo(*read, lanes);
+  // A reduction that broadcasts the input it reads along the vector dim (a
+  // convolution's image) along a parallel dim (the output channels) gets
+  // register rows along that dim: each vector of the input is loaded once
+  // for `register-rows` accumulators.
+  bool rows = false;
+  if (OpOperand *streamed = largestInputAlong(op, *dim);
+      hasReduction && streamed) {
+    AffineMap map = op.getMatchingIndexingMap(streamed);
+    for (unsigned d = 0; d < numLoops && !rows; ++d) {
+      bool readElsewhere =
+          llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *other) {
+            return op.getMatchingIndexingMap(other).isFunctionOfDim(d);
+          });
+      if (d != *dim && linalg::isParallelIterator(iterators[d]) &&
+          ranges[d] > 1 && !map.isFunctionOfDim(d) && readElsewhere) {
+        plan.tileSizes[d] =
+            clampTo(d, dividingRows(ranges[d], config.registerRows));
+        // Rows as wide as a contraction's register tile where the columns
+        // are many (a flattened window, flattenWindow) or divide evenly:
+        // twice the accumulators per input load. (A short row, a
+        // 56-column image, would leave a remainder tile of most of a row.)
+        int64_t wide = registerTileWidth(config, lanes);
+        if (ranges[*dim] % wide == 0 || ranges[*dim] >= 8 * wide)
+          plan.tileSizes[*dim] = clampTo(*dim, wide);
+        rows = true;
+      }
+    }
+  }
+  // A reduction without such a dim (a depthwise convolution, a column
+  // sum) accumulates `reduction-vectors` vectors along the vector dim
+  // where it is long or they divide it: independent multiply-add chains
+  // instead of one, whose latency bounded a 3x3 depthwise convolution.
+  if (hasReduction && !rows) {
+    int64_t wide = config.reductionVectors * lanes;
+    if (ranges[*dim] % wide == 0 || ranges[*dim] >= 8 * wide)
+      plan.tileSizes[*dim] = clampTo(*dim, wide);
+  }
+  SmallVector<unsigned> reductions;
+  for (unsigned d = 0; d < numLoops; ++d)
+    if (linalg::isReductionIterator(iterators[d]))
+      reductions.push_back(d);
+  plan.interchange = innermostLast(numLoops, reductions);
+  return plan;
+}
+/// Marks the tiles `harp-vectorize` vectorizes once their shapes are static.
+static constexpr llvm::StringLiteral kVectorTile = "harp.vector_tile";
+/// Re-slices a tile's inputs so that they have static shapes and their
+/// maps no constant terms. Tiling keeps the op's maps and starts each
+/// input's slice at `expr(tile offset) - expr(0)`, so the tile reads the
+/// slice at `expr(index in the tile)`, with a size clamped to the operand:
+/// a window read (`oh + kh` of a convolution) gets a dynamic size although
+/// it reads a static extent, and a shifted read (`d0 + 1`, a view's slice)
+/// keeps its constant, which the vectorizer rejects (not a projected
+/// permutation). For the monotone maps tiling accepts, result `expr` reads
+/// `[expr(0), expr(ranges - 1)]` of the slice: the input is re-sliced from
+/// `offset + expr(0)` with size `expr(ranges - 1) - expr(0) + 1`, and the
+/// map reads it at `expr - expr(0)`.
+static void normalizeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  MLIRContext *context = op->getContext();
+  SmallVector<AffineExpr> first, last;
+  for (int64_t range : ranges) {
+    first.push_back(getAffineConstantExpr(0, context));
+    last.push_back(getAffineConstantExpr(range - 1, context));
+  }
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  bool mapsChanged = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type)
+      continue;
+    Value source = input->get();
+    if (auto cast = source.getDefiningOp<tensor::CastOp>())
+      source = cast.getSource();
+    auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!slice || !slice.hasUnitStride() ||
+        slice.getType().getRank() != int64_t(map.getNumResults()))
+      continue;
+    SmallVector<int64_t> lows, sizes;
+    bool constant = true;
+    for (AffineExpr result : map.getResults()) {
+      auto lo = dyn_cast<AffineConstantExpr>(
+          simplifyAffineExpr(result.replaceDims(first), 0, 0));
+      auto hi = dyn_cast<AffineConstantExpr>(
+          simplifyAffineExpr(result.replaceDims(last), 0, 0));
+      if (!lo || !hi || lo.getValue() < 0) {
+        constant = false;
+        break;
+      }
+      lows.push_back(lo.getValue());
+      sizes.push_back(hi.getValue() - lo.getValue() + 1);
+    }
+    bool shifted = llvm::any_of(lows, [](int64_t lo) { return lo != 0; });
+    // Only a generic's maps can be rewritten; named ops have no constants.
+    if (!constant || (type.hasStaticShape() && !shifted) ||
+        (shifted && !generic))
+      continue;
+    rewriter.setInsertionPoint(op);
+    Location loc = slice.getLoc();
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    AffineExpr s0 = getAffineSymbolExpr(0, context);
+    for (auto [offset, lo] : llvm::zip(offsets, lows))
+      if (lo != 0)
+        offset = affine::makeComposedFoldedAffineApply(rewriter, loc, s0 + lo,
+                                                       {offset});
+    Value exact = tensor::ExtractSliceOp::create(
+        rewriter, loc, slice.getSource(), offsets,
+        getAsIndexOpFoldResult(context, sizes), slice.getMixedStrides());
+    rewriter.modifyOpInPlace(op, [&] { input->set(exact); });
+    if (shifted) {
+      SmallVector<AffineExpr> results;
+      for (auto [result, lo] : llvm::zip(map.getResults(), lows))
+        results.push_back(simplifyAffineExpr(result - lo, map.getNumDims(), 0));
+      maps[input->getOperandNumber()] =
+          AffineMap::get(map.getNumDims(), 0, results, context);
+      mapsChanged = true;
+    }
+  }
+  if (mapsChanged)
+    rewriter.modifyOpInPlace(generic, [&] {
+      generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+}
+/// Vectorizes one marked tile. A tile whose shape is still dynamic (the
+/// peeled remainder at the edge of a dim its tile size does not divide) and
+/// a tile the vectorizer rejects stay scalar.
+static void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
+  op->removeAttr(kVectorTile);
+  normalizeInputSlices(rewriter, op);
+  if (op.hasDynamicShape())
+    return;
+  auto canVectorize = [](linalg::LinalgOp candidate) {
+    return succeeded(linalg::vectorizeOpPrecondition(
+        candidate, {}, {}, /*vectorizeNDExtract=*/true));
+  };
+  // Tiles have unit dims (the k step of a register tile, the rows of a
+  // partial reduction, the window offsets of a convolution): dropped, they
+  // leave no unit dims in the vectors, a contraction tile becomes an
+  // element-wise multiply-add, and a window read (`oh + kh`, not a projected
+  // permutation, which the vectorizer needs) becomes a plain dim. (Not when
+  // every dim is a unit: a 0-d tile is a scalar.)
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (generic && llvm::is_contained(ranges, 1) &&
+      llvm::any_of(ranges, [](int64_t r) { return r > 1; })) {
+    linalg::ControlDropUnitDims control;
+    control.rankReductionStrategy =
+        linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::DropUnitDimsResult> dropped =
+        linalg::dropUnitDims(rewriter, generic, control);
+    if (succeeded(dropped)) {
+      rewriter.replaceOp(op, dropped->replacements);
+      op = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+    }
+  }
+  if (!canVectorize(op))
+    return;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::VectorizationResult> result =
+      linalg::vectorize(rewriter, op, {}, {}, /*vectorizeNDExtract=*/true);
+  if (failed(result))
+    return;
+  rewriter.replaceOp(op, result->replacements);
+}
+/// MLIR 22's partial-reduction tiling copies the kernel's body into each
+/// tile without offsetting `linalg.index` of the tiled dim (the regular
+/// tiling does): a masked row reduction (a causal softmax's row max) read
+/// the mask and the gathered columns of the first tile in every tile. Adds
+/// the tile loop's induction variable, the tile's offset, to those indices.
+static void offsetPartialReductionIndices(RewriterBase &rewriter,
+                                          scf::SCFTilingResult &tiled,
+                                          unsigned partialDim) {
+  if (tiled.loops.size() != 1)
+    return;
+  auto loop = dyn_cast<scf::ForOp>(tiled.loops.front().getOperation());
+  if (!loop)
+    return;
+  Value offset = loop.getInductionVar();
+  for (Operation *tile : tiled.tiledOps) {
+    SmallVector<linalg::IndexOp> indices;
+    tile->walk([&](linalg::IndexOp index) {
+      if (index.getDim() == partialDim)
+        indices.push_back(index);
+    });
+    for (linalg::IndexOp index : indices) {
+      rewriter.setInsertionPointAfter(index);
+      Value global =
+          arith::AddIOp::create(rewriter, index.getLoc(), index, offset);
+      rewriter.replaceAllUsesExcept(index, global, global.getDefiningOp());
+    }
+  }
+}
+/// Tiles `op` with `sizes` (and the partial-reduction strategy along
+/// `partialDim` when set), marks the tiles, and peels the tile loops whose
+/// step does not divide their range, so the main loops carry tiles of a
+/// static shape. Linalg ops the tiling creates outside the loops
+/// (accumulator initialisation, the merge of partial reductions) are
+/// appended to `worklist`.
+static FailureOr<scf::SCFTilingResult>
+tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
+         ArrayRef<int64_t> interchange, std::optional<unsigned> partialDim,
+         SmallVectorImpl<linalg::LinalgOp> &worklist) {
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  options.setInterchange(interchange);
+  if (partialDim) {
+    options.setReductionTilingStrategy(
+        ReductionTilingStrategy::PartialReductionOuterReduction);
+    options.setReductionDims({*partialDim});
+  }
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return failure();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  rewriter.replaceOp(op, tiled->replacements);
+
+  // Loops over parallel dims are marked: harp-parallelize may run them on
+  // threads once they are on buffers. Loops are made for the tiled dims in
+  // interchange order.
+  SmallVector<int64_t> order(interchange);
+  if (order.empty())
+    order = llvm::to_vector(llvm::seq<int64_t>(0, sizes.size()));
+  llvm::erase_if(order, [&](int64_t d) { return sizes[d] == 0; });
+  if (order.size() == tiled->loops.size())
+    for (auto [loop, d] : llvm::zip(tiled->loops, order))
+      if (linalg::isParallelIterator(iterators[d]))
+        loop->setAttr(harp::kParallelLoopAttr, rewriter.getUnitAttr());
+
+  for (Operation *tile : tiled->tiledOps)
+    if (isa<linalg::LinalgOp>(tile))
+      tile->setAttr(kVectorTile, rewriter.getUnitAttr());
+  if (partialDim)
+    offsetPartialReductionIndices(rewriter, *tiled, *partialDim);
+  // Innermost first, so an outer loop's remainder copies the peeled inner
+  // loops.
+  for (LoopLikeOpInterface loop : llvm::reverse(tiled->loops)) {
+    auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
+    scf::ForOp remainder;
+    if (forOp)
+      (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, remainder);
+  }
+  for (Operation *merge : tiled->mergeOps)
+    if (auto linalgMerge = dyn_cast<linalg::LinalgOp>(merge))
+      worklist.push_back(linalgMerge);
+  for (Value init : tiled->initialValues)
+    if (auto linalgInit = init.getDefiningOp<linalg::LinalgOp>())
+      worklist.push_back(linalgInit);
+  return tiled;
+}
+/// Where to split `op` so that no tile is between one and several whole
+/// vectors wide: a tile of several vectors along the result's contiguous
+/// dim (a register tile's row) whose remainder, or whose range, is no whole
+/// number of vectors (20 columns of 16-lane vectors) would get a vector of
+/// 20 lanes,
+/// no register shape, which LLVM legalizes with shuffles in the innermost
+/// loop (a matmul whose n left such a remainder ran at 60% of one whose n
+/// did not). Split off the last `remainder % lanes` columns, the rest
+/// tiles into whole vectors. Returns (dim, split point).
+static std::optional<std::pair<unsigned, int64_t>>
+partialVectorSplit(linalg::LinalgOp op, const TilePlan &plan,
+                   const Config &config) {
+  if (op.getNumDpsInits() != 1)
+    return std::nullopt;
+  std::optional<unsigned> dim =
+      contiguousDim(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+  std::optional<int64_t> lanes = laneCount(op, config);
+  if (!dim || !lanes ||
+      !linalg::isParallelIterator(op.getIteratorTypesArray()[*dim]))
+    return std::nullopt;
+  int64_t range = op.getStaticLoopRanges()[*dim];
+  int64_t tile = plan.tileSizes[*dim];
+  if (tile <= *lanes)
+    return std::nullopt;
+  // The last tile: the remainder, or a whole tile (also one clamped to a
+  // range narrower than the register tile).
+  int64_t last = range % tile ? range % tile : tile;
+  if (last <= *lanes || last % *lanes == 0)
+    return std::nullopt;
+  return std::make_pair(*dim, range - last % *lanes);
+}
+/// `plan` for a piece of the kernel it was made for: tile sizes clamped to
+/// the piece's ranges, cache blocks kept where they still divide them.
+static TilePlan planForPiece(const TilePlan &plan, linalg::LinalgOp piece) {
+  TilePlan result = plan;
+  SmallVector<int64_t> ranges = piece.getStaticLoopRanges();
+  for (auto [size, range] : llvm::zip(result.tileSizes, ranges))
+    size = std::min(size, range);
+  for (auto [size, range] : llvm::zip(result.cacheTileSizes, ranges))
+    if (size && (size >= range || range % size))
+      size = 0;
+  if (llvm::all_of(result.cacheTileSizes, [](int64_t t) { return !t; }))
+    result.cacheTileSizes.clear();
+  return result;
+}
+/// Tiles `op` as `planTiles` says, or as `given` (see `tileOnce`).
+static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
+                        const Config &config,
+                        SmallVectorImpl<linalg::LinalgOp> &worklist,
+                        std::optional<TilePlan> given = std::nullopt) {
+  std::optional<TilePlan> plan = given ? given : planTiles(op, config);
+  if (!plan)
+    return;
+  if (auto split = partialVectorSplit(op, *plan, config)) {
+    // Both pieces keep the kernel's plan: planned again, a narrow tail could
+    // find another input the largest and pick another shape.
+    rewriter.setInsertionPoint(op);
+    auto [head, tail] =
+        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()),
+                        split->first, rewriter.getIndexAttr(split->second));
+    for (TilingInterface piece : {head, tail})
+      if (auto linalgPiece =
+              dyn_cast_or_null<linalg::LinalgOp>(piece.getOperation()))
+        if (!linalgPiece.hasDynamicShape())
+          tileAndPeel(rewriter, linalgPiece, config, worklist,
+                      planForPiece(*plan, linalgPiece));
+    return;
+  }
+
+  SmallVector<int64_t> sizes = plan->tileSizes;
+  SmallVector<int64_t> interchange = plan->interchange;
+  if (!plan->cacheTileSizes.empty()) {
+    FailureOr<scf::SCFTilingResult> blocks =
+        tileOnce(rewriter, op, plan->cacheTileSizes, plan->cacheInterchange,
+                 std::nullopt, worklist);
+    if (failed(blocks) || blocks->tiledOps.size() != 1)
+      return;
+    op = cast<linalg::LinalgOp>(blocks->tiledOps.front());
+    op->removeAttr(kVectorTile);
+  }
+  if (plan->partialReductionDim) {
+    // Partial-reduction tiling cannot tile parallel dims: the parallel
+    // dims get their own loops first (one row per iteration), then the
+    // row is tiled along the reduced dim.
+    SmallVector<int64_t> rows(sizes.size(), 0);
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    for (auto [d, iterator] : llvm::enumerate(iterators))
+      if (linalg::isParallelIterator(iterator))
+        rows[d] = sizes[d];
+    if (llvm::any_of(rows, [](int64_t size) { return size != 0; })) {
+      FailureOr<scf::SCFTilingResult> byRow =
+          tileOnce(rewriter, op, rows, {}, std::nullopt, worklist);
+      if (failed(byRow) || byRow->tiledOps.size() != 1)
+        return;
+      op = cast<linalg::LinalgOp>(byRow->tiledOps.front());
+      op->removeAttr(kVectorTile);
+    }
+    SmallVector<int64_t> along(sizes.size(), 0);
+    along[*plan->partialReductionDim] = sizes[*plan->partialReductionDim];
+    sizes = along;
+    interchange.clear();
+  }
+  (void)tileOnce(rewriter, op, sizes, interchange, plan->partialReductionDim,
+                 worklist);
+}
+
+namespace {
+struct HarpTileAndVectorizePass
+    : harp::impl::HarpTileAndVectorizePassBase<HarpTileAndVectorizePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (vectorBits < 8) {
+      getOperation().emitError()
+          << getArgument() << ": vector-bits must be at least 8, got "
+          << vectorBits.getValue();
+      return signalPassFailure();
+    }
+    Config config;
+    config.vectorBits = vectorBits;
+    config.registerRows = std::max(1u, registerRows.getValue());
+    config.registerVectors = std::max(1u, registerVectors.getValue());
+    config.cacheK = cacheK;
+    config.cacheN = cacheN;
+    config.l1Bytes = l1Cache;
+    config.l2Bytes = l2Cache;
+    config.reductionVectors = std::max(1u, reductionVectors.getValue());
+    func::FuncOp func = getOperation();
+    MLIRContext *context = &getContext();
+
+    // Ops already inside loops (the rows of harp-fuse-epilogues) are tiled
+    // as well: their tile loops nest inside the existing ones.
+    SmallVector<linalg::LinalgOp> worklist;
+    func.walk([&](linalg::LinalgOp op) { worklist.push_back(op); });
+    IRRewriter rewriter(context);
+    // Each op is visited once; the ops tiling creates are smaller (merges
+    // reduce one vector, inits fill one) and plan no further partial tiles.
+    for (size_t i = 0; i < worklist.size() && i < 4096; ++i)
+      tileAndPeel(rewriter, worklist[i], config, worklist);
+
+    // Constant tile sizes become static shapes, then the tiles are
+    // vectorized.
+    RewritePatternSet staticShapes(context);
+    linalg::populateLinalgTilingCanonicalizationPatterns(staticShapes);
+    tensor::ExtractSliceOp::getCanonicalizationPatterns(staticShapes, context);
+    tensor::InsertSliceOp::getCanonicalizationPatterns(staticShapes, context);
+    tensor::CastOp::getCanonicalizationPatterns(staticShapes, context);
+    if (failed(applyPatternsGreedily(func, std::move(staticShapes))))
+      return signalPassFailure();
+    SmallVector<linalg::LinalgOp> tiles;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kVectorTile))
+        tiles.push_back(op);
+    });
+    for (linalg::LinalgOp tile : tiles)
+      vectorizeTile(rewriter, tile);
+
+  }
+};
+} // namespace

@@ -1,0 +1,75 @@
+// The steps of the harp-vectorize pipeline one at a time (vectorize.mlir
+// checks them composed).
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions))' | FileCheck %s --check-prefix=PACK
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows))' | FileCheck %s --check-prefix=WIN
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{deinterleave=false flatten=false}))' | FileCheck %s --check-prefix=NOWIN
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-tile-and-vectorize),canonicalize)' | FileCheck %s --check-prefix=TILE
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-tile-and-vectorize,harp-vector-cleanup),canonicalize)' | FileCheck %s --check-prefix=CLEAN
+// RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=0}))' 2>&1 | FileCheck %s --check-prefix=BITS-PACK
+// RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{vector-bits=7}))' 2>&1 | FileCheck %s --check-prefix=BITS-WIN
+// RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-tile-and-vectorize{vector-bits=1}))' 2>&1 | FileCheck %s --check-prefix=BITS-TILE
+
+// BITS-PACK: error: harp-pack-contractions: vector-bits must be at least 8, got 0
+// BITS-WIN: error: harp-rewrite-windows: vector-bits must be at least 8, got 7
+// BITS-TILE: error: harp-tile-and-vectorize: vector-bits must be at least 8, got 1
+
+// A matmul wider (1024) than an n block (512 with the default caches) gets
+// its right operand packed into 32 panels of 512 x 32; the windows pass
+// leaves it alone; tiling alone leaves the accumulator in the tensor,
+// which the cleanup carries in registers through the k loop.
+// PACK-LABEL: func.func @matmul
+// PACK: %[[BP:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<512x1024xf32>) outs(%{{.*}} : tensor<32x512x32xf32>)
+// PACK: %[[C:.*]] = tensor.expand_shape %arg2 {{.*}} into tensor<16x32x32xf32>
+// PACK: linalg.generic {{.*}} ins(%arg0, %[[BP]] : tensor<16x512xf32>, tensor<32x512x32xf32>) outs(%[[C]] : tensor<16x32x32xf32>)
+// PACK: tensor.collapse_shape
+// WIN-LABEL: func.func @matmul
+// WIN-NOT: tensor.pad
+// WIN: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<16x512xf32>, tensor<512x1024xf32>)
+// TILE-LABEL: func.func @matmul
+// TILE: scf.for {{.*}} step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<
+// TILE-NOT: -> (vector<
+// TILE: return
+// CLEAN-LABEL: func.func @matmul
+// CLEAN: scf.for {{.*}} step %c1 iter_args({{.*}}) -> ({{.*}}vector<8x32xf32>)
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul(%x: tensor<16x512xf32>, %y: tensor<512x1024xf32>, %z: tensor<16x1024xf32>) -> tensor<16x1024xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<16x512xf32>, tensor<512x1024xf32>) outs(%z : tensor<16x1024xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x1024xf32>
+  return %r : tensor<16x1024xf32>
+}
+
+// -----
+
+// A stride-2 window: de-interleaved by harp-rewrite-windows (the image
+// sorted by phase, the 3-tap filter padded to 2 x 2 taps, one more
+// reduction dim); untouched without the rewrites and by packing.
+// WIN-LABEL: func.func @strided
+// WIN: tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 0, 1]
+// WIN: tensor.expand_shape {{.*}} into tensor<1x2x9x5x2xf32>
+// WIN: %[[XD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x9x2x5xf32>)
+// WIN: %[[F:.*]] = tensor.expand_shape {{.*}} into tensor<4x2x3x2x2xf32>
+// WIN: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[XD]], %[[F]] : tensor<1x2x9x2x5xf32>, tensor<4x2x3x2x2xf32>)
+// NOWIN-LABEL: func.func @strided
+// NOWIN-NOT: tensor.pad
+// PACK-LABEL: func.func @strided
+// PACK-NOT: tensor.pad
+#sx = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh * 2 + kh, ow * 2 + kw)>
+#sw = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#so = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @strided(%x: tensor<1x2x9x9xf32>, %f: tensor<4x2x3x3xf32>, %init: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %r = linalg.generic {indexing_maps = [#sx, #sw, #so], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %f : tensor<1x2x9x9xf32>, tensor<4x2x3x3xf32>) outs(%init : tensor<1x4x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x4xf32>
+  return %r : tensor<1x4x4x4xf32>
+}
