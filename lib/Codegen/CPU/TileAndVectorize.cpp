@@ -265,11 +265,13 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
         plan.tileSizes[d] =
             clampTo(d, dividingRows(ranges[d], config.registerRows));
         // Rows as wide as a contraction's register tile where the columns
-        // are many (a flattened window, flattenWindow) or divide evenly:
-        // twice the accumulators per input load. (A short row, a
-        // 56-column image, would leave a remainder tile of most of a row.)
+        // make at least two such tiles or divide evenly: twice the
+        // accumulators per input load. (The remainder is whole vectors and
+        // one shorter one, see partialVectorSplit; with a threshold of
+        // eight tiles, a 256-channel 14x14 convolution's 222-output grid
+        // kept one-vector rows.)
         int64_t wide = registerTileWidth(config, lanes);
-        if (ranges[*dim] % wide == 0 || ranges[*dim] >= 8 * wide)
+        if (ranges[*dim] % wide == 0 || ranges[*dim] >= 2 * wide)
           plan.tileSizes[*dim] = clampTo(*dim, wide);
         rows = true;
       }

@@ -371,6 +371,29 @@ func.func @conv_small_image(%x: tensor<1x32x6x6xf32>, %f: tensor<32x32x3x3xf32>,
 
 // -----
 
+// A flattened grid of 9 * 12 + 10 = 118 outputs (two register tiles of 32
+// or more) gets rows of two vectors: 8 x 32 accumulators, then the 22 left
+// as 16 and 6.
+// CHECK-LABEL: func.func @conv_two_tiles_wide
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x16xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x6xf32>)
+#min = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
+#mw = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#mo = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @conv_two_tiles_wide(%x: tensor<1x4x12x12xf32>, %f: tensor<8x4x3x3xf32>, %init: tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32> {
+  %r = linalg.generic {indexing_maps = [#min, #mw, #mo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %f : tensor<1x4x12x12xf32>, tensor<8x4x3x3xf32>) outs(%init : tensor<1x8x10x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x10x10xf32>
+  return %r : tensor<1x8x10x10xf32>
+}
+
+// -----
+
 // A stride-2 window along the output's columns (ow * 2 + kw) is
 // de-interleaved: the 23 input columns, padded to 24, are sorted by phase
 // into 1x3x23x2x12 (one copy), the 7-tap filter padded to 8 = 4 x 2 taps,

@@ -136,9 +136,10 @@ def HarpTileAndVectorizePass : Pass<"harp-tile-and-vectorize", "func::FuncOp"> {
       dim over a parallel dim (a convolution's image over its output
       channels) also gets `register-rows` rows along it, and rows of
       `register-vectors` vectors where its innermost dim is a multiple of
-      that or at least eight times as long; a reduction without such a dim
+      that or at least twice as long; a reduction without such a dim
       (a depthwise convolution, a column sum) gets `reduction-vectors`
-      vectors along it on the same condition. A reduction along a
+      vectors along it where its innermost dim is a multiple of that or at
+      least eight times as long. A reduction along a
       contiguous dim shorter than a vector in a kernel that reuses its
       inputs (a 3x3 filter row) is planned this way too, not as a row
       reduction.
