@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unistd.h>
 #include <limits>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace harp;

@@ -40,7 +40,7 @@ int64_t harp::cpu::elementBytes(linalg::LinalgOp op) {
 /// element type, or the widest operand's when narrower (a gather's i64
 /// indices should not halve the vectors of the f32 rows it moves).
 std::optional<int64_t> harp::cpu::laneCount(linalg::LinalgOp op,
-                                        const Config &config) {
+                                            const Config &config) {
   std::optional<unsigned> bits = widestElementBits(op);
   if (!bits)
     return std::nullopt;
@@ -95,8 +95,8 @@ static int64_t blockDividing(int64_t extent, int64_t limit, int64_t unit) {
 /// remainder block would need a plan of its own): K = 1024 with at most
 /// 256 gives 256, K = 1031 none.
 CacheBlocks harp::cpu::cacheBlocks(const Config &config, int64_t rows,
-                               int64_t width, int64_t bytes, int64_t k,
-                               int64_t n) {
+                                   int64_t width, int64_t bytes, int64_t k,
+                                   int64_t n) {
   auto fixed = [](unsigned block, int64_t extent) -> int64_t {
     return block && extent > block && extent % block == 0 ? block : 0;
   };
@@ -131,4 +131,3 @@ std::optional<unsigned> harp::cpu::contiguousDim(AffineMap map) {
     return dim.getPosition();
   return std::nullopt;
 }
-

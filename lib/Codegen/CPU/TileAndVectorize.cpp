@@ -661,7 +661,6 @@ struct HarpTileAndVectorizePass
     });
     for (linalg::LinalgOp tile : tiles)
       vectorizeTile(rewriter, tile);
-
   }
 };
 } // namespace

@@ -53,8 +53,7 @@ struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
       llvm::cl::desc("L1 data cache in bytes (bounds k blocks)"),
       llvm::cl::init(48 * 1024)};
   PassOptions::Option<unsigned> l2Cache{
-      *this, "l2-cache",
-      llvm::cl::desc("L2 cache in bytes (bounds n blocks)"),
+      *this, "l2-cache", llvm::cl::desc("L2 cache in bytes (bounds n blocks)"),
       llvm::cl::init(1024 * 1024)};
   PassOptions::Option<bool> pack{
       *this, "pack",
