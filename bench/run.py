@@ -626,7 +626,8 @@ def report(data):
     limits = facts.get("anchor_limits")
     if limits:
         print(f"  anchors held to the profile's ISA: OPENBLAS_CORETYPE "
-              f"{' and '.join(limits['coretypes'])} (the faster shown), "
+              f"{' and '.join(limits['coretypes'])} for NumPy (the faster "
+              f"shown), {limits['coretypes'][0]} for PyTorch, "
               f"ATEN_CPU_CAPABILITY={limits['aten']}, "
               f"ONEDNN_MAX_CPU_ISA={limits['onednn']}, C loops "
               f"-march={limits['march']}")
@@ -710,7 +711,11 @@ def main():
             for coretype in coretypes:
                 anchors[t]["numpy_" + coretype] = run_anchor(
                     "numpy", t, keys, coretype)
-            anchors[t]["torch"] = run_anchor("torch", t, keys, None, limits)
+            # PyTorch's matmuls go to the same OpenBLAS: held to the
+            # profile's first coretype too.
+            anchors[t]["torch"] = run_anchor(
+                "torch", t, keys, limits["coretypes"][0] if limits else None,
+                limits)
     # 1 thread: harp-to-llvm as the JIT uses it by default; more threads:
     # harp-to-llvm{threads=true} (harp-bench --threads) on OMP_NUM_THREADS.
     # The MLP step runs in Python, on harp's default (1 thread).
