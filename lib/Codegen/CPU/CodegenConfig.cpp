@@ -1,4 +1,4 @@
-//===- CodegenConfig.cpp - the numbers CPU code generation uses ----------===//
+//===- CodegenConfig.cpp - the numbers CPU code generation uses -----------===//
 
 #include "CodegenConfig.h"
 

@@ -1,4 +1,4 @@
-//===- CodegenConfig.h - the numbers CPU code generation uses -*- C++ -*-===//
+//===- CodegenConfig.h - the numbers CPU code generation uses ---*- C++ -*-===//
 //
 // What harp's CPU code generation passes share: the target's numbers
 // (vector width, register tile, caches) as pass options give them, and the

@@ -1,4 +1,4 @@
-//===- PackContractions.cpp - harp-pack-contractions --------------------===//
+//===- PackContractions.cpp - harp-pack-contractions ----------------------===//
 //
 // Packs the right operand of wide matmuls into register-tile panels (see
 // the pass description in Passes.td).

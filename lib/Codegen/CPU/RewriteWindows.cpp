@@ -1,4 +1,4 @@
-//===- RewriteWindows.cpp - harp-rewrite-windows ------------------------===//
+//===- RewriteWindows.cpp - harp-rewrite-windows --------------------------===//
 //
 // De-interleaves strided convolution windows and flattens unit-stride ones
 // onto their image's rows (see the pass description in Passes.td).
@@ -44,6 +44,7 @@ static bool isWindowSum(AffineExpr e, unsigned out,
     return false;
   return k != out && linalg::isReductionIterator(iterators[k]);
 }
+
 /// `e` as `s * out + k` (either order, s > 1 a constant) with `k` a
 /// reduction dim other than `out`; sets `k` and `s`.
 static bool isStridedWindowSum(AffineExpr e, unsigned out,
@@ -70,6 +71,7 @@ static bool isStridedWindowSum(AffineExpr e, unsigned out,
   }
   return false;
 }
+
 /// De-interleaves a strided convolution window: a kernel reading
 /// `X[..., s * ow + kw]` (stride s > 1) along the dim its result is
 /// contiguous in would read every s-th element, which the vectorizer
@@ -226,6 +228,7 @@ static void deinterleaveStridedWindow(RewriterBase &rewriter,
   // phases of the padded filter, r's the stride.
   rewriter.replaceOp(op, rewritten.getResults());
 }
+
 /// Flattens a convolution window onto its image's rows: a kernel reading
 /// `X[..., oh + kh, ow + kw]` (X's rows Wp wide) and writing `Y[..., oh,
 /// ow]` is computed on a grid as wide as X, where output p = oh Wp + ow

@@ -1,4 +1,4 @@
-//===- TileAndVectorize.cpp - harp-tile-and-vectorize -------------------===//
+//===- TileAndVectorize.cpp - harp-tile-and-vectorize ---------------------===//
 //
 // Tiles every linalg kernel on tensors to a vector-sized tile and vectorizes
 // the tile (see the pass description in Passes.td for the tile shapes).
@@ -68,6 +68,7 @@ static SmallVector<int64_t> innermostLast(unsigned numLoops,
   llvm::append_range(order, inner);
   return order;
 }
+
 /// The kernel's largest tensor input, or null.
 static OpOperand *largestInput(linalg::LinalgOp op) {
   OpOperand *largest = nullptr;
@@ -81,6 +82,7 @@ static OpOperand *largestInput(linalg::LinalgOp op) {
   }
   return largest;
 }
+
 /// The largest tensor input whose map reads loop dim `dim`, or null.
 static OpOperand *largestInputAlong(linalg::LinalgOp op, unsigned dim) {
   OpOperand *largest = nullptr;
@@ -95,6 +97,7 @@ static OpOperand *largestInputAlong(linalg::LinalgOp op, unsigned dim) {
   }
   return largest;
 }
+
 /// Whether some tensor input is reused across a parallel dim of more than
 /// one iteration that its map does not read (a matmul's or a
 /// convolution's operands), rather than each input element being read for
@@ -114,6 +117,7 @@ static bool reusesInputs(linalg::LinalgOp op) {
   }
   return false;
 }
+
 /// The contiguous dim of the kernel's largest tensor input.
 static std::optional<unsigned> largestInputContiguousDim(linalg::LinalgOp op) {
   OpOperand *largest = largestInput(op);
@@ -121,6 +125,7 @@ static std::optional<unsigned> largestInputContiguousDim(linalg::LinalgOp op) {
     return std::nullopt;
   return contiguousDim(op.getMatchingIndexingMap(largest));
 }
+
 /// Register rows along a convolution's output channels: the most, up to
 /// `rows`, that divide the channels, down to half as many, so that no
 /// remainder tile of channels is left (measured on AVX2 code: 6 rows over
@@ -132,6 +137,7 @@ static int64_t dividingRows(int64_t extent, int64_t rows) {
       return r;
   return rows;
 }
+
 static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
                                          const Config &config) {
   unsigned numLoops = op.getNumLoops();
@@ -293,6 +299,7 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   plan.interchange = innermostLast(numLoops, reductions);
   return plan;
 }
+
 /// Marks the tiles `harp-vectorize` vectorizes once their shapes are static.
 static constexpr llvm::StringLiteral kVectorTile = "harp.vector_tile";
 /// Re-slices a tile's inputs so that they have static shapes and their
@@ -376,6 +383,7 @@ static void normalizeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
       generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
     });
 }
+
 /// Vectorizes one marked tile. A tile whose shape is still dynamic (the
 /// peeled remainder at the edge of a dim its tile size does not divide) and
 /// a tile the vectorizer rejects stay scalar.
@@ -418,6 +426,7 @@ static void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
     return;
   rewriter.replaceOp(op, result->replacements);
 }
+
 /// MLIR 22's partial-reduction tiling copies the kernel's body into each
 /// tile without offsetting `linalg.index` of the tiled dim (the regular
 /// tiling does): a masked row reduction (a causal softmax's row max) read
@@ -446,6 +455,7 @@ static void offsetPartialReductionIndices(RewriterBase &rewriter,
     }
   }
 }
+
 /// Tiles `op` with `sizes` (and the partial-reduction strategy along
 /// `partialDim` when set), marks the tiles, and peels the tile loops whose
 /// step does not divide their range, so the main loops carry tiles of a
@@ -505,6 +515,7 @@ tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
       worklist.push_back(linalgInit);
   return tiled;
 }
+
 /// Where to split `op` so that no tile is between one and several whole
 /// vectors wide: a tile of several vectors along the result's contiguous
 /// dim (a register tile's row) whose remainder, or whose range, is no whole
@@ -536,6 +547,7 @@ partialVectorSplit(linalg::LinalgOp op, const TilePlan &plan,
     return std::nullopt;
   return std::make_pair(*dim, range - last % *lanes);
 }
+
 /// `plan` for a piece of the kernel it was made for: tile sizes clamped to
 /// the piece's ranges, cache blocks kept where they still divide them.
 static TilePlan planForPiece(const TilePlan &plan, linalg::LinalgOp piece) {
@@ -550,6 +562,7 @@ static TilePlan planForPiece(const TilePlan &plan, linalg::LinalgOp piece) {
     result.cacheTileSizes.clear();
   return result;
 }
+
 /// Tiles `op` as `planTiles` says, or as `given` (see `tileOnce`).
 static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
                         const Config &config,

@@ -1,4 +1,4 @@
-//===- VectorCleanup.cpp - harp-vector-cleanup --------------------------===//
+//===- VectorCleanup.cpp - harp-vector-cleanup ----------------------------===//
 //
 // Folds, hoists and finishes the vector code harp-tile-and-vectorize made
 // (see the pass description in Passes.td).

@@ -1,4 +1,4 @@
-//===- Passes.td - harp code generation for CPUs ---------------------*- tablegen -*-===//
+//===- Passes.td - harp code generation for CPUs -----------*- tablegen -*-===//
 //
 // harp code generation for CPUs.
 //

@@ -1,4 +1,4 @@
-//===- Passes.td - harp code generation shared by targets ------------*- tablegen -*-===//
+//===- Passes.td - harp code generation shared by targets --*- tablegen -*-===//
 //
 // harp code generation shared by targets.
 //

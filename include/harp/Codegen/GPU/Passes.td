@@ -1,4 +1,4 @@
-//===- Passes.td - harp code generation for GPUs ---------------------*- tablegen -*-===//
+//===- Passes.td - harp code generation for GPUs -----------*- tablegen -*-===//
 //
 // harp code generation for GPUs.
 //
