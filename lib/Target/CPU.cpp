@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/MC/MCSchedule.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/Process.h"
@@ -100,6 +102,38 @@ static void readCaches(CpuTarget &target) {
   target.l3Bytes = sizes[3];
 }
 
+/// Fills the FMA latency and rate of `target` from LLVM's scheduling model
+/// of `info`'s CPU: the instruction a register tile's k loop is made of.
+static void describeFma(const llvm::Target &llvmTarget,
+                        const llvm::MCSubtargetInfo &info, CpuTarget &target) {
+  const llvm::MCSchedModel &model = info.getSchedModel();
+  if (!model.hasInstrSchedModel())
+    return;
+  std::unique_ptr<llvm::MCInstrInfo> instrs(llvmTarget.createMCInstrInfo());
+  if (!instrs)
+    return;
+  StringRef name = !target.fma                ? "ADDPSrr"
+                   : target.vectorBits == 512 ? "VFMADD231PSZr"
+                   : target.vectorBits == 256 ? "VFMADD231PSYr"
+                                              : "VFMADD231PSr";
+  for (unsigned opcode = 0, e = instrs->getNumOpcodes(); opcode < e; ++opcode) {
+    if (instrs->getName(opcode) != name)
+      continue;
+    const llvm::MCSchedClassDesc *desc =
+        model.getSchedClassDesc(instrs->get(opcode).getSchedClass());
+    if (!desc || !desc->isValid() || desc->isVariant())
+      return;
+    int latency = llvm::MCSchedModel::computeInstrLatency(info, *desc);
+    double reciprocal =
+        llvm::MCSchedModel::getReciprocalThroughput(info, *desc);
+    if (latency > 0 && reciprocal > 0) {
+      target.fmaLatency = unsigned(latency);
+      target.fmaPerCycle = 1 / reciprocal;
+    }
+    return;
+  }
+}
+
 std::string harp::defaultCpuName() {
   if (std::optional<std::string> env = llvm::sys::Process::GetEnv("HARP_CPU"))
     if (!env->empty())
@@ -149,6 +183,7 @@ llvm::Expected<CpuTarget> harp::resolveCpuTarget(StringRef name) {
   target.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
   target.vectorRegisters = has("avx512f") ? 32 : 16;
   target.fma = has("fma");
+  describeFma(*llvmTarget, *info, target);
   describeCaches(target);
 
   // A feature this machine reports absent but the target enables would

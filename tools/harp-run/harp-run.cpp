@@ -22,6 +22,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -354,7 +355,11 @@ int main(int argc, char **argv) {
     llvm::outs() << "cpu: " << target->name << "\nllvm cpu: " << target->cpu
                  << "\nvector bits: " << target->vectorBits
                  << "\nvector registers: " << target->vectorRegisters
-                 << "\nfma: " << (target->fma ? "yes" : "no")
+                 << "\nfma: " << (target->fma ? "yes" : "no") << "\n"
+                 << (target->fma ? "fma" : "vector add")
+                 << " latency: " << target->fmaLatency << " cycles, "
+                 << llvm::format("%.2g", target->fmaPerCycle)
+                 << " per cycle (LLVM's scheduling model; 0: none)"
                  << "\nl1d cache: " << target->l1Bytes
                  << " bytes\nl2 cache: " << target->l2Bytes
                  << " bytes\nl3 cache: " << target->l3Bytes

@@ -38,6 +38,12 @@ struct CpuTarget {
   unsigned vectorRegisters = 16;
   /// Whether the CPU has fused multiply-add.
   bool fma = false;
+  /// A full-width vector FMA (without FMA: a vector add) in LLVM's
+  /// scheduling model of the CPU: latency in cycles and how many issue per
+  /// cycle; 0 when the model has none. Reported, not yet used by code
+  /// generation (docs/Lowering.md, "The target model").
+  unsigned fmaLatency = 0;
+  double fmaPerCycle = 0;
   /// Data caches of this machine in bytes (the JIT runs its code here,
   /// whatever ISA it targets): L1 data, L2 and L3 as one core sees them;
   /// 0 for L3 when none is reported.
