@@ -6,17 +6,17 @@
 //
 // 48 KiB L1, 1 MiB L2, 8 x 32 f32 tiles: kMax = 40960 / 160 = 256 -> 256;
 // nMax = 524288 / (256 x 4) = 512 -> 512.
-// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false}),canonicalize,cse)' | FileCheck %s --check-prefixes=ALL,L48K
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,L48K
 // 32 KiB L1: kMax = 27306 / 160 = 170 -> 128 (divides 1024);
 // nMax = 524288 / 512 = 1024 -> 1024.
-// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false l1-cache=32768}),canonicalize,cse)' | FileCheck %s --check-prefixes=ALL,L32K
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false l1-cache=32768}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,L32K
 // AVX2 with 16 registers (6 x 16 tiles), 32 KiB L1, 512 KiB L2:
 // kMax = 27306 / 88 = 310 -> 256; nMax = 262144 / 1024 = 256 -> 256.
-// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false vector-bits=256 register-rows=6 l1-cache=32768 l2-cache=524288}),canonicalize,cse)' | FileCheck %s --check-prefixes=ALL,AVX2
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false vector-bits=256 register-rows=6 l1-cache=32768 l2-cache=524288}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,AVX2
 // Given blocks win where they divide the dims.
-// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false cache-k=64 cache-n=256}),canonicalize,cse)' | FileCheck %s --check-prefixes=ALL,FIXED
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false cache-k=64 cache-n=256}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,FIXED
 
-// ALL-LABEL: func.func @matmul
+// CHECK-LABEL: func.func @matmul
 // L48K: scf.for {{.*}} to %c2048 step %c512
 // L48K: scf.for {{.*}} to %c1024 step %c256
 // L48K: vector<8x32xf32>
@@ -43,10 +43,10 @@ func.func @matmul(%x: tensor<48x1024xf32>, %y: tensor<1024x2048xf32>, %z: tensor
 }
 
 // A prime k (1031) has no dividing block: the k loop runs whole.
-// ALL-LABEL: func.func @prime_k
-// ALL-NOT: step %c1031
-// ALL-NOT: to %c1031 step %c{{[0-9][0-9]+}}
-// ALL: to %c1031 step %c1 iter_args
+// CHECK-LABEL: func.func @prime_k
+// CHECK-NOT: step %c1031
+// CHECK-NOT: to %c1031 step %c{{[0-9][0-9]+}}
+// CHECK: to %c1031 step %c1 iter_args
 func.func @prime_k(%x: tensor<48x1031xf32>, %y: tensor<1031x2048xf32>, %z: tensor<48x2048xf32>) -> tensor<48x2048xf32> {
   %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %y : tensor<48x1031xf32>, tensor<1031x2048xf32>) outs(%z : tensor<48x2048xf32>) {
