@@ -109,28 +109,37 @@ static void describeFma(const llvm::Target &llvmTarget,
   const llvm::MCSchedModel &model = info.getSchedModel();
   if (!model.hasInstrSchedModel())
     return;
-  std::unique_ptr<llvm::MCInstrInfo> instrs(llvmTarget.createMCInstrInfo());
-  if (!instrs)
-    return;
+  // Opcodes and scheduling classes are the same for every CPU of the
+  // target: the four candidates are looked up once per process.
+  static const llvm::StringMap<unsigned> classes = [&] {
+    llvm::StringMap<unsigned> found;
+    std::unique_ptr<llvm::MCInstrInfo> instrs(llvmTarget.createMCInstrInfo());
+    for (unsigned opcode = 0, e = instrs ? instrs->getNumOpcodes() : 0;
+         opcode < e; ++opcode) {
+      StringRef name = instrs->getName(opcode);
+      if (llvm::is_contained({StringRef("ADDPSrr"), StringRef("VFMADD231PSr"),
+                              StringRef("VFMADD231PSYr"),
+                              StringRef("VFMADD231PSZr")},
+                             name))
+        found[name] = instrs->get(opcode).getSchedClass();
+    }
+    return found;
+  }();
   StringRef name = !target.fma                ? "ADDPSrr"
                    : target.vectorBits == 512 ? "VFMADD231PSZr"
                    : target.vectorBits == 256 ? "VFMADD231PSYr"
                                               : "VFMADD231PSr";
-  for (unsigned opcode = 0, e = instrs->getNumOpcodes(); opcode < e; ++opcode) {
-    if (instrs->getName(opcode) != name)
-      continue;
-    const llvm::MCSchedClassDesc *desc =
-        model.getSchedClassDesc(instrs->get(opcode).getSchedClass());
-    if (!desc || !desc->isValid() || desc->isVariant())
-      return;
-    int latency = llvm::MCSchedModel::computeInstrLatency(info, *desc);
-    double reciprocal =
-        llvm::MCSchedModel::getReciprocalThroughput(info, *desc);
-    if (latency > 0 && reciprocal > 0) {
-      target.fmaLatency = unsigned(latency);
-      target.fmaPerCycle = 1 / reciprocal;
-    }
+  auto it = classes.find(name);
+  if (it == classes.end())
     return;
+  const llvm::MCSchedClassDesc *desc = model.getSchedClassDesc(it->second);
+  if (!desc || !desc->isValid() || desc->isVariant())
+    return;
+  int latency = llvm::MCSchedModel::computeInstrLatency(info, *desc);
+  double reciprocal = llvm::MCSchedModel::getReciprocalThroughput(info, *desc);
+  if (latency > 0 && reciprocal > 0) {
+    target.fmaLatency = unsigned(latency);
+    target.fmaPerCycle = 1 / reciprocal;
   }
 }
 

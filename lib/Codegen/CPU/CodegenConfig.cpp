@@ -11,6 +11,28 @@ using namespace mlir::harp::cpu;
 
 /// The width (in elements) of a register tile's row: `register-vectors`
 /// vectors of `lanes`.
+FailureOr<Config> harp::cpu::makeConfig(Operation *op, StringRef pass,
+                                        unsigned vectorBits,
+                                        unsigned registerVectors) {
+  if (vectorBits < 8)
+    return op->emitError() << pass << ": vector-bits must be at least 8, got "
+                           << vectorBits;
+  Config config;
+  config.vectorBits = vectorBits;
+  config.registerVectors = std::max(1u, registerVectors);
+  return config;
+}
+
+void harp::cpu::setTileOptions(Config &config, unsigned registerRows,
+                               unsigned cacheK, unsigned cacheN,
+                               unsigned l1Bytes, unsigned l2Bytes) {
+  config.registerRows = std::max(1u, registerRows);
+  config.cacheK = cacheK;
+  config.cacheN = cacheN;
+  config.l1Bytes = l1Bytes;
+  config.l2Bytes = l2Bytes;
+}
+
 int64_t harp::cpu::registerTileWidth(const Config &config, int64_t lanes) {
   return config.registerVectors * lanes;
 }

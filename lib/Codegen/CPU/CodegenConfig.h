@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineMap.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace mlir::harp::cpu {
@@ -28,6 +29,16 @@ struct Config {
   unsigned l1Bytes = 48 * 1024;
   unsigned l2Bytes = 1024 * 1024;
 };
+
+/// A Config with `vector-bits` and `register-vectors` (at least 1), or
+/// failure, reported on `op` as `pass`'s, when `vector-bits` is below 8.
+FailureOr<Config> makeConfig(Operation *op, StringRef pass, unsigned vectorBits,
+                             unsigned registerVectors);
+
+/// Sets the register tile's rows (at least 1) and the cache options of
+/// `config` (packing and tiling have them).
+void setTileOptions(Config &config, unsigned registerRows, unsigned cacheK,
+                    unsigned cacheN, unsigned l1Bytes, unsigned l2Bytes);
 
 /// The width (in elements) of a register tile's row: `register-vectors`
 /// vectors of `lanes`.

@@ -137,20 +137,12 @@ struct HarpPackContractionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (vectorBits < 8) {
-      getOperation().emitError()
-          << getArgument() << ": vector-bits must be at least 8, got "
-          << vectorBits.getValue();
+    FailureOr<Config> options =
+        makeConfig(getOperation(), getArgument(), vectorBits, registerVectors);
+    if (failed(options))
       return signalPassFailure();
-    }
-    Config config;
-    config.vectorBits = vectorBits;
-    config.registerRows = std::max(1u, registerRows.getValue());
-    config.registerVectors = std::max(1u, registerVectors.getValue());
-    config.cacheK = cacheK;
-    config.cacheN = cacheN;
-    config.l1Bytes = l1Cache;
-    config.l2Bytes = l2Cache;
+    Config config = *options;
+    setTileOptions(config, registerRows, cacheK, cacheN, l1Cache, l2Cache);
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     IRRewriter rewriter(&getContext());

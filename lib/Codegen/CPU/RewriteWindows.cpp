@@ -45,6 +45,16 @@ static bool isWindowSum(AffineExpr e, unsigned out,
   return k != out && linalg::isReductionIterator(iterators[k]);
 }
 
+/// Whether a window rewrite may rebuild `op` with other maps and loops: one
+/// result on tensors, static loop ranges, no `linalg.index` in its body
+/// (whose dims the rewrites renumber).
+static bool isRewritableWindowKernel(linalg::GenericOp op) {
+  return op.hasPureTensorSemantics() && op.getNumDpsInits() == 1 &&
+         op.getNumResults() == 1 &&
+         op.getBody()->getOps<linalg::IndexOp>().empty() &&
+         !llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
+}
+
 /// `e` as `s * out + k` (either order, s > 1 a constant) with `k` a
 /// reduction dim other than `out`; sets `k` and `s`.
 static bool isStridedWindowSum(AffineExpr e, unsigned out,
@@ -86,13 +96,9 @@ static bool isStridedWindowSum(AffineExpr e, unsigned out,
 /// operand reads ow and X reads kw nowhere else.
 static void deinterleaveStridedWindow(RewriterBase &rewriter,
                                       linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumResults() != 1 ||
-      !op.getBody()->getOps<linalg::IndexOp>().empty())
+  if (!isRewritableWindowKernel(op))
     return;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (outMap.getNumResults() == 0)
@@ -242,13 +248,9 @@ static void deinterleaveStridedWindow(RewriterBase &rewriter,
 /// other operand reads oh or ow.
 static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
                           const Config &config, unsigned lanes) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumResults() != 1 || op.getNumLoops() < 4 ||
-      !op.getBody()->getOps<linalg::IndexOp>().empty())
+  if (!isRewritableWindowKernel(op) || op.getNumLoops() < 4)
     return;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   OpOperand *init = op.getDpsInitOperand(0);
   AffineMap outMap = op.getMatchingIndexingMap(init);
@@ -408,15 +410,11 @@ struct HarpRewriteWindowsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (vectorBits < 8) {
-      getOperation().emitError()
-          << getArgument() << ": vector-bits must be at least 8, got "
-          << vectorBits.getValue();
+    FailureOr<Config> options =
+        makeConfig(getOperation(), getArgument(), vectorBits, registerVectors);
+    if (failed(options))
       return signalPassFailure();
-    }
-    Config config;
-    config.vectorBits = vectorBits;
-    config.registerVectors = std::max(1u, registerVectors.getValue());
+    Config config = *options;
     IRRewriter rewriter(&getContext());
     auto generics = [&] {
       SmallVector<linalg::GenericOp> ops;

@@ -180,10 +180,10 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       int64_t columns = ranges[n];
       for (unsigned d : panels)
         columns *= ranges[d];
-      auto [kBlock, nBlock, nMax] =
+      CacheBlocks blocks =
           cacheBlocks(config, plan.tileSizes[m], plan.tileSizes[n],
                       elementBytes(op), ranges[k], columns);
-      (void)nMax;
+      int64_t kBlock = blocks.k, nBlock = blocks.n;
       if (!panels.empty()) {
         int64_t perBlock = std::max<int64_t>(1, nBlock / ranges[n]);
         for (unsigned d : panels)
@@ -630,20 +630,12 @@ struct HarpTileAndVectorizePass
   using Base::Base;
 
   void runOnOperation() override {
-    if (vectorBits < 8) {
-      getOperation().emitError()
-          << getArgument() << ": vector-bits must be at least 8, got "
-          << vectorBits.getValue();
+    FailureOr<Config> options =
+        makeConfig(getOperation(), getArgument(), vectorBits, registerVectors);
+    if (failed(options))
       return signalPassFailure();
-    }
-    Config config;
-    config.vectorBits = vectorBits;
-    config.registerRows = std::max(1u, registerRows.getValue());
-    config.registerVectors = std::max(1u, registerVectors.getValue());
-    config.cacheK = cacheK;
-    config.cacheN = cacheN;
-    config.l1Bytes = l1Cache;
-    config.l2Bytes = l2Cache;
+    Config config = *options;
+    setTileOptions(config, registerRows, cacheK, cacheN, l1Cache, l2Cache);
     config.reductionVectors = std::max(1u, reductionVectors.getValue());
     func::FuncOp func = getOperation();
     MLIRContext *context = &getContext();

@@ -240,7 +240,7 @@ def HarpVectorCleanupPass : Pass<"harp-vector-cleanup", "func::FuncOp"> {
 def HarpParallelizePass : Pass<"harp-parallelize", "func::FuncOp"> {
   let summary = "Run the outermost parallel tile loops on threads";
   let description = [{
-    Runs on buffers, after bufferization. `harp-vectorize` marks the tile
+    Runs on buffers, after bufferization. `harp-tile-and-vectorize` marks the tile
     loops it makes over parallel dims (`harp.parallel`); this pass turns
     the outermost marked loop of each nest that carries no values into an
     `scf.parallel`, which `convert-scf-to-openmp` lowers to an OpenMP
