@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "harp/Dialect/Harp/IR/HarpBuilders.h"
 #include "harp/Dialect/Harp/IR/HarpOps.h"
 #include "harp/Dialect/Harp/IR/ViewLayout.h"
 
@@ -46,30 +47,6 @@ static Value view(OpBuilder &b, Location loc, Value source, ViewAttr layout,
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(source.getType()).getElementType());
   return ViewOp::create(b, loc, type, source, layout);
-}
-
-/// Row-major linearisation of `dims` over `shape`.
-static AffineExpr linearize(ArrayRef<AffineExpr> dims, ArrayRef<int64_t> shape,
-                            MLIRContext *ctx) {
-  AffineExpr lin = getAffineConstantExpr(0, ctx);
-  for (auto [d, size] : llvm::zip(dims, shape))
-    lin = lin * size + d;
-  return lin;
-}
-
-/// The indices of row-major position `lin` in `shape`.
-static SmallVector<AffineExpr> delinearize(AffineExpr lin,
-                                           ArrayRef<int64_t> shape) {
-  SmallVector<AffineExpr> result;
-  int64_t stride = 1;
-  for (int64_t size : shape)
-    stride *= size;
-  for (auto [i, size] : llvm::enumerate(shape)) {
-    stride /= size == 0 ? 1 : size;
-    AffineExpr q = stride == 1 ? lin : lin.floorDiv(stride);
-    result.push_back(i == 0 ? q : q % size);
-  }
-  return result;
 }
 
 /// Sums `value` (of `shape`) over `dims`.
@@ -434,26 +411,13 @@ static Value reshapeAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
       resultType.getNumElements() != sourceType.getNumElements())
     return Value();
   MLIRContext *ctx = b.getContext();
-  unsigned rank = resultType.getRank(), srcRank = sourceType.getRank();
-  SmallVector<AffineExpr> dims, srcDims;
-  for (unsigned d = 0; d < rank; ++d)
-    dims.push_back(getAffineDimExpr(d, ctx));
-  for (unsigned d = 0; d < srcRank; ++d)
-    srcDims.push_back(getAffineDimExpr(d, ctx));
-  AffineMap reshape =
-      AffineMap::get(rank, 0,
-                     delinearize(linearize(dims, resultType.getShape(), ctx),
-                                 sourceType.getShape()),
-                     ctx);
-  if (!mapsAgreeOnBox(layout.getMap(), reshape, resultType.getShape()))
+  ViewAttr reshape =
+      reshapeLayout(ctx, sourceType.getShape(), resultType.getShape());
+  if (!mapsAgreeOnBox(layout.getMap(), reshape.getMap(), resultType.getShape()))
     return Value();
-  AffineMap inverse =
-      AffineMap::get(srcRank, 0,
-                     delinearize(linearize(srcDims, sourceType.getShape(), ctx),
-                                 resultType.getShape()),
-                     ctx);
-  ViewAttr inverseLayout =
-      simplifyLayout(ViewAttr::get(inverse), sourceType.getShape());
+  ViewAttr inverseLayout = simplifyLayout(
+      reshapeLayout(ctx, resultType.getShape(), sourceType.getShape()),
+      sourceType.getShape());
   return view(b, loc, ybar, inverseLayout, sourceType.getShape());
 }
 

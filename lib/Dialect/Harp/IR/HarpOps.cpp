@@ -198,6 +198,27 @@ LogicalResult ViewOp::verify() {
 // MapReduceOp
 //===----------------------------------------------------------------------===//
 
+void MapReduceOp::build(
+    OpBuilder &b, OperationState &state, Type resultType, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> bodyBuilder,
+    std::optional<ReductionKind> kind, ArrayRef<int64_t> dims, bool keepdim) {
+  build(b, state, resultType, inputs,
+        kind ? ReductionKindAttr::get(b.getContext(), *kind)
+             : ReductionKindAttr(),
+        b.getDenseI64ArrayAttr(dims), keepdim ? b.getUnitAttr() : UnitAttr());
+  Region *body = state.regions.front().get();
+  SmallVector<Type> types;
+  SmallVector<Location> locs;
+  for (Value input : inputs) {
+    types.push_back(cast<RankedTensorType>(input.getType()).getElementType());
+    locs.push_back(state.location);
+  }
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(body, {}, types, locs);
+  Value yielded = bodyBuilder(b, state.location, block->getArguments());
+  YieldOp::create(b, state.location, ValueRange{yielded});
+}
+
 ArrayRef<int64_t> MapReduceOp::getDomainShape() {
   if (getInputs().empty())
     return getType().getShape();

@@ -91,6 +91,16 @@ def Harp_MapReduceOp : Harp_Op<"map_reduce", [
   );
   let results = (outs Harp_Tensor:$result);
   let regions = (region SizedRegion<1>:$body);
+  let builders = [
+    // The body from a callback, as tensor.generate and linalg.generic take
+    // it: `bodyBuilder` gets the block's arguments (one scalar per input)
+    // and returns the value to yield; the builder adds the harp.yield.
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::ValueRange":$inputs,
+      "::llvm::function_ref<::mlir::Value(::mlir::OpBuilder &, ::mlir::Location, ::mlir::ValueRange)>":$bodyBuilder,
+      CArg<"std::optional<::mlir::harp::ReductionKind>", "std::nullopt">:$kind,
+      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$dims,
+      CArg<"bool", "false">:$keepdim)>
+  ];
   let assemblyFormat = [{
     (`ins` `(` $inputs^ `:` type($inputs) `)`)? $body
     (`reduce` `(` custom<ReductionKind>($kind)^ `,` `dims` `=` $dims
