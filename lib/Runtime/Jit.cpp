@@ -2,13 +2,17 @@
 //
 // The JIT drives ORC's LLJIT directly rather than mlir::ExecutionEngine: the
 // on-disk cache needs to hand ORC a compiled object instead of a module, and
-// ExecutionEngine offers no hook for that (docs/Runtime.md).
+// ExecutionEngine offers no hook for that (docs/Runtime.md). This file: the
+// shared contexts, the compile caches (memory and disk), lowering and
+// object linking; Executable.cpp calls what it loads, JitSupport.cpp
+// provides the functions generated code calls.
 //
 //===----------------------------------------------------------------------===//
 
 #include "harp/Runtime/Jit.h"
 
 #include "FloatConversions.h"
+#include "JitInternal.h"
 
 #include "harp/Dialect/Harp/IR/HarpDialect.h"
 #include "harp/InitAllHarp.h"
@@ -58,6 +62,7 @@
 #include <malloc.h>
 #include <vector>
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -77,9 +82,12 @@ const char *buildId();
 static constexpr char kCacheFormat[] = "harp-jit-object-v3";
 static constexpr char kMagic[8] = {'H', 'A', 'R', 'P', 'O', 'B', 'J', '1'};
 
-static Error makeError(const llvm::Twine &message) {
+Error harp::jit::makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
+using harp::jit::InitFn;
+using harp::jit::makeError;
+using harp::jit::PackedFn;
 
 /// Loads the OpenMP runtime threaded kernels call (__kmpc_fork_call...),
 /// once per process, into the process symbol search the JIT uses. Returns
@@ -98,447 +106,6 @@ static const std::string &openMPRuntimeError() {
     return std::string();
   }();
   return error;
-}
-
-//===----------------------------------------------------------------------===//
-// Runtime support called by generated code
-//===----------------------------------------------------------------------===//
-
-namespace {
-struct UnrankedMemRef {
-  int64_t rank;
-  void *descriptor;
-};
-} // namespace
-
-/// memref.copy between non-contiguous memrefs lowers to a call to this
-/// (`memrefCopy`); harp provides it instead of linking MLIR's runner library.
-/// Copies the innermost dim as one run when it is contiguous in both (a
-/// padded copy's rows), element by element otherwise; the outer index is
-/// advanced like an odometer, offsets updated incrementally.
-extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
-                               UnrankedMemRef *dst) {
-  int64_t rank = src->rank;
-  auto fields = [](UnrankedMemRef *m) {
-    return static_cast<int64_t *>(m->descriptor);
-  };
-  int64_t *s = fields(src), *d = fields(dst);
-  auto *srcBase = reinterpret_cast<char *>(s[1]) + s[2] * elementSize;
-  auto *dstBase = reinterpret_cast<char *>(d[1]) + d[2] * elementSize;
-  const int64_t *sizes = s + 3;
-  const int64_t *srcStrides = s + 3 + rank, *dstStrides = d + 3 + rank;
-  for (int64_t i = 0; i < rank; ++i)
-    if (sizes[i] == 0)
-      return;
-  if (rank == 0) {
-    std::memmove(dstBase, srcBase, elementSize);
-    return;
-  }
-  // The innermost dim: one run of `inner` elements, or single elements.
-  int64_t inner = sizes[rank - 1];
-  int64_t innerSrc = srcStrides[rank - 1], innerDst = dstStrides[rank - 1];
-  bool contiguous = innerSrc == 1 && innerDst == 1;
-  std::vector<int64_t> index(rank - 1, 0);
-  int64_t so = 0, dof = 0;
-  while (true) {
-    char *to = dstBase + dof * elementSize;
-    const char *from = srcBase + so * elementSize;
-    if (contiguous) {
-      std::memmove(to, from, inner * elementSize);
-    } else {
-      for (int64_t j = 0; j < inner; ++j)
-        std::memmove(to + j * innerDst * elementSize,
-                     from + j * innerSrc * elementSize, elementSize);
-    }
-    int64_t i = rank - 2;
-    for (; i >= 0; --i) {
-      so += srcStrides[i];
-      dof += dstStrides[i];
-      if (++index[i] < sizes[i])
-        break;
-      so -= srcStrides[i] * sizes[i];
-      dof -= dstStrides[i] * sizes[i];
-      index[i] = 0;
-    }
-    if (i < 0)
-      return;
-  }
-}
-
-/// `malloc` and `free` as generated code sees them (the JIT binds those
-/// names to these; LLVM still knows them as malloc and free). Large blocks
-/// are kept for reuse by exact size instead of going back to the system: a
-/// kernel's temporaries (a packed operand, a padded input, an intermediate
-/// result) have the same sizes at every call, and fresh pages from the
-/// system cost a page fault each (a 4 MB temporary: 1024 faults, about a
-/// millisecond). Blocks are plain malloc blocks: the sizes of the large
-/// ones are kept on the side, small ones pass straight through. At most
-/// 256 MiB are kept.
-namespace {
-struct BlockCache {
-  static constexpr size_t kMinCached = 64 * 1024;
-  static constexpr size_t kMaxKept = size_t(256) << 20;
-  std::mutex mutex;
-  std::unordered_map<size_t, std::vector<void *>> free;
-  std::unordered_map<void *, size_t> live;
-  size_t kept = 0;
-
-  void *allocate(size_t size) {
-    if (size < kMinCached)
-      return std::malloc(size);
-    std::lock_guard<std::mutex> lock(mutex);
-    void *block = nullptr;
-    auto it = free.find(size);
-    if (it != free.end() && !it->second.empty()) {
-      block = it->second.back();
-      it->second.pop_back();
-      kept -= size;
-    } else {
-      block = std::malloc(size);
-    }
-    if (block)
-      live[block] = size;
-    return block;
-  }
-
-  void release(void *block) {
-    // Small blocks (most frees: per-row temporaries) skip the lock.
-    if (!block || malloc_usable_size(block) < kMinCached) {
-      std::free(block);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto it = live.find(block);
-      if (it != live.end()) {
-        size_t size = it->second;
-        live.erase(it);
-        if (kept + size <= kMaxKept) {
-          free[size].push_back(block);
-          kept += size;
-          return;
-        }
-      }
-    }
-    std::free(block);
-  }
-};
-
-BlockCache &blockCache() {
-  // Never destroyed: generated code may free buffers during exit.
-  static BlockCache *cache = new BlockCache;
-  return *cache;
-}
-} // namespace
-
-extern "C" void *harpMalloc(size_t size) { return blockCache().allocate(size); }
-extern "C" void harpFree(void *ptr) { blockCache().release(ptr); }
-
-//===----------------------------------------------------------------------===//
-// Signatures
-//===----------------------------------------------------------------------===//
-
-static std::optional<ElementKind> elementKindOf(mlir::Type type) {
-  if (type.isF16())
-    return ElementKind::F16;
-  if (type.isBF16())
-    return ElementKind::BF16;
-  if (type.isF32())
-    return ElementKind::F32;
-  if (type.isF64())
-    return ElementKind::F64;
-  if (type.isInteger(1))
-    return ElementKind::I1;
-  if (type.isInteger(8))
-    return ElementKind::I8;
-  if (type.isInteger(16))
-    return ElementKind::I16;
-  if (type.isInteger(32))
-    return ElementKind::I32;
-  if (type.isInteger(64))
-    return ElementKind::I64;
-  if (auto complex = llvm::dyn_cast<mlir::ComplexType>(type)) {
-    if (complex.getElementType().isF32())
-      return ElementKind::C64;
-    if (complex.getElementType().isF64())
-      return ElementKind::C128;
-  }
-  return std::nullopt;
-}
-
-static Expected<TensorType> tensorTypeOf(mlir::Type type,
-                                         const llvm::Twine &what) {
-  auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
-  std::optional<ElementKind> kind =
-      tensor ? elementKindOf(tensor.getElementType()) : std::nullopt;
-  if (!tensor || !tensor.hasStaticShape() || !kind) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    type.print(os);
-    return makeError(what + " has type " + text +
-                     "; the JIT calls functions on statically shaped "
-                     "tensors of harp element types");
-  }
-  return TensorType{*kind, std::vector<int64_t>(tensor.getShape().begin(),
-                                                tensor.getShape().end())};
-}
-
-static Expected<std::vector<FunctionSignature>>
-signaturesOf(mlir::ModuleOp module) {
-  std::vector<FunctionSignature> result;
-  for (auto func : module.getOps<mlir::func::FuncOp>()) {
-    if (func.isExternal() || !func.isPublic())
-      continue;
-    FunctionSignature sig;
-    sig.name = func.getSymName().str();
-    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-      auto t = tensorTypeOf(type,
-                            "argument #" + llvm::Twine(i) + " of @" + sig.name);
-      if (!t)
-        return t.takeError();
-      sig.inputs.push_back(*t);
-    }
-    for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
-      auto t =
-          tensorTypeOf(type, "result #" + llvm::Twine(i) + " of @" + sig.name);
-      if (!t)
-        return t.takeError();
-      sig.results.push_back(*t);
-    }
-    result.push_back(std::move(sig));
-  }
-  return result;
-}
-
-//===----------------------------------------------------------------------===//
-// Devices
-//===----------------------------------------------------------------------===//
-
-Expected<Device> harp::parseDevice(StringRef name) {
-  if (name.equals_insensitive("cpu"))
-    return Device::CPU;
-  if (name.equals_insensitive("cuda"))
-    return Device::CUDA;
-  return makeError("unknown device '" + name + "' (expected cpu or cuda)");
-}
-
-const char *harp::deviceName(Device device) {
-  return device == Device::CUDA ? "cuda" : "cpu";
-}
-
-//===----------------------------------------------------------------------===//
-// Executable
-//===----------------------------------------------------------------------===//
-
-Executable::~Executable() = default;
-
-const FunctionSignature *Executable::lookup(StringRef name) const {
-  for (const FunctionSignature &sig : functions())
-    if (sig.name == name)
-      return &sig;
-  return nullptr;
-}
-
-Error Executable::callDevice(StringRef name, llvm::ArrayRef<void *>,
-                             llvm::ArrayRef<void *>) const {
-  return makeError("callDevice(@" + name +
-                   "): not a cuda executable (compile with "
-                   "JitOptions::device = Device::CUDA)");
-}
-
-Expected<std::vector<Array>>
-Executable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
-  const FunctionSignature *sig = lookup(name);
-  if (!sig)
-    return makeError("no public function @" + name + " in the module");
-  std::vector<Array> results;
-  for (const TensorType &type : sig->results)
-    results.push_back(Array::allocate(type));
-  if (Error err = callInto(name, inputs, results))
-    return std::move(err);
-  return results;
-}
-
-namespace {
-using PackedFn = void (*)(void **);
-using InitFn = void (*)();
-
-class JitExecutable : public Executable {
-public:
-  JitExecutable(std::unique_ptr<llvm::orc::LLJIT> jit,
-                std::vector<FunctionSignature> sigs,
-                std::vector<PackedFn> entries, Device device, InitFn fini)
-      : jit(std::move(jit)), sigs(std::move(sigs)), entries(std::move(entries)),
-        device(device), fini(fini) {}
-  ~JitExecutable() override {
-    // Unloads the GPU kernels (the module's destructors).
-    if (fini)
-      fini();
-  }
-
-  llvm::ArrayRef<FunctionSignature> functions() const override { return sigs; }
-
-  Error callInto(StringRef name, llvm::ArrayRef<Array> inputs,
-                 llvm::ArrayRef<Array> results) const override;
-  Error callDevice(StringRef name, llvm::ArrayRef<void *> inputs,
-                   llvm::ArrayRef<void *> results) const override;
-
-private:
-  Error callOnDevice(PackedFn entry, llvm::ArrayRef<Array> inputs,
-                     llvm::ArrayRef<Array> results) const;
-
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::vector<FunctionSignature> sigs;
-  std::vector<PackedFn> entries;
-  Device device;
-  InitFn fini;
-};
-} // namespace
-
-/// A memref descriptor for a contiguous row-major array at `data`:
-/// {allocated, aligned, offset, sizes..., strides...}.
-static std::vector<int64_t> descriptorOf(const Array &array, const void *data) {
-  const std::vector<int64_t> &shape = array.shape();
-  std::vector<int64_t> d;
-  auto ptr = reinterpret_cast<int64_t>(data);
-  d.push_back(ptr);
-  d.push_back(ptr);
-  d.push_back(0);
-  d.insert(d.end(), shape.begin(), shape.end());
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  d.insert(d.end(), strides.begin(), strides.end());
-  return d;
-}
-
-Error JitExecutable::callInto(StringRef name, llvm::ArrayRef<Array> inputs,
-                              llvm::ArrayRef<Array> results) const {
-  const FunctionSignature *found = lookup(name);
-  if (!found)
-    return makeError("no public function @" + name + " in the module");
-  const FunctionSignature &sig = *found;
-  size_t at = found - sigs.data();
-  if (inputs.size() != sig.inputs.size())
-    return makeError("@" + name + " takes " + llvm::Twine(sig.inputs.size()) +
-                     " inputs but " + llvm::Twine(inputs.size()) +
-                     " were given");
-  for (auto [i, input] : llvm::enumerate(inputs)) {
-    if (!(input.type() == sig.inputs[i]))
-      return makeError("input #" + llvm::Twine(i) + " of @" + name +
-                       " has type " + input.type().str() + " but " +
-                       sig.inputs[i].str() + " is expected");
-    if (!input.data() && input.numElements() != 0)
-      return makeError("input #" + llvm::Twine(i) + " of @" + name +
-                       " has no data");
-  }
-  if (results.size() != sig.results.size())
-    return makeError("@" + name + " has " + llvm::Twine(sig.results.size()) +
-                     " results but " + llvm::Twine(results.size()) +
-                     " buffers were given");
-  auto overlap = [](const Array &a, const Array &b) {
-    auto *a0 = static_cast<const char *>(a.data());
-    auto *b0 = static_cast<const char *>(b.data());
-    return a.byteSize() && b.byteSize() && a0 < b0 + b.byteSize() &&
-           b0 < a0 + a.byteSize();
-  };
-  for (auto [i, result] : llvm::enumerate(results)) {
-    if (!(result.type() == sig.results[i]))
-      return makeError("result #" + llvm::Twine(i) + " of @" + name +
-                       " has type " + sig.results[i].str() + " but the " +
-                       "buffer given is " + result.type().str());
-    if (!result.data() && result.numElements() != 0)
-      return makeError("result buffer #" + llvm::Twine(i) + " of @" + name +
-                       " has no data");
-    for (const Array &input : inputs)
-      if (overlap(result, input))
-        return makeError("result buffer #" + llvm::Twine(i) + " of @" + name +
-                         " overlaps an input");
-    for (const Array &other : results.take_front(i))
-      if (overlap(result, other))
-        return makeError("result buffer #" + llvm::Twine(i) + " of @" + name +
-                         " overlaps another result buffer");
-  }
-
-  if (device == Device::CUDA)
-    return callOnDevice(entries[at], inputs, results);
-  std::vector<std::vector<int64_t>> descriptors;
-  for (const Array &input : inputs)
-    descriptors.push_back(descriptorOf(input, input.data()));
-  for (const Array &result : results)
-    descriptors.push_back(descriptorOf(result, result.data()));
-  std::vector<void *> args;
-  for (std::vector<int64_t> &d : descriptors)
-    args.push_back(d.data());
-  entries[at](args.data());
-  return Error::success();
-}
-
-Error JitExecutable::callDevice(StringRef name, llvm::ArrayRef<void *> inputs,
-                                llvm::ArrayRef<void *> results) const {
-  if (device != Device::CUDA)
-    return Executable::callDevice(name, inputs, results);
-  const FunctionSignature *found = lookup(name);
-  if (!found)
-    return makeError("no public function @" + name + " in the module");
-  const FunctionSignature &sig = *found;
-  size_t at = found - sigs.data();
-  if (inputs.size() != sig.inputs.size() ||
-      results.size() != sig.results.size())
-    return makeError("@" + name + " takes " + llvm::Twine(sig.inputs.size()) +
-                     " inputs and " + llvm::Twine(sig.results.size()) +
-                     " results but " + llvm::Twine(inputs.size()) + " and " +
-                     llvm::Twine(results.size()) + " buffers were given");
-  std::vector<std::vector<int64_t>> descriptors;
-  for (auto [type, buffer] : llvm::zip(sig.inputs, inputs))
-    descriptors.push_back(descriptorOf(Array::borrow(type, buffer), buffer));
-  for (auto [type, buffer] : llvm::zip(sig.results, results))
-    descriptors.push_back(descriptorOf(Array::borrow(type, buffer), buffer));
-  std::vector<void *> args;
-  for (std::vector<int64_t> &d : descriptors)
-    args.push_back(d.data());
-  entries[at](args.data());
-  return cuda::takeError();
-}
-
-/// Copies the inputs to device buffers, runs the host function (which
-/// launches the kernels and waits for them), copies the results back.
-Error JitExecutable::callOnDevice(PackedFn entry, llvm::ArrayRef<Array> inputs,
-                                  llvm::ArrayRef<Array> results) const {
-  std::vector<void *> buffers;
-  llvm::scope_exit releaseAll([&] {
-    for (void *buffer : buffers)
-      cuda::release(buffer);
-  });
-  std::vector<std::vector<int64_t>> descriptors;
-  for (const Array &input : inputs) {
-    Expected<void *> buffer = cuda::allocate(input.byteSize());
-    if (!buffer)
-      return buffer.takeError();
-    buffers.push_back(*buffer);
-    if (Error err = cuda::copyToDevice(*buffer, input.data(), input.byteSize()))
-      return err;
-    descriptors.push_back(descriptorOf(input, *buffer));
-  }
-  for (const Array &result : results) {
-    Expected<void *> buffer = cuda::allocate(result.byteSize());
-    if (!buffer)
-      return buffer.takeError();
-    buffers.push_back(*buffer);
-    descriptors.push_back(descriptorOf(result, *buffer));
-  }
-  std::vector<void *> args;
-  for (std::vector<int64_t> &d : descriptors)
-    args.push_back(d.data());
-  entry(args.data());
-  if (Error err = cuda::takeError())
-    return err;
-  for (auto [i, result] : llvm::enumerate(results))
-    if (Error err =
-            cuda::copyToHost(const_cast<void *>(result.data()),
-                             buffers[inputs.size() + i], result.byteSize()))
-      return err;
-  return Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -622,34 +189,109 @@ struct CacheHeader {
   char key[64];
 };
 
+/// Registers what harp modules use and turns threading off: a crash in a
+/// pass then happens on the calling thread, where compileObject recovers it.
+static void configureContext(mlir::MLIRContext &context) {
+  mlir::DialectRegistry registry;
+  mlir::harp::registerAllHarpDialects(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  mlir::registerOpenMPDialectTranslation(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  context.disableMultithreading();
+}
+
+/// `loc` as a reader wants it: file:line:col (col left out when 0), names
+/// and call sites spelled out, fused locations joined.
+static void printLocation(mlir::Location loc, llvm::raw_ostream &os) {
+  if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    os << file.getFilename().getValue() << ":" << file.getLine();
+    if (file.getColumn())
+      os << ":" << file.getColumn();
+  } else if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
+    os << name.getName().getValue();
+    if (!mlir::isa<mlir::UnknownLoc>(name.getChildLoc())) {
+      os << " at ";
+      printLocation(name.getChildLoc(), os);
+    }
+  } else if (auto call = mlir::dyn_cast<mlir::CallSiteLoc>(loc)) {
+    printLocation(call.getCallee(), os);
+    os << " called from ";
+    printLocation(call.getCaller(), os);
+  } else if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc)) {
+    llvm::interleave(
+        fused.getLocations(), os,
+        [&](mlir::Location part) { printLocation(part, os); }, ", ");
+  } else if (mlir::isa<mlir::UnknownLoc>(loc)) {
+    os << "<unknown location>";
+  } else {
+    loc.print(os);
+  }
+}
+
+/// A diagnostic handler writing "location: severity: message" lines.
+static mlir::LogicalResult collectDiagnostic(mlir::Diagnostic &diag,
+                                             llvm::raw_ostream &os) {
+  printLocation(diag.getLocation(), os);
+  switch (diag.getSeverity()) {
+  case mlir::DiagnosticSeverity::Error:
+    os << ": error: ";
+    break;
+  case mlir::DiagnosticSeverity::Warning:
+    os << ": warning: ";
+    break;
+  case mlir::DiagnosticSeverity::Note:
+    os << ": note: ";
+    break;
+  case mlir::DiagnosticSeverity::Remark:
+    os << ": remark: ";
+    break;
+  }
+  os << diag << "\n";
+  for (const mlir::Diagnostic &note : diag.getNotes()) {
+    printLocation(note.getLocation(), os);
+    os << ": note: " << note << "\n";
+  }
+  return mlir::success();
+}
+
+static std::atomic<unsigned> parses{0};
+
 struct Jit::Impl {
   JitOptions options;
   std::string cacheDir;
   JitStats stats;
-  mlir::MLIRContext context;
+  /// The context modules are compiled in: the Jit's own, or the shared one.
+  std::unique_ptr<mlir::MLIRContext> ownedContext;
+  mlir::MLIRContext *context;
   /// The CPU target, or why the name did not resolve (reported by every
   /// compile).
   CpuTarget target;
   std::string targetError;
   /// CUDA: the chip kernels are compiled for.
   std::string chip;
-  std::mutex mutex;
+  /// Held while the context and the caches are used.
+  std::unique_ptr<std::recursive_mutex> ownedMutex;
+  std::recursive_mutex *mutex;
   std::unordered_map<std::string, std::shared_ptr<Executable>> memory;
   /// Executables by the exact text they were compiled from (the options
   /// are the Jit's own): a hit costs a hash table lookup and one compare of
   /// the text, not a cryptographic hash of it.
   llvm::StringMap<std::shared_ptr<Executable>> byText;
 
-  explicit Impl(JitOptions opts) : options(std::move(opts)) {
-    mlir::DialectRegistry registry;
-    mlir::harp::registerAllHarpDialects(registry);
-    mlir::registerBuiltinDialectTranslation(registry);
-    mlir::registerLLVMDialectTranslation(registry);
-    mlir::registerOpenMPDialectTranslation(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    context.disableMultithreading();
-
+  Impl(JitOptions opts, mlir::MLIRContext *sharedContext,
+       std::recursive_mutex *sharedMutex)
+      : options(std::move(opts)), context(sharedContext), mutex(sharedMutex) {
+    if (!context) {
+      ownedContext = std::make_unique<mlir::MLIRContext>();
+      context = ownedContext.get();
+      configureContext(*context);
+    }
+    if (!mutex) {
+      ownedMutex = std::make_unique<std::recursive_mutex>();
+      mutex = ownedMutex.get();
+    }
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     if (Expected<CpuTarget> resolved = resolveCpuTarget(options.cpu))
@@ -813,13 +455,10 @@ struct Jit::Impl {
     mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());
     std::string diagnostics;
     llvm::raw_string_ostream diagOS(diagnostics);
-    mlir::ScopedDiagnosticHandler handler(&context,
-                                          [&](mlir::Diagnostic &diag) {
-                                            diag.getLocation().print(diagOS);
-                                            diagOS << ": " << diag << "\n";
-                                            return mlir::success();
-                                          });
-    mlir::PassManager pm(&context);
+    mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {
+      return collectDiagnostic(diag, diagOS);
+    });
+    mlir::PassManager pm(context);
     if (options.device == Device::CUDA) {
       if (options.cudaFormat != "ptx" && options.cudaFormat != "cubin")
         return makeError("unknown CUDA kernel format '" + options.cudaFormat +
@@ -947,9 +586,8 @@ struct Jit::Impl {
         return symbol.takeError();
       entries.push_back(symbol->toPtr<PackedFn>());
     }
-    return std::make_shared<JitExecutable>(std::move(*jit), std::move(sigs),
-                                           std::move(entries), options.device,
-                                           fini);
+    return harp::jit::makeExecutable(std::move(*jit), std::move(sigs),
+                                     std::move(entries), options.device, fini);
   }
 
   /// Parses and verifies harp IR text; the error carries the diagnostics.
@@ -959,9 +597,10 @@ struct Jit::Impl {
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBufferCopy(source, "<input>"), llvm::SMLoc());
-    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
+    ++parses;
     mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+        mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, context);
     if (!module)
       return makeError("invalid IR:\n" + diagnostics);
     return std::move(module);
@@ -970,18 +609,19 @@ struct Jit::Impl {
   Expected<std::shared_ptr<Executable>> compile(mlir::ModuleOp module) {
     if (!targetError.empty())
       return makeError(targetError);
+    std::lock_guard<std::recursive_mutex> lock(*mutex);
+    // The disk cache's key is the module's text (locations left out).
     std::string text;
     {
       llvm::raw_string_ostream os(text);
       module.print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
     }
     std::string key = keyOf(text);
-    std::lock_guard<std::mutex> lock(mutex);
     if (auto it = memory.find(key); it != memory.end()) {
       ++stats.memoryHits;
       return it->second;
     }
-    auto sigs = signaturesOf(module);
+    auto sigs = harp::jit::signaturesOf(module);
     if (!sigs)
       return sigs.takeError();
 
@@ -1013,21 +653,54 @@ struct Jit::Impl {
 };
 
 Jit::Jit(JitOptions options)
-    : impl(std::make_unique<Impl>(std::move(options))) {}
+    : impl(std::make_unique<Impl>(std::move(options), nullptr, nullptr)) {}
+Jit::Jit(JitOptions options, mlir::MLIRContext &context,
+         std::recursive_mutex &mutex)
+    : impl(std::make_unique<Impl>(std::move(options), &context, &mutex)) {}
 Jit::~Jit() = default;
 
+mlir::MLIRContext &Jit::sharedContext() {
+  static mlir::MLIRContext *context = [] {
+    auto *created = new mlir::MLIRContext(); // lives as long as the process
+    configureContext(*created);
+    return created;
+  }();
+  return *context;
+}
+
+std::recursive_mutex &Jit::sharedContextMutex() {
+  static auto *mutex = new std::recursive_mutex();
+  return *mutex;
+}
+
+unsigned Jit::parseCount() { return parses.load(); }
+
 Jit &Jit::shared(Device device, StringRef cpu) {
+  JitOptions options;
+  options.device = device;
+  options.cpu = cpu.str();
+  return shared(options);
+}
+
+Jit &Jit::shared(const JitOptions &requested) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<Jit>> jits;
-  std::string name = cpu.empty() ? defaultCpuName() : cpu.str();
-  std::string key = std::string(deviceName(device)) + "/" + name;
+  std::string name = requested.cpu.empty() ? defaultCpuName() : requested.cpu;
+  std::string key = std::string(deviceName(requested.device)) + "/" + name +
+                    (requested.fuse ? "/fuse" : "/nofuse") +
+                    (requested.vectorize ? "/vectorize" : "/novectorize") +
+                    (requested.threads ? "/threads" : "/nothreads");
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<Jit> &jit = jits[key];
   if (!jit) {
     JitOptions options;
-    options.device = device;
+    options.device = requested.device;
     options.cpu = name;
-    jit = std::make_unique<Jit>(std::move(options));
+    options.fuse = requested.fuse;
+    options.vectorize = requested.vectorize;
+    options.threads = requested.threads;
+    jit = std::make_unique<Jit>(std::move(options), sharedContext(),
+                                sharedContextMutex());
   }
   return *jit;
 }
@@ -1047,17 +720,25 @@ unsigned Jit::vectorBits() const {
 }
 
 Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
-  if (mlir::failed(mlir::verify(module)))
-    return makeError("the module does not verify");
+  std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  {
+    mlir::ScopedDiagnosticHandler handler(
+        module.getContext(),
+        [&](mlir::Diagnostic &diag) { return collectDiagnostic(diag, os); });
+    if (mlir::failed(mlir::verify(module)))
+      return makeError("invalid IR:\n" + diagnostics);
+  }
   return impl->compile(module);
 }
 
 Expected<std::string> Jit::compileObject(StringRef source) {
+  std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
   // Parsing verifies the module.
   Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = impl->parse(source);
   if (!module)
     return module.takeError();
-  std::lock_guard<std::mutex> lock(impl->mutex);
   auto object = impl->compileObject(**module, "");
   if (!object)
     return object.takeError();
@@ -1065,21 +746,17 @@ Expected<std::string> Jit::compileObject(StringRef source) {
 }
 
 Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {
+  std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
   // Text seen before is served without parsing or printing.
-  {
-    std::lock_guard<std::mutex> lock(impl->mutex);
-    if (auto it = impl->byText.find(source); it != impl->byText.end()) {
-      ++impl->stats.memoryHits;
-      return it->second;
-    }
+  if (auto it = impl->byText.find(source); it != impl->byText.end()) {
+    ++impl->stats.memoryHits;
+    return it->second;
   }
   Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = impl->parse(source);
   if (!module)
     return module.takeError();
   Expected<std::shared_ptr<Executable>> exe = impl->compile(**module);
-  if (exe) {
-    std::lock_guard<std::mutex> lock(impl->mutex);
+  if (exe)
     impl->byText[source] = *exe;
-  }
   return exe;
 }

@@ -8,6 +8,12 @@
 
 #include "GradCheck.h"
 
+#include "harp/Dialect/Harp/IR/HarpBuilders.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -69,12 +75,6 @@ Array copyOf(const Array &a) {
   return c;
 }
 
-std::string typeList(const std::vector<TensorType> &types) {
-  std::string s;
-  for (const TensorType &t : types)
-    s += (s.empty() ? "" : ", ") + t.str();
-  return s;
-}
 } // namespace
 
 int harp::runGradCheck(Jit &jit, llvm::StringRef source,
@@ -109,37 +109,34 @@ int harp::runGradCheck(Jit &jit, llvm::StringRef source,
       return fail("result of type " + t.str() +
                   " is not supported by the gradient check");
 
-  // The function and its gradient, through harp.autodiff.
+  // The function and its gradient, through harp.autodiff, built next to it
+  // in the JIT's context.
   std::vector<TensorType> gradTypes;
   for (int64_t w : wrt)
     gradTypes.push_back(entry.inputs[w]);
-  std::string wrapper;
-  llvm::raw_string_ostream os(wrapper);
-  os << "\nfunc.func @__harp_gradcheck(";
-  size_t nIn = entry.inputs.size(), nOut = entry.results.size();
-  for (size_t i = 0; i < nIn; ++i)
-    os << (i ? ", " : "") << "%a" << i << ": " << entry.inputs[i].str();
-  for (size_t k = 0; k < nOut; ++k)
-    os << ", %s" << k << ": " << entry.results[k].str();
-  std::vector<TensorType> all(entry.results);
-  all.insert(all.end(), gradTypes.begin(), gradTypes.end());
-  os << ") -> (" << typeList(all) << ") {\n  %r:" << all.size()
-     << " = harp.autodiff @" << entry.name << "(";
-  for (size_t i = 0; i < nIn; ++i)
-    os << (i ? ", " : "") << "%a" << i;
-  os << ") seed(";
-  for (size_t k = 0; k < nOut; ++k)
-    os << (k ? ", " : "") << "%s" << k;
-  os << " : " << typeList(entry.results) << ") wrt [";
-  for (size_t j = 0; j < wrt.size(); ++j)
-    os << (j ? ", " : "") << wrt[j];
-  os << "] : (" << typeList(entry.inputs) << ") -> (" << typeList(all)
-     << ")\n  return ";
-  for (size_t j = 0; j < all.size(); ++j)
-    os << (j ? ", " : "") << "%r#" << j;
-  os << " : " << typeList(all) << "\n}\n";
+  size_t nOut = entry.results.size();
   llvm::Expected<std::shared_ptr<Executable>> exe =
-      jit.compile((source + wrapper).str());
+      [&]() -> llvm::Expected<std::shared_ptr<Executable>> {
+    std::lock_guard<std::recursive_mutex> lock(Jit::sharedContextMutex());
+    mlir::MLIRContext &context = Jit::sharedContext();
+    std::string diagnostics;
+    llvm::raw_string_ostream os(diagnostics);
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      os << d << "\n";
+      return mlir::success();
+    });
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+    if (!module)
+      return llvm::createStringError(diagnostics);
+    auto callee = module->lookupSymbol<mlir::func::FuncOp>(entry.name);
+    if (!callee)
+      return llvm::createStringError("no function @" + entry.name);
+    mlir::OpBuilder b = mlir::OpBuilder::atBlockEnd(module->getBody());
+    mlir::harp::buildGradientFunction(b, callee.getLoc(), "__harp_gradcheck",
+                                      callee, wrt, /*seeded=*/true);
+    return jit.compile(*module);
+  }();
   if (!exe)
     return fail(llvm::toString(exe.takeError()));
 

@@ -402,7 +402,8 @@ int main(int argc, char **argv) {
   options.threads = useThreads;
   options.cacheDir = cacheDir;
   options.cpu = cpuOption;
-  Jit jit(options);
+  // The shared context: --gradcheck builds its wrapper next to the module.
+  Jit jit(options, Jit::sharedContext(), Jit::sharedContextMutex());
   if (compileOnly) {
     llvm::Expected<std::string> object =
         jit.compileObject((*source)->getBuffer());

@@ -18,10 +18,12 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace mlir {
+class MLIRContext;
 class ModuleOp;
 } // namespace mlir
 
@@ -115,6 +117,9 @@ struct JitStats {
 class Jit {
 public:
   explicit Jit(JitOptions options = {});
+  /// A JIT compiling in `context` (not owned) under `mutex`.
+  Jit(JitOptions options, mlir::MLIRContext &context,
+      std::recursive_mutex &mutex);
   ~Jit();
   Jit(const Jit &) = delete;
   Jit &operator=(const Jit &) = delete;
@@ -133,6 +138,18 @@ public:
   /// and the Python bindings: one cache per device and target. An unknown
   /// `cpu` gives a JIT whose every compile reports it.
   static Jit &shared(Device device, llvm::StringRef cpu = "");
+  /// The process-wide JIT for `options` (device, cpu, fuse, vectorize and
+  /// threads select it; the other fields take their defaults).
+  static Jit &shared(const JitOptions &options);
+  /// The MLIRContext every shared JIT compiles in, in which the Tensor API
+  /// builds its IR: modules built there are compiled without printing or
+  /// parsing. Multithreading is off in it (a crash in a pass stays on the
+  /// calling thread, where it is recovered), so whoever creates IR in it
+  /// holds sharedContextMutex(), as the shared JITs do while compiling.
+  static mlir::MLIRContext &sharedContext();
+  static std::recursive_mutex &sharedContextMutex();
+  /// How many modules were parsed from text by any JIT in this process.
+  static unsigned parseCount();
 
   const JitStats &stats() const;
   const JitOptions &options() const;

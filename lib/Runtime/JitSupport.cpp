@@ -1,0 +1,139 @@
+//===- JitSupport.cpp - functions generated code calls --------------------===//
+//
+// What harp's compiled kernels call besides libc and libm: a strided
+// memref copy and an allocator that keeps large temporaries for reuse. The
+// JIT defines these symbols for every module it loads (Jit.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "JitInternal.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <malloc.h>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+/// memref.copy between non-contiguous memrefs lowers to a call to this
+/// (`memrefCopy`); harp provides it instead of linking MLIR's runner library.
+/// Copies the innermost dim as one run when it is contiguous in both (a
+/// padded copy's rows), element by element otherwise; the outer index is
+/// advanced like an odometer, offsets updated incrementally.
+extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
+                               UnrankedMemRef *dst) {
+  int64_t rank = src->rank;
+  auto fields = [](UnrankedMemRef *m) {
+    return static_cast<int64_t *>(m->descriptor);
+  };
+  int64_t *s = fields(src), *d = fields(dst);
+  auto *srcBase = reinterpret_cast<char *>(s[1]) + s[2] * elementSize;
+  auto *dstBase = reinterpret_cast<char *>(d[1]) + d[2] * elementSize;
+  const int64_t *sizes = s + 3;
+  const int64_t *srcStrides = s + 3 + rank, *dstStrides = d + 3 + rank;
+  for (int64_t i = 0; i < rank; ++i)
+    if (sizes[i] == 0)
+      return;
+  if (rank == 0) {
+    std::memmove(dstBase, srcBase, elementSize);
+    return;
+  }
+  // The innermost dim: one run of `inner` elements, or single elements.
+  int64_t inner = sizes[rank - 1];
+  int64_t innerSrc = srcStrides[rank - 1], innerDst = dstStrides[rank - 1];
+  bool contiguous = innerSrc == 1 && innerDst == 1;
+  std::vector<int64_t> index(rank - 1, 0);
+  int64_t so = 0, dof = 0;
+  while (true) {
+    char *to = dstBase + dof * elementSize;
+    const char *from = srcBase + so * elementSize;
+    if (contiguous) {
+      std::memmove(to, from, inner * elementSize);
+    } else {
+      for (int64_t j = 0; j < inner; ++j)
+        std::memmove(to + j * innerDst * elementSize,
+                     from + j * innerSrc * elementSize, elementSize);
+    }
+    int64_t i = rank - 2;
+    for (; i >= 0; --i) {
+      so += srcStrides[i];
+      dof += dstStrides[i];
+      if (++index[i] < sizes[i])
+        break;
+      so -= srcStrides[i] * sizes[i];
+      dof -= dstStrides[i] * sizes[i];
+      index[i] = 0;
+    }
+    if (i < 0)
+      return;
+  }
+}
+
+/// `malloc` and `free` as generated code sees them (the JIT binds those
+/// names to these; LLVM still knows them as malloc and free). Large blocks
+/// are kept for reuse by exact size instead of going back to the system: a
+/// kernel's temporaries (a packed operand, a padded input, an intermediate
+/// result) have the same sizes at every call, and fresh pages from the
+/// system cost a page fault each (a 4 MB temporary: 1024 faults, about a
+/// millisecond). Blocks are plain malloc blocks: the sizes of the large
+/// ones are kept on the side, small ones pass straight through. At most
+/// 256 MiB are kept.
+namespace {
+struct BlockCache {
+  static constexpr size_t kMinCached = 64 * 1024;
+  static constexpr size_t kMaxKept = size_t(256) << 20;
+  std::mutex mutex;
+  std::unordered_map<size_t, std::vector<void *>> free;
+  std::unordered_map<void *, size_t> live;
+  size_t kept = 0;
+
+  void *allocate(size_t size) {
+    if (size < kMinCached)
+      return std::malloc(size);
+    std::lock_guard<std::mutex> lock(mutex);
+    void *block = nullptr;
+    auto it = free.find(size);
+    if (it != free.end() && !it->second.empty()) {
+      block = it->second.back();
+      it->second.pop_back();
+      kept -= size;
+    } else {
+      block = std::malloc(size);
+    }
+    if (block)
+      live[block] = size;
+    return block;
+  }
+
+  void release(void *block) {
+    // Small blocks (most frees: per-row temporaries) skip the lock.
+    if (!block || malloc_usable_size(block) < kMinCached) {
+      std::free(block);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = live.find(block);
+      if (it != live.end()) {
+        size_t size = it->second;
+        live.erase(it);
+        if (kept + size <= kMaxKept) {
+          free[size].push_back(block);
+          kept += size;
+          return;
+        }
+      }
+    }
+    std::free(block);
+  }
+};
+
+BlockCache &blockCache() {
+  // Never destroyed: generated code may free buffers during exit.
+  static BlockCache *cache = new BlockCache;
+  return *cache;
+}
+} // namespace
+
+extern "C" void *harpMalloc(size_t size) { return blockCache().allocate(size); }
+extern "C" void harpFree(void *ptr) { blockCache().release(ptr); }
