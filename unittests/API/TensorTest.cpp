@@ -723,3 +723,110 @@ TEST(Tensor, Backends) {
   }
 }
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Built with MLIR's builders: no IR text, structural keys, scalars as
+// arguments, locations, options
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(TensorBuilders, NoIrTextIsParsedOnTheApiPath) {
+  unsigned parses = detail::irParseCount();
+  F2 x = F2::from_data({0.5f, -1, 2, 3, 0.25f, -4}, {2, 3});
+  F1 w = F1::from_data({0.1f, 0.2f, 0.3f}, {3});
+  w.set_requires_grad();
+  auto loss =
+      ((x * w.reshape(std::array<int64_t, 2>{1, 3})).tanh() * 2.0f).sum();
+  loss.backward();
+  std::vector<float> y = (x.exp() + 1.0f).softmax(1).data();
+  EXPECT_EQ(y.size(), 6u);
+  EXPECT_NE(w.grad().data()[0], 0.0f);
+  EXPECT_EQ(detail::irParseCount(), parses);
+}
+
+TEST(TensorBuilders, ScalarsAreArgumentsAndReuseTheKernel) {
+  F2 x = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  // The same expression with a new number each time: compiled once.
+  std::vector<float> first = (x * 0.5f + 1.0f).data();
+  detail::CompileCounts before = detail::compileCounts();
+  for (float lr : {0.25f, 3.0f, -7.5f}) {
+    std::vector<float> y = (x * lr + 1.0f).data();
+    EXPECT_FLOAT_EQ(y[5], 6 * lr + 1);
+  }
+  detail::CompileCounts after = detail::compileCounts();
+  EXPECT_EQ(after.compilations, before.compilations);
+  EXPECT_EQ(after.memoryHits, before.memoryHits + 3);
+  EXPECT_FLOAT_EQ(first[0], 1.5f);
+  // Integers keep their exact value (2^40 + 1 is not a float).
+  auto big = Tensor<int64_t, Dim<1>>::from_data({1}, {1}) +
+             int64_t((int64_t(1) << 40) + 1);
+  EXPECT_EQ(big.data()[0], (int64_t(1) << 40) + 2);
+  // full() is a constant of the code: a new value is a new kernel.
+  (x + F2::full({1, 1}, 2.0f)).data();
+  detail::CompileCounts beforeConstant = detail::compileCounts();
+  (x + F2::full({1, 1}, 9.0f)).data();
+  EXPECT_EQ(detail::compileCounts().compilations +
+                detail::compileCounts().diskHits,
+            beforeConstant.compilations + beforeConstant.diskHits + 1);
+}
+
+TEST(TensorBuilders, StructureNotDataIsTheKey) {
+  // Equal structure over different leaves hits; a different layout misses.
+  F2 a = F2::from_data({1, 2, 3, 4}, {2, 2});
+  F2 b = F2::from_data({5, 6, 7, 8}, {2, 2});
+  (a.transpose(0, 1) * a).data();
+  detail::CompileCounts before = detail::compileCounts();
+  std::vector<float> hit = (b.transpose(0, 1) * b).data();
+  EXPECT_EQ(detail::compileCounts().memoryHits, before.memoryHits + 1);
+  expectNear(hit, {25, 42, 42, 64});
+  std::vector<float> miss = (b.flip({0}) * b).data();
+  EXPECT_EQ(detail::compileCounts().memoryHits, before.memoryHits + 1);
+  expectNear(miss, {35, 48, 35, 48});
+}
+
+TEST(TensorBuilders, OpsCarryTheCallersLine) {
+  F2 x = F2::from_data({1, 2, 3, 4}, {2, 2});
+  unsigned line = __LINE__ + 1;
+  auto y = (x.exp() + x).sum(1);
+  std::string ir = y.mlir();
+  EXPECT_EQ(ir.find("TensorTest.cpp"), std::string::npos) << ir;
+  std::string located = detail::moduleText(y.graphNode(), /*debugInfo=*/true);
+  std::string where = "TensorTest.cpp\":" + std::to_string(line);
+  // exp, +, and sum all name this file and line, not Tensor.h's.
+  EXPECT_NE(located.find(where), std::string::npos) << located;
+  EXPECT_EQ(located.find("Tensor.h"), std::string::npos) << located;
+  EXPECT_NE(located.find("math.exp"), std::string::npos);
+}
+
+TEST(TensorBuilders, OptionsSelectTheCompiledCode) {
+  CompileOptions saved = get_options();
+  EXPECT_TRUE(saved.threads.has_value() && saved.vectorize.has_value() &&
+              saved.cpu.has_value());
+  F2 x = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto graph = [&] { return (x.sin() * x).sum(0); };
+  std::vector<float> vectorized = graph().data();
+  CompileOptions scalar;
+  scalar.vectorize = false;
+  set_options(scalar);
+  EXPECT_FALSE(*get_options().vectorize);
+  detail::CompileCounts before = detail::compileCounts();
+  std::vector<float> plain = graph().data(); // another JIT: not a hit
+  detail::CompileCounts after = detail::compileCounts();
+  EXPECT_EQ(after.memoryHits, before.memoryHits);
+  expectNear(plain, vectorized);
+  // A per-call override, and back.
+  CompileOptions v2;
+  v2.cpu = "x86-64-v2";
+  detail::realize(graph().graphNode(), v2);
+  scalar.vectorize = true;
+  set_options(scalar);
+  EXPECT_TRUE(*get_options().vectorize);
+  CompileOptions bad;
+  bad.cpu = "no-such-cpu";
+  EXPECT_NE(errorOf([&] { set_options(bad); }).find("x86-64-v3"),
+            std::string::npos);
+  EXPECT_EQ(get_options().cpu, saved.cpu);
+}
+
+} // namespace

@@ -1,10 +1,11 @@
 //===- Graph.h - the untyped lazy graph behind harp::Tensor -----*- C++ -*-===//
 //
 // Every Tensor is a handle to a Node of a DAG. Nothing runs until realize():
-// the needed part of the DAG becomes a harp module (text), compiled by one
-// process-wide harp::Jit (so the same graph shape is compiled once) and run.
-// backward() builds a harp.autodiff request over the same graph; no second
-// autograd engine exists in C++.
+// the needed part of the DAG becomes a harp function, built with MLIR's
+// builders in the shared JIT's context (never written as text), looked up by
+// a key of its structure and, on a miss, compiled by a process-wide
+// harp::Jit and run. backward() builds a harp.autodiff request over the same
+// graph; no second autograd engine exists in C++.
 //
 // No MLIR header here: API users include only the standard library.
 //
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -49,18 +51,39 @@ namespace backend {
 BackendPtr get(const std::string &name);
 } // namespace backend
 
-/// The CPU the "cpu" backend generates code for: "native" (the machine this
-/// runs on), "x86-64-v2" (SSE4.2), "x86-64-v3" (AVX2), "x86-64-v4"
-/// (AVX-512) or an LLVM CPU name; "" restores the default ($HARP_CPU, else
-/// native). An unknown name throws harp::Error listing the profiles.
-/// Realizing a tensor on a CPU this machine cannot execute throws.
+/// How realize() and backward() compile: each field left empty takes the
+/// process-wide setting (set_options), then the default.
+struct CompileOptions {
+  /// Run the outermost parallel loops on OpenMP threads (default off;
+  /// OMP_NUM_THREADS sets how many).
+  std::optional<bool> threads;
+  /// Tile and vectorize kernels for the target (default on).
+  std::optional<bool> vectorize;
+  /// The CPU the "cpu" backend generates code for: "native" (the machine
+  /// this runs on), "x86-64-v2" (SSE4.2), "x86-64-v3" (AVX2), "x86-64-v4"
+  /// (AVX-512) or an LLVM CPU name; default $HARP_CPU, else native.
+  std::optional<std::string> cpu;
+};
+
+/// Sets the process-wide options: the fields `options` has replace the
+/// current ones (an empty cpu string restores the default). An unknown CPU
+/// throws harp::Error listing the profiles. Part of every kernel's cache key.
+void set_options(const CompileOptions &options);
+/// The process-wide options with every field filled in.
+CompileOptions get_options();
+
+/// set_options with only `cpu` ("" restores the default). Realizing a tensor
+/// on a CPU this machine cannot execute throws.
 void set_cpu(const std::string &name);
-/// The name set_cpu last set, or the default.
+/// The CPU set_cpu or set_options last set, or the default.
 std::string get_cpu();
 
-/// Element types of the Tensor API. Unsigned types are carried here and
-/// lowered to signless integers with unsigned ops.
-enum class DType { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
+/// Element types of the Tensor API (harp/API/DTypes.def). Unsigned types are
+/// carried here and lowered to signless integers with unsigned ops.
+enum class DType {
+#define HARP_DTYPE(Enum, CType, Name, PyName, Kind) Enum,
+#include "harp/API/DTypes.def"
+};
 
 std::string dtypeName(DType dtype);
 /// The runtime element kind that holds a dtype (signless for unsigned).
@@ -114,6 +137,96 @@ constexpr DType promote(DType a, DType b) {
   return w <= 16 ? DType::I16 : w <= 32 ? DType::I32 : DType::I64;
 }
 
+/// Element-wise operations of two operands (NumPy broadcasting, PyTorch
+/// promotion).
+enum class BinaryOp {
+  Add,
+  Sub,
+  Mul,
+  Div,      // true division: integers give float32
+  FloorDiv, // integers
+  Rem,
+  Pow,
+  Maximum,
+  Minimum,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr
+};
+/// Element-wise operations of one operand.
+enum class UnaryOp {
+  Neg,
+  Recip,
+  Sqrt,
+  Log,
+  Log2,
+  Exp,
+  Exp2,
+  Sin,
+  Cos,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Abs,
+  Floor,
+  Not
+};
+enum class ReduceOp { Sum, Prod, Max, Min, Mean };
+
+/// The op's name in messages and in the Python API ("add", "exp", "sum").
+const char *opName(BinaryOp op);
+const char *opName(UnaryOp op);
+const char *opName(ReduceOp op);
+/// The op called `name`, or nothing.
+std::optional<BinaryOp> binaryOpNamed(const std::string &name);
+std::optional<UnaryOp> unaryOpNamed(const std::string &name);
+std::optional<ReduceOp> reduceOpNamed(const std::string &name);
+
+/// Where the user's code built a node: shown in compile errors and in the
+/// IR's locations. `file` is null when unknown.
+struct SourceLocation {
+  const char *file = nullptr;
+  unsigned line = 0;
+#if defined(__clang__) || defined(__GNUC__)
+  /// The caller's file and line, when used as a default argument.
+  static SourceLocation current(const char *file = __builtin_FILE(),
+                                unsigned line = __builtin_LINE()) {
+    return {file, line};
+  }
+#else
+  static SourceLocation current() { return {}; }
+#endif
+};
+
+/// Nodes built while a LocationScope lives on this thread carry its
+/// location. The outermost scope wins: the typed Tensor API opens one per
+/// call with its caller's line, and the API's own calls inside it keep the
+/// user's. A scope without a file changes nothing.
+class LocationScope {
+public:
+  explicit LocationScope(SourceLocation location);
+  ~LocationScope();
+  LocationScope(const LocationScope &) = delete;
+  LocationScope &operator=(const LocationScope &) = delete;
+
+private:
+  SourceLocation saved;
+};
+
+/// A function that names the user's line when no LocationScope is open (the
+/// Python bindings install one that finds the first frame outside the harp
+/// package). Returns false when it cannot tell.
+using LocationHook = bool (*)(std::string &file, unsigned &line);
+void setLocationHook(LocationHook hook);
+
 namespace detail {
 
 struct Node;
@@ -134,22 +247,25 @@ NodePtr input(DType dtype, std::vector<int64_t> shape, std::string name);
 /// New values for a leaf (same dtype and shape). Values realized from the
 /// old ones are recomputed on their next realize().
 void setData(const NodePtr &leaf, const void *data);
+/// A constant: part of the compiled code (a change compiles anew).
 NodePtr full(DType dtype, std::vector<int64_t> shape, double value);
+/// A 0-d leaf holding one value of `dtype` read from `data`: an argument of
+/// the compiled function, so a new value reuses the compiled kernel. It
+/// follows the backend of the tensors it is combined with.
+NodePtr scalar(DType dtype, const void *data);
+/// scalar() from a double, converted to `dtype` (integers truncate).
+NodePtr scalar(DType dtype, double value);
 NodePtr arange(DType dtype, int64_t count, double start, double step);
 NodePtr rand(DType dtype, std::vector<int64_t> shape, uint64_t seed);
 
 // Element-wise (NumPy broadcasting, PyTorch promotion).
-/// add sub mul div rem pow maximum minimum lt le gt ge eq ne
-/// bitand bitor bitxor shl shr.
-NodePtr binary(const std::string &op, NodePtr a, NodePtr b);
-/// neg recip sqrt log log2 exp exp2 sin cos tanh sigmoid relu abs floor
-/// not.
-NodePtr unary(const std::string &op, NodePtr a);
+NodePtr binary(BinaryOp op, NodePtr a, NodePtr b);
+NodePtr unary(UnaryOp op, NodePtr a);
 NodePtr cast(NodePtr a, DType to);
 
-// Reductions: sum prod max min mean over `axes` (negative axes count from
-// the end; empty means all).
-NodePtr reduce(const std::string &kind, NodePtr a, std::vector<int64_t> axes,
+// Reductions over `axes` (negative axes count from the end; empty means
+// all).
+NodePtr reduce(ReduceOp kind, NodePtr a, std::vector<int64_t> axes,
                bool keepdim);
 NodePtr softmax(NodePtr a, int64_t axis);
 /// Matrix product of the last two dims, batch dims broadcast.
@@ -190,12 +306,16 @@ NodePtr scatterAdd(NodePtr dest, NodePtr index, NodePtr src, int64_t dim);
 NodePtr contiguous(NodePtr a);
 
 // Execution and autograd.
-/// The node's value, computed once and cached on the node.
-const Array &realize(const NodePtr &node);
+/// The node's value, computed once and cached on the node. `options`
+/// override the process-wide ones for this call.
+const Array &realize(const NodePtr &node, const CompileOptions &options = {});
+/// Whether realize() would return at once (the node holds a value computed
+/// from its leaves' current values).
+bool hasValue(const NodePtr &node);
 void setRequiresGrad(const NodePtr &node, bool value);
 bool requiresGrad(const NodePtr &node);
 /// Accumulates d(loss)/d(leaf) into every leaf that requires a gradient.
-void backward(const NodePtr &loss);
+void backward(const NodePtr &loss, const CompileOptions &options = {});
 /// The accumulated gradient of a leaf, or null.
 NodePtr grad(const NodePtr &leaf);
 void zeroGrad(const NodePtr &leaf);
@@ -207,14 +327,20 @@ BackendPtr backendOf(const NodePtr &node);
 /// already): computed where the node is, then moved. Like detach(), the new
 /// leaf is cut from the graph: gradients do not flow back through it.
 NodePtr to(const NodePtr &node, const BackendPtr &backend);
-/// The harp IR realize() would compile for this node.
-std::string moduleText(const NodePtr &node);
+/// The harp IR realize() would compile for this node, printed (with the
+/// user's file:line locations when `debugInfo`).
+std::string moduleText(const NodePtr &node, bool debugInfo = false);
 
-/// How many modules the process-wide JIT compiled, and served from memory.
+/// How the API's realize() and backward() calls found their code since the
+/// process started: compiled, found in memory (by the graph's structure, no
+/// IR built), or loaded from the disk cache.
 struct CompileCounts {
   unsigned compilations, memoryHits, diskHits;
 };
 CompileCounts compileCounts();
+/// How many times harp IR text was parsed in this process (the API never
+/// parses; tests hold it to that).
+unsigned irParseCount();
 
 } // namespace detail
 } // namespace harp

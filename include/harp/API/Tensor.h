@@ -47,43 +47,21 @@ using ShiftRankT = typename ShiftRank<D, Delta>::type;
 
 template <typename T>
 struct DTypeTraits;
-#define HARP_DTYPE(CType, Enum)                                                \
+#define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
   template <>                                                                  \
   struct DTypeTraits<CType> {                                                  \
     static constexpr DType value = DType::Enum;                                \
   };
-HARP_DTYPE(bool, Bool)
-HARP_DTYPE(int8_t, I8)
-HARP_DTYPE(int16_t, I16)
-HARP_DTYPE(int32_t, I32)
-HARP_DTYPE(int64_t, I64)
-HARP_DTYPE(uint8_t, U8)
-HARP_DTYPE(uint16_t, U16)
-HARP_DTYPE(uint32_t, U32)
-HARP_DTYPE(uint64_t, U64)
-HARP_DTYPE(float, F32)
-HARP_DTYPE(double, F64)
-#undef HARP_DTYPE
+#include "harp/API/DTypes.def"
 
 template <DType D>
 struct CTypeOf;
-#define HARP_CTYPE(CType, Enum)                                                \
+#define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
   template <>                                                                  \
   struct CTypeOf<DType::Enum> {                                                \
     using type = CType;                                                        \
   };
-HARP_CTYPE(bool, Bool)
-HARP_CTYPE(int8_t, I8)
-HARP_CTYPE(int16_t, I16)
-HARP_CTYPE(int32_t, I32)
-HARP_CTYPE(int64_t, I64)
-HARP_CTYPE(uint8_t, U8)
-HARP_CTYPE(uint16_t, U16)
-HARP_CTYPE(uint32_t, U32)
-HARP_CTYPE(uint64_t, U64)
-HARP_CTYPE(float, F32)
-HARP_CTYPE(double, F64)
-#undef HARP_CTYPE
+#include "harp/API/DTypes.def"
 
 /// The element type of `A op B` under PyTorch's promotion.
 template <typename A, typename B>
@@ -107,6 +85,19 @@ template <typename T>
 inline constexpr bool IsSigned = IsInteger<T> &&std::is_signed_v<T>;
 template <typename T>
 inline constexpr bool IsUnsigned = IsInteger<T> &&std::is_unsigned_v<T>;
+
+/// An operand that remembers where the expression using it was written: the
+/// binary operators take their right operand as At<...>, whose implicit
+/// construction records the caller's file and line (operators cannot take a
+/// defaulted location argument of their own).
+template <typename V>
+struct At {
+  At(const V &value, SourceLocation loc = SourceLocation::current())
+      : value(value), loc(loc) {}
+  operator const V &() const { return value; }
+  V value;
+  SourceLocation loc;
+};
 
 //===----------------------------------------------------------------------===//
 // Tensor
@@ -137,7 +128,9 @@ public:
   /// A tensor holding `values` on `backend` (backend::get("cpu") unless
   /// given).
   static Tensor from_data(const std::vector<T> &values, Shape shape,
-                          BackendPtr backend = backend::get("cpu")) {
+                          BackendPtr backend = backend::get("cpu"),
+                          SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
     int64_t n = 1;
     for (int64_t s : shape)
       n *= s;
@@ -155,7 +148,9 @@ public:
   }
   /// A named placeholder: values come later with set_data(), and graphs
   /// reading it are recomputed when they change.
-  static Tensor input(std::string name, Shape shape) {
+  static Tensor input(std::string name, Shape shape,
+                      SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
     return Tensor(detail::input(dtype, std::move(shape), std::move(name)));
   }
   /// New values for a leaf (from_data or input) of the same shape.
@@ -172,16 +167,30 @@ public:
     }
     return *this;
   }
-  static Tensor full(Shape shape, T value) {
+  static Tensor full(Shape shape, T value,
+                     SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
     return Tensor(detail::full(dtype, std::move(shape), double(value)));
   }
-  static Tensor zeros(Shape shape) { return full(std::move(shape), T(0)); }
-  static Tensor ones(Shape shape) { return full(std::move(shape), T(1)); }
-  static Tensor rand(Shape shape, uint64_t seed) {
+  static Tensor zeros(Shape shape,
+                      SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
+    return full(std::move(shape), T(0));
+  }
+  static Tensor ones(Shape shape,
+                     SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
+    return full(std::move(shape), T(1));
+  }
+  static Tensor rand(Shape shape, uint64_t seed,
+                     SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
     static_assert(IsFloat<T>, "rand needs a float tensor");
     return Tensor(detail::rand(dtype, std::move(shape), seed));
   }
-  static Tensor arange(int64_t count, T start = T(0), T step = T(1)) {
+  static Tensor arange(int64_t count, T start = T(0), T step = T(1),
+                       SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
     static_assert(IsNumeric<T>, "arange needs a numeric tensor");
     return Tensor(detail::arange(dtype, count, double(start), double(step)));
   }
@@ -200,144 +209,317 @@ public:
   const detail::NodePtr &graphNode() const { return node; }
 
   // Arithmetic (NumPy broadcasting; same element type; scalars allowed).
-  Tensor operator+(const Tensor &o) const { return bin("add", o); }
-  Tensor operator-(const Tensor &o) const { return bin("sub", o); }
-  Tensor operator*(const Tensor &o) const { return bin("mul", o); }
-  Tensor operator/(const Tensor &o) const {
+  Tensor operator+(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return bin(BinaryOp::Add, o);
+  }
+  Tensor operator-(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return bin(BinaryOp::Sub, o);
+  }
+  Tensor operator*(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return bin(BinaryOp::Mul, o);
+  }
+  Tensor operator/(At<Tensor> o) const {
+    LocationScope scope(o.loc);
     static_assert(IsFloat<T>, "/ needs float tensors; use idiv for integers");
-    return bin("div", o);
+    return bin(BinaryOp::Div, o);
   }
-  Tensor operator+(T s) const { return *this + scalar(s); }
-  Tensor operator-(T s) const { return *this - scalar(s); }
-  Tensor operator*(T s) const { return *this * scalar(s); }
-  Tensor operator/(T s) const { return *this / scalar(s); }
-  Tensor operator-() const { return un("neg"); }
-  Tensor idiv(const Tensor &o) const {
+  Tensor operator+(At<T> s) const {
+    LocationScope scope(s.loc);
+    return *this + scalar(s);
+  }
+  Tensor operator-(At<T> s) const {
+    LocationScope scope(s.loc);
+    return *this - scalar(s);
+  }
+  Tensor operator*(At<T> s) const {
+    LocationScope scope(s.loc);
+    return *this * scalar(s);
+  }
+  Tensor operator/(At<T> s) const {
+    LocationScope scope(s.loc);
+    return *this / scalar(s);
+  }
+  Tensor operator-() const { return un(UnaryOp::Neg); }
+  Tensor idiv(const Tensor &o,
+              SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(IsInteger<T>, "idiv needs integer tensors");
-    return bin("idiv", o);
+    return bin(BinaryOp::FloorDiv, o);
   }
-  Tensor rem(const Tensor &o) const { return bin("rem", o); }
-  Tensor pow(const Tensor &o) const {
+  Tensor rem(const Tensor &o,
+             SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return bin(BinaryOp::Rem, o);
+  }
+  Tensor pow(const Tensor &o,
+             SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(IsFloat<T>, "pow needs float tensors");
-    return bin("pow", o);
+    return bin(BinaryOp::Pow, o);
   }
-  Tensor maximum(const Tensor &o) const { return bin("maximum", o); }
-  Tensor minimum(const Tensor &o) const { return bin("minimum", o); }
+  Tensor maximum(const Tensor &o,
+                 SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return bin(BinaryOp::Maximum, o);
+  }
+  Tensor minimum(const Tensor &o,
+                 SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return bin(BinaryOp::Minimum, o);
+  }
 
   // Bitwise (integers and bool).
-  Tensor operator&(const Tensor &o) const { return bits("bitand", o); }
-  Tensor operator|(const Tensor &o) const { return bits("bitor", o); }
-  Tensor operator^(const Tensor &o) const { return bits("bitxor", o); }
+  Tensor operator&(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return bits(BinaryOp::BitAnd, o);
+  }
+  Tensor operator|(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return bits(BinaryOp::BitOr, o);
+  }
+  Tensor operator^(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return bits(BinaryOp::BitXor, o);
+  }
   Tensor operator~() const {
     static_assert(!IsFloat<T>, "~ needs integer or bool tensors");
-    return un("not");
+    return un(UnaryOp::Not);
   }
-  Tensor operator<<(const Tensor &o) const {
+  Tensor operator<<(At<Tensor> o) const {
+    LocationScope scope(o.loc);
     static_assert(IsInteger<T>, "<< needs integer tensors");
-    return bin("shl", o);
+    return bin(BinaryOp::Shl, o);
   }
-  Tensor operator>>(const Tensor &o) const {
+  Tensor operator>>(At<Tensor> o) const {
+    LocationScope scope(o.loc);
     static_assert(IsInteger<T>, ">> needs integer tensors");
-    return bin("shr", o);
+    return bin(BinaryOp::Shr, o);
   }
 
   // Comparisons.
-  Tensor<bool, D> operator<(const Tensor &o) const { return cmp("lt", o); }
-  Tensor<bool, D> operator<=(const Tensor &o) const { return cmp("le", o); }
-  Tensor<bool, D> operator>(const Tensor &o) const { return cmp("gt", o); }
-  Tensor<bool, D> operator>=(const Tensor &o) const { return cmp("ge", o); }
-  Tensor<bool, D> eq(const Tensor &o) const { return cmp("eq", o); }
-  Tensor<bool, D> ne(const Tensor &o) const { return cmp("ne", o); }
+  Tensor<bool, D> operator<(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return cmp(BinaryOp::Lt, o);
+  }
+  Tensor<bool, D> operator<=(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return cmp(BinaryOp::Le, o);
+  }
+  Tensor<bool, D> operator>(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return cmp(BinaryOp::Gt, o);
+  }
+  Tensor<bool, D> operator>=(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return cmp(BinaryOp::Ge, o);
+  }
+  Tensor<bool, D> eq(const Tensor &o,
+                     SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return cmp(BinaryOp::Eq, o);
+  }
+  Tensor<bool, D> ne(const Tensor &o,
+                     SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return cmp(BinaryOp::Ne, o);
+  }
 
   // Unary.
-  Tensor exp() const { return fl("exp"); }
-  Tensor ln() const { return fl("log"); }
-  Tensor log2() const { return fl("log2"); }
-  Tensor exp2() const { return fl("exp2"); }
-  Tensor sqrt() const { return fl("sqrt"); }
-  Tensor sin() const { return fl("sin"); }
-  Tensor cos() const { return fl("cos"); }
-  Tensor tanh() const { return fl("tanh"); }
-  Tensor sigmoid() const { return fl("sigmoid"); }
-  Tensor recip() const { return fl("recip"); }
-  Tensor floor() const { return fl("floor"); }
-  Tensor relu() const {
-    static_assert(IsNumeric<T>, "relu needs a numeric tensor");
-    return un("relu");
+  Tensor exp(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Exp);
   }
-  Tensor abs() const {
+  Tensor ln(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Log);
+  }
+  Tensor log2(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Log2);
+  }
+  Tensor exp2(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Exp2);
+  }
+  Tensor sqrt(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Sqrt);
+  }
+  Tensor sin(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Sin);
+  }
+  Tensor cos(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Cos);
+  }
+  Tensor tanh(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Tanh);
+  }
+  Tensor sigmoid(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Sigmoid);
+  }
+  Tensor recip(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Recip);
+  }
+  Tensor floor(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Floor);
+  }
+  Tensor relu(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    static_assert(IsNumeric<T>, "relu needs a numeric tensor");
+    return un(UnaryOp::Relu);
+  }
+  Tensor abs(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(IsNumeric<T>, "abs needs a numeric tensor");
-    return un("abs");
+    return un(UnaryOp::Abs);
   }
   template <typename U>
-  Tensor<U, D> cast() const {
+  Tensor<U, D> cast(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor<U, D>(detail::cast(node, DTypeTraits<U>::value));
   }
 
   // Reductions: over one axis (rank - 1, or kept with keepdim) or all.
-  Tensor<T, ShiftRankT<D, -1>> sum(int64_t axis) const {
-    return red1("sum", axis);
+  Tensor<T, ShiftRankT<D, -1>>
+  sum(int64_t axis, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return red1(ReduceOp::Sum, axis);
   }
-  Tensor<T, ShiftRankT<D, -1>> prod(int64_t axis) const {
-    return red1("prod", axis);
+  Tensor<T, ShiftRankT<D, -1>>
+  prod(int64_t axis, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return red1(ReduceOp::Prod, axis);
   }
-  Tensor<T, ShiftRankT<D, -1>> max(int64_t axis) const {
-    return red1("max", axis);
+  Tensor<T, ShiftRankT<D, -1>>
+  max(int64_t axis, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return red1(ReduceOp::Max, axis);
   }
-  Tensor<T, ShiftRankT<D, -1>> min(int64_t axis) const {
-    return red1("min", axis);
+  Tensor<T, ShiftRankT<D, -1>>
+  min(int64_t axis, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return red1(ReduceOp::Min, axis);
   }
-  Tensor<T, ShiftRankT<D, -1>> mean(int64_t axis) const {
-    return red1("mean", axis);
+  Tensor<T, ShiftRankT<D, -1>>
+  mean(int64_t axis, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return red1(ReduceOp::Mean, axis);
   }
-  Tensor sum_keepdim(int64_t axis) const { return redKeep("sum", axis); }
-  Tensor prod_keepdim(int64_t axis) const { return redKeep("prod", axis); }
-  Tensor min_keepdim(int64_t axis) const { return redKeep("min", axis); }
-  Tensor max_keepdim(int64_t axis) const { return redKeep("max", axis); }
-  Tensor mean_keepdim(int64_t axis) const { return redKeep("mean", axis); }
+  Tensor sum_keepdim(int64_t axis,
+                     SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redKeep(ReduceOp::Sum, axis);
+  }
+  Tensor prod_keepdim(int64_t axis,
+                      SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redKeep(ReduceOp::Prod, axis);
+  }
+  Tensor min_keepdim(int64_t axis,
+                     SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redKeep(ReduceOp::Min, axis);
+  }
+  Tensor max_keepdim(int64_t axis,
+                     SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redKeep(ReduceOp::Max, axis);
+  }
+  Tensor mean_keepdim(int64_t axis,
+                      SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redKeep(ReduceOp::Mean, axis);
+  }
   /// Over several axes: the rank is only known at run time.
-  Tensor<T, DimDyn> sum(Shape axes, bool keepdim) const {
-    return redAxes("sum", std::move(axes), keepdim);
+  Tensor<T, DimDyn> sum(Shape axes, bool keepdim,
+                        SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAxes(ReduceOp::Sum, std::move(axes), keepdim);
   }
-  Tensor<T, DimDyn> max(Shape axes, bool keepdim) const {
-    return redAxes("max", std::move(axes), keepdim);
+  Tensor<T, DimDyn> max(Shape axes, bool keepdim,
+                        SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAxes(ReduceOp::Max, std::move(axes), keepdim);
   }
-  Tensor<T, DimDyn> prod(Shape axes, bool keepdim) const {
-    return redAxes("prod", std::move(axes), keepdim);
+  Tensor<T, DimDyn> prod(Shape axes, bool keepdim,
+                         SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAxes(ReduceOp::Prod, std::move(axes), keepdim);
   }
-  Tensor<T, DimDyn> min(Shape axes, bool keepdim) const {
-    return redAxes("min", std::move(axes), keepdim);
+  Tensor<T, DimDyn> min(Shape axes, bool keepdim,
+                        SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAxes(ReduceOp::Min, std::move(axes), keepdim);
   }
-  Tensor<T, DimDyn> mean(Shape axes, bool keepdim) const {
-    return redAxes("mean", std::move(axes), keepdim);
+  Tensor<T, DimDyn> mean(Shape axes, bool keepdim,
+                         SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAxes(ReduceOp::Mean, std::move(axes), keepdim);
   }
-  Tensor<T, Dim<0>> sum() const { return redAll("sum"); }
-  Tensor<T, Dim<0>> prod() const { return redAll("prod"); }
-  Tensor<T, Dim<0>> max() const { return redAll("max"); }
-  Tensor<T, Dim<0>> min() const { return redAll("min"); }
-  Tensor<T, Dim<0>> mean() const { return redAll("mean"); }
-  Tensor softmax(int64_t axis) const {
+  Tensor<T, Dim<0>> sum(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAll(ReduceOp::Sum);
+  }
+  Tensor<T, Dim<0>> prod(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAll(ReduceOp::Prod);
+  }
+  Tensor<T, Dim<0>> max(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAll(ReduceOp::Max);
+  }
+  Tensor<T, Dim<0>> min(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAll(ReduceOp::Min);
+  }
+  Tensor<T, Dim<0>> mean(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return redAll(ReduceOp::Mean);
+  }
+  Tensor softmax(int64_t axis,
+                 SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(IsFloat<T>, "softmax needs a float tensor");
     return Tensor(detail::softmax(node, axis));
   }
   /// Matrix product of the last two dims, batch dims broadcast.
   template <typename D2>
-  Tensor matmul(const Tensor<T, D2> &o) const {
+  Tensor matmul(const Tensor<T, D2> &o,
+                SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor(detail::matmul(node, o.node));
   }
 
   // Views.
   template <size_t M>
-  Tensor<T, Dim<M>> reshape(std::array<int64_t, M> s) const {
+  Tensor<T, Dim<M>>
+  reshape(std::array<int64_t, M> s,
+          SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor<T, Dim<M>>(detail::reshape(node, Shape(s.begin(), s.end())));
   }
-  Tensor<T, DimDyn> reshape(Shape s) const {
+  Tensor<T, DimDyn>
+  reshape(Shape s, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor<T, DimDyn>(detail::reshape(node, std::move(s)));
   }
-  Tensor permute(Shape perm) const {
+  Tensor permute(Shape perm,
+                 SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor(detail::permute(node, std::move(perm)));
   }
-  Tensor transpose(int64_t a, int64_t b) const {
+  Tensor transpose(int64_t a, int64_t b,
+                   SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     Shape perm;
     int64_t r = rank();
     a = a < 0 ? a + r : a;
@@ -348,10 +530,13 @@ public:
       throw Error("transpose: dims out of range for rank " + std::to_string(r));
     return permute(perm);
   }
-  Tensor expand(Shape s) const {
+  Tensor expand(Shape s, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor(detail::expand(node, std::move(s)));
   }
-  Tensor<T, ShiftRankT<D, -1>> squeeze(int64_t axis) const {
+  Tensor<T, ShiftRankT<D, -1>>
+  squeeze(int64_t axis, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     Shape s = shape();
     int64_t r = rank();
     if (axis < -r || axis >= r)
@@ -364,7 +549,10 @@ public:
     s.erase(s.begin() + axis);
     return Tensor<T, ShiftRankT<D, -1>>(detail::reshape(node, s));
   }
-  Tensor<T, ShiftRankT<D, 1>> unsqueeze(int64_t axis) const {
+  Tensor<T, ShiftRankT<D, 1>>
+  unsqueeze(int64_t axis,
+            SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     Shape s = shape();
     int64_t r = rank() + 1;
     if (axis < -r || axis >= r)
@@ -374,26 +562,38 @@ public:
     s.insert(s.begin() + axis, 1);
     return Tensor<T, ShiftRankT<D, 1>>(detail::reshape(node, s));
   }
-  Tensor<T, Dim<1>> flatten() const {
+  Tensor<T, Dim<1>>
+  flatten(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor<T, Dim<1>>(detail::reshape(node, {numel()}));
   }
-  Tensor slice(int64_t dim, int64_t start, int64_t stop,
-               int64_t step = 1) const {
+  Tensor slice(int64_t dim, int64_t start, int64_t stop, int64_t step = 1,
+               SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor(detail::slice(node, dim, start, stop, step));
   }
-  Tensor flip(Shape dims) const {
+  Tensor flip(Shape dims,
+              SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor(detail::flip(node, std::move(dims)));
   }
-  Tensor pad(Shape before, Shape after, T value = T(0)) const {
+  Tensor pad(Shape before, Shape after, T value = T(0),
+             SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor(
         detail::pad(node, std::move(before), std::move(after), double(value)));
   }
-  Tensor contiguous() const { return Tensor(detail::contiguous(node)); }
+  Tensor contiguous(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::contiguous(node));
+  }
   /// Windows over the trailing K dims: K more dims (K = kernel size).
   template <size_t K>
   Tensor<T, ShiftRankT<D, int(K)>>
   unfold(std::array<int64_t, K> kernel, std::array<int64_t, K> stride,
-         std::array<int64_t, K> dilation) const {
+         std::array<int64_t, K> dilation,
+         SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor<T, ShiftRankT<D, int(K)>>(
         detail::unfold(node, Shape(kernel.begin(), kernel.end()),
                        Shape(stride.begin(), stride.end()),
@@ -404,40 +604,52 @@ public:
   template <size_t K>
   Tensor<T, ShiftRankT<D, -int(K)>>
   fold(std::array<int64_t, K> size, std::array<int64_t, K> stride,
-       std::array<int64_t, K> dilation) const {
+       std::array<int64_t, K> dilation,
+       SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor<T, ShiftRankT<D, -int(K)>>(
         detail::fold(node, Shape(size.begin(), size.end()),
                      Shape(stride.begin(), stride.end()),
                      Shape(dilation.begin(), dilation.end())));
   }
   /// Nearest-neighbour resize of the trailing dims (PyTorch's "nearest").
-  Tensor interpolate_nearest(Shape size) const {
+  Tensor
+  interpolate_nearest(Shape size,
+                      SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     return Tensor(detail::interpolateNearest(node, std::move(size)));
   }
   /// Linear/bilinear/trilinear resize of the trailing dims (PyTorch's
   /// interpolate, align_corners=False).
-  Tensor interpolate_linear(Shape size) const {
+  Tensor
+  interpolate_linear(Shape size,
+                     SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(IsFloat<T>, "linear interpolation needs a float tensor");
     return Tensor(detail::interpolateLinear(node, std::move(size)));
   }
   /// Convolution of [N, C, spatial...] with weight [F, C, kernel...].
-  Tensor conv(const Tensor &weight, Shape stride, Shape padding,
-              Shape dilation) const {
+  Tensor conv(const Tensor &weight, Shape stride, Shape padding, Shape dilation,
+              SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(IsFloat<T>, "conv needs float tensors");
     return Tensor(detail::conv(node, weight.node, std::move(stride),
                                std::move(padding), std::move(dilation)));
   }
   /// torch.gather along `dim`.
   template <typename I>
-  Tensor gather(int64_t dim, const Tensor<I, D> &index) const {
+  Tensor gather(int64_t dim, const Tensor<I, D> &index,
+                SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>,
                   "indices are int32_t or int64_t");
     return Tensor(detail::gather(node, index.graphNode(), dim));
   }
   /// Tensor.scatter_add (value semantics: a new tensor).
   template <typename I>
-  Tensor scatter_add(int64_t dim, const Tensor<I, D> &index,
-                     const Tensor &src) const {
+  Tensor scatter_add(int64_t dim, const Tensor<I, D> &index, const Tensor &src,
+                     SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>,
                   "indices are int32_t or int64_t");
     return Tensor(detail::scatterAdd(node, index.graphNode(), src.node, dim));
@@ -448,15 +660,21 @@ public:
   BackendPtr backend() const { return detail::backendOf(node); }
   /// The value on `to` (this tensor if it is there already): computed
   /// where it is, then moved; like detach(), cut from the graph.
-  Tensor to(const BackendPtr &to) const { return Tensor(detail::to(node, to)); }
+  Tensor to(const BackendPtr &to,
+            SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::to(node, to));
+  }
 
   // Execution.
   /// Computes the value (once; later calls return at once).
-  const Tensor &realize() const {
+  const Tensor &realize(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     detail::realize(node);
     return *this;
   }
-  std::vector<T> data() const {
+  std::vector<T> data(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     const Array &a = detail::realize(node);
     std::vector<T> out(a.numElements());
     if constexpr (std::is_same_v<T, bool>) {
@@ -467,7 +685,8 @@ public:
     }
     return out;
   }
-  T item() const {
+  T item(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     if (numel() != 1)
       throw Error("item: tensor of shape has " + std::to_string(numel()) +
                   " elements, not 1");
@@ -483,55 +702,62 @@ public:
     return *this;
   }
   bool requires_grad() const { return detail::requiresGrad(node); }
-  void backward() const {
+  void backward(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     static_assert(IsFloat<T>, "backward needs a float loss");
     detail::backward(node);
   }
   /// The accumulated gradient; throws if backward() has not reached it.
-  Tensor grad() const {
+  Tensor grad(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
     detail::NodePtr g = detail::grad(node);
     if (!g)
       throw Error("grad: no gradient has been accumulated for this tensor");
     return Tensor(g);
   }
   void zero_grad() const { detail::zeroGrad(node); }
-  Tensor detach() const { return Tensor(detail::detach(node)); }
+  Tensor detach(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::detach(node));
+  }
 
 private:
+  /// A number as a 0-d argument of the compiled code: a new value reuses
+  /// the kernel.
   Tensor scalar(T s) const {
-    return Tensor<T, DimDyn>::full({}, s).template as<D>();
+    return Tensor(detail::scalar(dtype, &s), nullptr);
   }
   template <typename E>
   Tensor<T, E> as() const {
     return Tensor<T, E>(node, nullptr);
   }
   Tensor(detail::NodePtr node, std::nullptr_t) : node(std::move(node)) {}
-  Tensor bin(const char *op, const Tensor &o) const {
+  Tensor bin(BinaryOp op, const Tensor &o) const {
     return Tensor(detail::binary(op, node, o.node), nullptr);
   }
-  Tensor bits(const char *op, const Tensor &o) const {
+  Tensor bits(BinaryOp op, const Tensor &o) const {
     static_assert(!IsFloat<T>, "bitwise ops need integer or bool tensors");
     return bin(op, o);
   }
-  Tensor<bool, D> cmp(const char *op, const Tensor &o) const {
+  Tensor<bool, D> cmp(BinaryOp op, const Tensor &o) const {
     return Tensor<bool, D>(detail::binary(op, node, o.node), nullptr);
   }
-  Tensor un(const char *op) const { return Tensor(detail::unary(op, node)); }
-  Tensor fl(const char *op) const {
+  Tensor un(UnaryOp op) const { return Tensor(detail::unary(op, node)); }
+  Tensor fl(UnaryOp op) const {
     static_assert(IsFloat<T>, "this op needs a float tensor");
     return un(op);
   }
-  Tensor<T, ShiftRankT<D, -1>> red1(const char *kind, int64_t axis) const {
+  Tensor<T, ShiftRankT<D, -1>> red1(ReduceOp kind, int64_t axis) const {
     return Tensor<T, ShiftRankT<D, -1>>(
         detail::reduce(kind, node, {axis}, false));
   }
-  Tensor redKeep(const char *kind, int64_t axis) const {
+  Tensor redKeep(ReduceOp kind, int64_t axis) const {
     return Tensor(detail::reduce(kind, node, {axis}, true));
   }
-  Tensor<T, Dim<0>> redAll(const char *kind) const {
+  Tensor<T, Dim<0>> redAll(ReduceOp kind) const {
     return Tensor<T, Dim<0>>(detail::reduce(kind, node, {}, false));
   }
-  Tensor<T, DimDyn> redAxes(const char *kind, Shape axes, bool keepdim) const {
+  Tensor<T, DimDyn> redAxes(ReduceOp kind, Shape axes, bool keepdim) const {
     return Tensor<T, DimDyn>(
         detail::reduce(kind, node, std::move(axes), keepdim));
   }
@@ -550,9 +776,9 @@ private:
     return Tensor<PromoteT<A, B>, BroadcastDimT<DA, DB>>(                      \
         detail::binary(NAME, a.graphNode(), b.graphNode()));                   \
   }
-HARP_MIXED_OP(+, "add")
-HARP_MIXED_OP(-, "sub")
-HARP_MIXED_OP(*, "mul")
+HARP_MIXED_OP(+, BinaryOp::Add)
+HARP_MIXED_OP(-, BinaryOp::Sub)
+HARP_MIXED_OP(*, BinaryOp::Mul)
 #undef HARP_MIXED_OP
 
 /// Comparisons of mixed element types, after promotion.
@@ -565,10 +791,10 @@ HARP_MIXED_OP(*, "mul")
     return Tensor<bool, BroadcastDimT<DA, DB>>(                                \
         detail::binary(NAME, a.graphNode(), b.graphNode()));                   \
   }
-HARP_MIXED_CMP(<, "lt")
-HARP_MIXED_CMP(<=, "le")
-HARP_MIXED_CMP(>, "gt")
-HARP_MIXED_CMP(>=, "ge")
+HARP_MIXED_CMP(<, BinaryOp::Lt)
+HARP_MIXED_CMP(<=, BinaryOp::Le)
+HARP_MIXED_CMP(>, BinaryOp::Gt)
+HARP_MIXED_CMP(>=, BinaryOp::Ge)
 #undef HARP_MIXED_CMP
 
 /// True division: integer operands give a float result (as PyTorch).
@@ -579,7 +805,7 @@ auto operator/(const Tensor<A, DA> &a, const Tensor<B, DB> &b) {
   using P = PromoteT<A, B>;
   using R = std::conditional_t<IsFloat<P>, P, float>;
   return Tensor<R, BroadcastDimT<DA, DB>>(
-      detail::binary("div", a.graphNode(), b.graphNode()));
+      detail::binary(BinaryOp::Div, a.graphNode(), b.graphNode()));
 }
 
 /// Concatenation along `dim`.

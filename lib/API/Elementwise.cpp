@@ -1,0 +1,299 @@
+//===- Elementwise.cpp - element-wise ops of the lazy graph ---------------===//
+//
+// Casts, binary and unary ops: each is a Map node naming its scalar op; the
+// arith/math ops of its body are built by buildMapBody.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Node.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+
+using namespace harp;
+using namespace harp::detail;
+using mlir::Location;
+using mlir::OpBuilder;
+using mlir::Value;
+using mlir::ValueRange;
+namespace arith = mlir::arith;
+namespace math = mlir::math;
+
+static NodePtr mapNode(std::vector<NodePtr> inputs, DType out, MapKind kind) {
+  std::vector<int64_t> shape = inputs.front()->shape;
+  auto n = make(Kind::Map, std::move(shape), out, std::move(inputs));
+  n->mapKind = kind;
+  return n;
+}
+
+NodePtr harp::detail::mapBinary(BinaryOp op, NodePtr a, NodePtr b, DType out) {
+  NodePtr n = mapNode({std::move(a), std::move(b)}, out, MapKind::Binary);
+  n->binaryOp = op;
+  return n;
+}
+
+static NodePtr mapUnary(UnaryOp op, NodePtr a) {
+  DType d = a->dtype;
+  NodePtr n = mapNode({std::move(a)}, d, MapKind::Unary);
+  n->unaryOp = op;
+  return n;
+}
+
+NodePtr harp::detail::cast(NodePtr a, DType to) {
+  if (a->dtype == to)
+    return a;
+  return mapNode({std::move(a)}, to, MapKind::Cast);
+}
+
+static bool isComparison(BinaryOp op) {
+  return op >= BinaryOp::Lt && op <= BinaryOp::Ne;
+}
+
+/// Whether `op` is defined on operands of dtype `d`.
+static bool binaryDefined(BinaryOp op, DType d) {
+  bool f = isFloat(d), b = d == DType::Bool;
+  switch (op) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+  case BinaryOp::Mul:
+  case BinaryOp::Rem:
+  case BinaryOp::Maximum:
+  case BinaryOp::Minimum:
+    return !b;
+  case BinaryOp::Div:
+  case BinaryOp::Pow:
+    return f;
+  case BinaryOp::FloorDiv:
+  case BinaryOp::Shl:
+  case BinaryOp::Shr:
+    return !f && !b;
+  case BinaryOp::BitAnd:
+  case BinaryOp::BitOr:
+  case BinaryOp::BitXor:
+    return !f;
+  default:
+    return isComparison(op);
+  }
+}
+
+NodePtr harp::detail::binary(BinaryOp op, NodePtr a, NodePtr b) {
+  std::string name = opName(op);
+  commonBackend(name, {a, b});
+  std::vector<int64_t> shape = broadcastShape(name, {a->shape, b->shape});
+  DType common = promote(a->dtype, b->dtype);
+  // True division of integers is a float division, as in PyTorch.
+  if ((op == BinaryOp::Div || op == BinaryOp::Pow) && !isFloat(common))
+    common = DType::F32;
+  if (!binaryDefined(op, common))
+    throw Error(name + ": not defined for " + dtypeName(a->dtype) + " and " +
+                dtypeName(b->dtype) + " operands (shapes " +
+                shapeStr(a->shape) + " and " + shapeStr(b->shape) + ")");
+  a = broadcastTo(cast(a, common), shape);
+  b = broadcastTo(cast(b, common), shape);
+  return mapBinary(op, a, b, isComparison(op) ? DType::Bool : common);
+}
+
+NodePtr harp::detail::unary(UnaryOp op, NodePtr a) {
+  DType d = a->dtype;
+  std::string name = opName(op);
+  switch (op) {
+  case UnaryOp::Recip:
+  case UnaryOp::Sqrt:
+  case UnaryOp::Log:
+  case UnaryOp::Log2:
+  case UnaryOp::Exp:
+  case UnaryOp::Exp2:
+  case UnaryOp::Sin:
+  case UnaryOp::Cos:
+  case UnaryOp::Tanh:
+  case UnaryOp::Sigmoid:
+  case UnaryOp::Floor:
+    if (!isFloat(d))
+      throw Error(name + ": needs a float tensor, got " + dtypeName(d) + " " +
+                  shapeStr(a->shape));
+    break;
+  case UnaryOp::Not:
+    if (isFloat(d))
+      throw Error("not: needs a bool or integer tensor, got " + dtypeName(d));
+    break;
+  case UnaryOp::Abs:
+    if (isUnsigned(d))
+      return a;
+    [[fallthrough]];
+  default:
+    if (d == DType::Bool)
+      throw Error(name + ": not defined for bool " + shapeStr(a->shape));
+  }
+  return mapUnary(op, std::move(a));
+}
+
+//===----------------------------------------------------------------------===//
+// Bodies
+//===----------------------------------------------------------------------===//
+
+static Value constant(OpBuilder &b, Location loc, DType d, double v) {
+  mlir::Type type = elementType(b.getContext(), d);
+  if (isFloat(d))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(v)));
+}
+
+static Value buildBinary(OpBuilder &b, Location loc, BinaryOp op, DType d,
+                         Value x, Value y) {
+  bool f = isFloat(d), u = isUnsigned(d) || d == DType::Bool;
+  using FP = arith::CmpFPredicate;
+  using IP = arith::CmpIPredicate;
+  auto cmp = [&](FP fp, IP sp, IP up) -> Value {
+    if (f)
+      return arith::CmpFOp::create(b, loc, fp, x, y);
+    return arith::CmpIOp::create(b, loc, u ? up : sp, x, y);
+  };
+  switch (op) {
+  case BinaryOp::Add:
+    return f ? Value(arith::AddFOp::create(b, loc, x, y))
+             : Value(arith::AddIOp::create(b, loc, x, y));
+  case BinaryOp::Sub:
+    return f ? Value(arith::SubFOp::create(b, loc, x, y))
+             : Value(arith::SubIOp::create(b, loc, x, y));
+  case BinaryOp::Mul:
+    return f ? Value(arith::MulFOp::create(b, loc, x, y))
+             : Value(arith::MulIOp::create(b, loc, x, y));
+  case BinaryOp::Div:
+    return arith::DivFOp::create(b, loc, x, y);
+  case BinaryOp::FloorDiv:
+    return u ? Value(arith::DivUIOp::create(b, loc, x, y))
+             : Value(arith::FloorDivSIOp::create(b, loc, x, y));
+  case BinaryOp::Rem:
+    return f   ? Value(arith::RemFOp::create(b, loc, x, y))
+           : u ? Value(arith::RemUIOp::create(b, loc, x, y))
+               : Value(arith::RemSIOp::create(b, loc, x, y));
+  case BinaryOp::Pow:
+    return math::PowFOp::create(b, loc, x, y);
+  case BinaryOp::Maximum:
+    return f   ? Value(arith::MaximumFOp::create(b, loc, x, y))
+           : u ? Value(arith::MaxUIOp::create(b, loc, x, y))
+               : Value(arith::MaxSIOp::create(b, loc, x, y));
+  case BinaryOp::Minimum:
+    return f   ? Value(arith::MinimumFOp::create(b, loc, x, y))
+           : u ? Value(arith::MinUIOp::create(b, loc, x, y))
+               : Value(arith::MinSIOp::create(b, loc, x, y));
+  case BinaryOp::Lt:
+    return cmp(FP::OLT, IP::slt, IP::ult);
+  case BinaryOp::Le:
+    return cmp(FP::OLE, IP::sle, IP::ule);
+  case BinaryOp::Gt:
+    return cmp(FP::OGT, IP::sgt, IP::ugt);
+  case BinaryOp::Ge:
+    return cmp(FP::OGE, IP::sge, IP::uge);
+  case BinaryOp::Eq:
+    return cmp(FP::OEQ, IP::eq, IP::eq);
+  case BinaryOp::Ne:
+    return cmp(FP::UNE, IP::ne, IP::ne);
+  case BinaryOp::BitAnd:
+    return arith::AndIOp::create(b, loc, x, y);
+  case BinaryOp::BitOr:
+    return arith::OrIOp::create(b, loc, x, y);
+  case BinaryOp::BitXor:
+    return arith::XOrIOp::create(b, loc, x, y);
+  case BinaryOp::Shl:
+    return arith::ShLIOp::create(b, loc, x, y);
+  case BinaryOp::Shr:
+    return u ? Value(arith::ShRUIOp::create(b, loc, x, y))
+             : Value(arith::ShRSIOp::create(b, loc, x, y));
+  }
+  return Value();
+}
+
+static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
+                        Value x) {
+  bool f = isFloat(d);
+  switch (op) {
+  case UnaryOp::Neg:
+    return f ? Value(arith::NegFOp::create(b, loc, x))
+             : Value(arith::SubIOp::create(b, loc, constant(b, loc, d, 0), x));
+  case UnaryOp::Recip:
+    return arith::DivFOp::create(b, loc, constant(b, loc, d, 1), x);
+  case UnaryOp::Sqrt:
+    return math::SqrtOp::create(b, loc, x);
+  case UnaryOp::Log:
+    return math::LogOp::create(b, loc, x);
+  case UnaryOp::Log2:
+    return math::Log2Op::create(b, loc, x);
+  case UnaryOp::Exp:
+    return math::ExpOp::create(b, loc, x);
+  case UnaryOp::Exp2:
+    return math::Exp2Op::create(b, loc, x);
+  case UnaryOp::Sin:
+    return math::SinOp::create(b, loc, x);
+  case UnaryOp::Cos:
+    return math::CosOp::create(b, loc, x);
+  case UnaryOp::Tanh:
+    return math::TanhOp::create(b, loc, x);
+  case UnaryOp::Floor:
+    return math::FloorOp::create(b, loc, x);
+  case UnaryOp::Sigmoid: {
+    Value one = constant(b, loc, d, 1);
+    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+    return arith::DivFOp::create(b, loc, one,
+                                 arith::AddFOp::create(b, loc, one, e));
+  }
+  case UnaryOp::Relu: {
+    Value zero = constant(b, loc, d, 0);
+    return f               ? Value(arith::MaximumFOp::create(b, loc, x, zero))
+           : isUnsigned(d) ? Value(arith::MaxUIOp::create(b, loc, x, zero))
+                           : Value(arith::MaxSIOp::create(b, loc, x, zero));
+  }
+  case UnaryOp::Abs:
+    return f ? Value(math::AbsFOp::create(b, loc, x))
+             : Value(math::AbsIOp::create(b, loc, x));
+  case UnaryOp::Not:
+    return arith::XOrIOp::create(
+        b, loc, x, constant(b, loc, d, d == DType::Bool ? 1 : -1));
+  }
+  return Value();
+}
+
+static Value buildCast(OpBuilder &b, Location loc, DType from, DType to,
+                       Value x) {
+  mlir::Type t = elementType(b.getContext(), to);
+  if (to == DType::Bool) {
+    Value zero = constant(b, loc, from, 0);
+    if (isFloat(from))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x, zero);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+  }
+  bool fromUnsigned = isUnsigned(from) || from == DType::Bool;
+  if (isFloat(from) && isFloat(to))
+    return widthOf(to) > widthOf(from)
+               ? Value(arith::ExtFOp::create(b, loc, t, x))
+               : Value(arith::TruncFOp::create(b, loc, t, x));
+  if (isFloat(to))
+    return fromUnsigned ? Value(arith::UIToFPOp::create(b, loc, t, x))
+                        : Value(arith::SIToFPOp::create(b, loc, t, x));
+  if (isFloat(from))
+    return isUnsigned(to) ? Value(arith::FPToUIOp::create(b, loc, t, x))
+                          : Value(arith::FPToSIOp::create(b, loc, t, x));
+  // Signed and unsigned of one width share the signless IR type.
+  if (widthOf(to) == widthOf(from))
+    return x;
+  if (widthOf(to) > widthOf(from))
+    return fromUnsigned ? Value(arith::ExtUIOp::create(b, loc, t, x))
+                        : Value(arith::ExtSIOp::create(b, loc, t, x));
+  return arith::TruncIOp::create(b, loc, t, x);
+}
+
+Value harp::detail::buildMapBody(OpBuilder &b, Location loc, const Node &n,
+                                 ValueRange args) {
+  DType in = n.inputs.front()->dtype;
+  switch (n.mapKind) {
+  case MapKind::Binary:
+    return buildBinary(b, loc, n.binaryOp, in, args[0], args[1]);
+  case MapKind::Unary:
+    return buildUnary(b, loc, n.unaryOp, in, args[0]);
+  case MapKind::Cast:
+    return buildCast(b, loc, in, n.dtype, args[0]);
+  }
+  return Value();
+}

@@ -1,0 +1,258 @@
+//===- Emit.cpp - harp IR of a graph, built with MLIR's builders ----------===//
+//
+// planGraph orders the nodes a function needs and writes down their
+// structure as a key, without touching MLIR: a realize() whose key was seen
+// before builds no IR at all. buildFunction then builds the function with
+// OpBuilder in the shared JIT context, each op at its user's location.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Node.h"
+
+#include "harp/Dialect/Harp/IR/HarpOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cstring>
+#include <unordered_map>
+
+using namespace harp;
+using namespace harp::detail;
+namespace mh = mlir::harp;
+
+//===----------------------------------------------------------------------===//
+// Plan and structural key
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Appends the raw bytes of values to a key.
+class KeyWriter {
+public:
+  explicit KeyWriter(std::string &key) : key(key) {}
+  template <typename T>
+  void put(T value) {
+    char bytes[sizeof(T)];
+    std::memcpy(bytes, &value, sizeof(T));
+    key.append(bytes, sizeof(T));
+  }
+  void put(const std::vector<int64_t> &values) {
+    put<uint32_t>(values.size());
+    for (int64_t v : values)
+      put(v);
+  }
+
+private:
+  std::string &key;
+};
+} // namespace
+
+GraphPlan harp::detail::planGraph(const NodePtr &root, bool cutAtValues) {
+  GraphPlan plan;
+  std::unordered_map<const Node *, uint32_t> index;
+  std::map<const Node *, uint64_t> memo;
+  KeyWriter key(plan.key);
+  auto isArgument = [&](const Node *n) {
+    return n->kind == Kind::Leaf || (cutAtValues && isFresh(n, memo));
+  };
+  // Iterative post-order: graphs of thousands of ops stay off the C stack.
+  std::vector<std::pair<const NodePtr *, size_t>> stack = {{&root, 0}};
+  while (!stack.empty()) {
+    auto &[ptr, next] = stack.back();
+    const Node *n = ptr->get();
+    if (index.count(n)) {
+      stack.pop_back();
+      continue;
+    }
+    bool argument = isArgument(n);
+    if (!argument && next < n->inputs.size()) {
+      const NodePtr *input = &n->inputs[next++];
+      if (!index.count(input->get()))
+        stack.push_back({input, 0});
+      continue;
+    }
+    index[n] = plan.nodes.size();
+    plan.nodes.push_back(n);
+    key.put(static_cast<uint8_t>(argument ? 0xff : uint8_t(n->kind)));
+    key.put(static_cast<uint8_t>(n->dtype));
+    key.put(n->shape);
+    if (argument) {
+      if (!n->hasValues)
+        throw Error("input '" + n->name + "' " + shapeStr(n->shape) +
+                    " has no values yet; give it some with set_data");
+      plan.args.push_back(*ptr);
+      stack.pop_back();
+      continue;
+    }
+    key.put<uint32_t>(n->inputs.size());
+    for (const NodePtr &in : n->inputs)
+      key.put(index.at(in.get()));
+    switch (n->kind) {
+    case Kind::Map:
+      key.put(static_cast<uint8_t>(n->mapKind));
+      key.put(static_cast<uint8_t>(
+          n->mapKind == MapKind::Binary ? int(n->binaryOp) : int(n->unaryOp)));
+      break;
+    case Kind::Reduce:
+      key.put(static_cast<uint8_t>(n->reduceKind));
+      key.put(n->dims);
+      key.put(n->keepdim);
+      break;
+    case Kind::View:
+      // Attributes are uniqued for the process: the pointer is the layout.
+      key.put(n->layout.getAsOpaquePointer());
+      break;
+    case Kind::Full:
+      key.put(n->value);
+      break;
+    case Kind::Arange:
+      key.put(n->value);
+      key.put(n->step);
+      break;
+    case Kind::Rand:
+      key.put(n->seed);
+      break;
+    case Kind::Concat:
+    case Kind::Gather:
+    case Kind::ScatterAdd:
+      key.put(n->dim);
+      break;
+    case Kind::Leaf:
+    case Kind::Contiguous:
+      break;
+    }
+    stack.pop_back();
+  }
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Building
+//===----------------------------------------------------------------------===//
+
+mlir::Type harp::detail::elementType(mlir::MLIRContext *ctx, DType d) {
+  if (d == DType::F32)
+    return mlir::Float32Type::get(ctx);
+  if (d == DType::F64)
+    return mlir::Float64Type::get(ctx);
+  return mlir::IntegerType::get(ctx, widthOf(d));
+}
+
+static mlir::RankedTensorType tensorType(mlir::MLIRContext *ctx,
+                                         const Node &n) {
+  return mlir::RankedTensorType::get(n.shape, elementType(ctx, n.dtype));
+}
+
+/// `v` as a scalar attribute of `d` (integers truncate toward zero).
+static mlir::TypedAttr scalarAttr(mlir::MLIRContext *ctx, DType d, double v) {
+  mlir::Type type = elementType(ctx, d);
+  if (isFloat(d))
+    return mlir::FloatAttr::get(type, v);
+  if (d == DType::Bool)
+    return mlir::IntegerAttr::get(type, v != 0 ? 1 : 0);
+  if (isUnsigned(d) && v >= 9223372036854775808.0)
+    return mlir::IntegerAttr::get(
+        type, llvm::APInt(64, static_cast<uint64_t>(v), /*isSigned=*/false));
+  return mlir::IntegerAttr::get(type, static_cast<int64_t>(v));
+}
+
+static mlir::Location locationOf(mlir::MLIRContext *ctx, const Node &n) {
+  if (!n.file)
+    return mlir::UnknownLoc::get(ctx);
+  return mlir::FileLineColLoc::get(ctx, *n.file, n.line, 0);
+}
+
+mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
+                                               const GraphPlan &plan,
+                                               const NodePtr &root,
+                                               const std::string &name,
+                                               bool isPrivate) {
+  mlir::MLIRContext *ctx = b.getContext();
+  llvm::SmallVector<mlir::Type> argTypes;
+  llvm::SmallVector<mlir::Location> argLocs;
+  for (const NodePtr &arg : plan.args) {
+    argTypes.push_back(tensorType(ctx, *arg));
+    argLocs.push_back(locationOf(ctx, *arg));
+  }
+  mlir::Type resultType = tensorType(ctx, *root);
+  mlir::Location funcLoc = locationOf(ctx, *root);
+  auto func = mlir::func::FuncOp::create(
+      b, funcLoc, name, b.getFunctionType(argTypes, resultType));
+  if (isPrivate)
+    func.setPrivate();
+  mlir::OpBuilder::InsertionGuard guard(b);
+  mlir::Block *entry = b.createBlock(&func.getBody(), {}, argTypes, argLocs);
+
+  std::unordered_map<const Node *, mlir::Value> values;
+  for (auto [i, arg] : llvm::enumerate(plan.args))
+    values[arg.get()] = entry->getArgument(i);
+  for (const Node *n : plan.nodes) {
+    if (values.count(n))
+      continue;
+    mlir::Location loc = locationOf(ctx, *n);
+    mlir::RankedTensorType type = tensorType(ctx, *n);
+    llvm::SmallVector<mlir::Value> ins;
+    for (const NodePtr &in : n->inputs)
+      ins.push_back(values.at(in.get()));
+    mlir::Value value;
+    switch (n->kind) {
+    case Kind::Full:
+      value = mlir::arith::ConstantOp::create(
+          b, loc,
+          mlir::DenseElementsAttr::get(
+              type, llvm::ArrayRef<mlir::Attribute>(
+                        scalarAttr(ctx, n->dtype, n->value))));
+      break;
+    case Kind::Arange:
+      value = mh::ArangeOp::create(b, loc, type,
+                                   scalarAttr(ctx, n->dtype, n->value),
+                                   scalarAttr(ctx, n->dtype, n->step));
+      break;
+    case Kind::Rand:
+      value = mh::RandOp::create(b, loc, type,
+                                 b.getI64IntegerAttr(int64_t(n->seed)));
+      break;
+    case Kind::View:
+      value = mh::ViewOp::create(b, loc, type, ins[0], n->layout);
+      break;
+    case Kind::Contiguous:
+      value = mh::ContiguousOp::create(b, loc, type, ins[0]);
+      break;
+    case Kind::Gather:
+      value = mh::GatherOp::create(b, loc, type, ins[0], ins[1],
+                                   b.getI64IntegerAttr(n->dim));
+      break;
+    case Kind::ScatterAdd:
+      value = mh::ScatterAddOp::create(b, loc, type, ins[2], ins[0], ins[1],
+                                       b.getI64IntegerAttr(n->dim));
+      break;
+    case Kind::Concat:
+      value =
+          mh::ConcatOp::create(b, loc, type, ins, b.getI64IntegerAttr(n->dim));
+      break;
+    case Kind::Map:
+      value = mh::MapReduceOp::create(
+          b, loc, type, ins,
+          [&](mlir::OpBuilder &nb, mlir::Location nloc, mlir::ValueRange args) {
+            return buildMapBody(nb, nloc, *n, args);
+          });
+      break;
+    case Kind::Reduce:
+      value = mh::MapReduceOp::create(
+          b, loc, type, ins,
+          [](mlir::OpBuilder &, mlir::Location, mlir::ValueRange args) {
+            return args[0];
+          },
+          n->reduceKind, n->dims, n->keepdim);
+      break;
+    case Kind::Leaf:
+      break;
+    }
+    values[n] = value;
+  }
+  mlir::func::ReturnOp::create(b, funcLoc, values.at(root.get()));
+  return func;
+}

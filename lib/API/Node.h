@@ -1,0 +1,172 @@
+//===- Node.h - the graph node and helpers shared by the API's files -*- C++
+//-*-===//
+//
+// Private to lib/API. A Node records one operation of the lazy graph with
+// its parameters as data (enums, numbers, #harp.view attributes uniqued in
+// the shared JIT context): enough both to build its harp op with MLIR's
+// builders and to key the compiled code by the graph's structure.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_LIB_API_NODE_H
+#define HARP_LIB_API_NODE_H
+
+#include "harp/API/Graph.h"
+#include "harp/Dialect/Harp/IR/HarpAttrs.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Location.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class OpBuilder;
+class Type;
+class Value;
+class ValueRange;
+class MLIRContext;
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
+
+namespace harp::detail {
+
+/// What a Map node's body computes.
+enum class MapKind : uint8_t { Binary, Unary, Cast };
+
+struct Node {
+  enum class Kind : uint8_t {
+    Leaf,
+    Full,
+    Arange,
+    Rand,
+    Map,
+    Reduce,
+    View,
+    Concat,
+    Contiguous,
+    Gather,
+    ScatterAdd
+  };
+  Kind kind;
+  std::vector<NodePtr> inputs;
+  std::vector<int64_t> shape;
+  DType dtype;
+  // Map: the scalar op of the body, over operands of inputs[0]'s dtype.
+  MapKind mapKind = MapKind::Binary;
+  BinaryOp binaryOp = BinaryOp::Add;
+  UnaryOp unaryOp = UnaryOp::Neg;
+  // Reduce.
+  mlir::harp::ReductionKind reduceKind = mlir::harp::ReductionKind::Sum;
+  std::vector<int64_t> dims;
+  bool keepdim = false;
+  mlir::harp::ViewAttr layout; // View
+  double value = 0, step = 0;  // Full (value), Arange (start, step)
+  uint64_t seed = 0;           // Rand
+  int64_t dim = 0;             // Concat, Gather, ScatterAdd
+  /// Where the user built it (file interned for the process; null: unknown).
+  const std::string *file = nullptr;
+  unsigned line = 0;
+
+  std::optional<Array> data; // a leaf's data, or the realized value
+  /// When `data` was set: a leaf's values, or a realization. A realized
+  /// value is fresh while no leaf below it has newer values.
+  uint64_t epoch = 0;
+  bool hasValues = true; // false for an input() before setData()
+  std::string name;      // an input's name
+  bool requiresGrad = false;
+  std::optional<Array> gradient;
+  /// Where the node is computed; null for a node that follows its users
+  /// (constants, scalars).
+  BackendPtr backend;
+};
+
+using Kind = Node::Kind;
+
+//===--- Graph.cpp --------------------------------------------------------===//
+
+/// "[2, 3]".
+std::string shapeStr(const std::vector<int64_t> &shape);
+int64_t numElements(const std::vector<int64_t> &shape);
+/// A new node computed on the backend its inputs share, carrying the
+/// caller's location.
+NodePtr make(Kind kind, std::vector<int64_t> shape, DType dtype,
+             std::vector<NodePtr> inputs = {});
+/// The backend shared by `inputs` (null if none has one); `op` names the
+/// operation in the error when they are on different devices.
+BackendPtr commonBackend(const std::string &op,
+                         const std::vector<NodePtr> &inputs);
+/// Orders data changes and realizations.
+uint64_t nextEpoch();
+/// Whether `n` holds a value computed from its leaves' current values.
+bool isFresh(const Node *n, std::map<const Node *, uint64_t> &memo);
+int64_t normalizeAxis(const std::string &op, int64_t axis, size_t rank);
+/// NumPy broadcasting of `shapes`, or an error naming `op`.
+std::vector<int64_t>
+broadcastShape(const std::string &op,
+               const std::vector<std::vector<int64_t>> &shapes);
+
+/// The shared JIT context (Jit::sharedContext), for attributes; hold
+/// ContextLock while creating any.
+mlir::MLIRContext *context();
+class ContextLock {
+public:
+  ContextLock();
+  ~ContextLock();
+};
+
+//===--- Views.cpp --------------------------------------------------------===//
+
+/// A harp.view of `a` with `layout`, of `shape`.
+NodePtr view(NodePtr a, std::vector<int64_t> shape,
+             mlir::harp::ViewAttr layout);
+/// `a` as `shape` under NumPy broadcasting (itself if it has that shape).
+NodePtr broadcastTo(NodePtr a, const std::vector<int64_t> &shape);
+/// dN of the shared context.
+mlir::AffineExpr dimExpr(unsigned n);
+
+//===--- Elementwise.cpp --------------------------------------------------===//
+
+/// A map over `inputs` (same shape) computing `op`.
+NodePtr mapBinary(BinaryOp op, NodePtr a, NodePtr b, DType out);
+/// The body of Map node `n` on its operands' scalars.
+mlir::Value buildMapBody(mlir::OpBuilder &b, mlir::Location loc, const Node &n,
+                         mlir::ValueRange args);
+
+//===--- Emit.cpp ---------------------------------------------------------===//
+
+/// The part of a graph one function computes, in an order its ops can be
+/// built in, and the key of its structure.
+struct GraphPlan {
+  /// Every node the function reads or computes, operands first.
+  std::vector<const Node *> nodes;
+  /// The function's arguments, in order: leaves, and with cutAtValues the
+  /// nodes that already hold a fresh value.
+  std::vector<NodePtr> args;
+  /// The graph's structure (ops, attributes, types, how nodes connect; not
+  /// data, not locations): equal keys build equal functions.
+  std::string key;
+};
+
+/// Plans the function computing `root`. With `cutAtValues`, nodes that hold
+/// a fresh value are arguments (realize); otherwise only leaves are
+/// (autodiff must see the whole graph). Throws for a placeholder without
+/// values when `cutAtValues`.
+GraphPlan planGraph(const NodePtr &root, bool cutAtValues);
+
+/// The MLIR element type of `d` (signless for unsigned dtypes).
+mlir::Type elementType(mlir::MLIRContext *ctx, DType d);
+
+/// Builds `func.func @name` computing `root` from `plan`'s arguments at
+/// `b`'s insertion point (hold ContextLock).
+mlir::func::FuncOp buildFunction(mlir::OpBuilder &b, const GraphPlan &plan,
+                                 const NodePtr &root, const std::string &name,
+                                 bool isPrivate);
+
+} // namespace harp::detail
+
+#endif // HARP_LIB_API_NODE_H

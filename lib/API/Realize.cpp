@@ -1,0 +1,306 @@
+//===- Realize.cpp - compiling and running graphs, autograd ---------------===//
+//
+// realize() and backward() look the graph's structural key up in the API's
+// cache of executables; only on a miss is IR built (Emit.cpp) and handed,
+// as a module, to the process-wide JIT of the selected options. Scalars are
+// leaves, hence arguments, so a changed number reuses the code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Node.h"
+
+#include "harp/Dialect/Harp/IR/HarpBuilders.h"
+#include "harp/Runtime/Jit.h"
+#include "harp/Target/CPU.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+using namespace harp;
+using namespace harp::detail;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+static std::mutex optionsMutex;
+static CompileOptions processOptions;
+
+void harp::set_options(const CompileOptions &options) {
+  if (options.cpu && !options.cpu->empty())
+    if (llvm::Expected<CpuTarget> target = resolveCpuTarget(*options.cpu);
+        !target)
+      throw Error("set_options: cpu: " + llvm::toString(target.takeError()));
+  std::lock_guard<std::mutex> lock(optionsMutex);
+  if (options.threads)
+    processOptions.threads = options.threads;
+  if (options.vectorize)
+    processOptions.vectorize = options.vectorize;
+  if (options.cpu)
+    processOptions.cpu = options.cpu->empty()
+                             ? std::optional<std::string>()
+                             : std::optional<std::string>(*options.cpu);
+}
+
+/// `override` over the process-wide options over the defaults.
+static CompileOptions effectiveOptions(const CompileOptions &override = {}) {
+  CompileOptions result;
+  {
+    std::lock_guard<std::mutex> lock(optionsMutex);
+    result = processOptions;
+  }
+  if (override.threads)
+    result.threads = override.threads;
+  if (override.vectorize)
+    result.vectorize = override.vectorize;
+  if (override.cpu && !override.cpu->empty())
+    result.cpu = override.cpu;
+  if (!result.threads)
+    result.threads = false;
+  if (!result.vectorize)
+    result.vectorize = true;
+  if (!result.cpu)
+    result.cpu = defaultCpuName();
+  return result;
+}
+
+CompileOptions harp::get_options() { return effectiveOptions(); }
+
+void harp::set_cpu(const std::string &name) {
+  CompileOptions options;
+  options.cpu = name;
+  set_options(options);
+}
+
+std::string harp::get_cpu() { return *effectiveOptions().cpu; }
+
+static Jit &jitFor(const BackendPtr &backend, const CompileOptions &override) {
+  CompileOptions options = effectiveOptions(override);
+  if (override.cpu && !override.cpu->empty())
+    if (llvm::Expected<CpuTarget> target = resolveCpuTarget(*override.cpu);
+        !target)
+      throw Error("cpu: " + llvm::toString(target.takeError()));
+  JitOptions jit;
+  jit.device =
+      backend && backend->name() == "cuda" ? Device::CUDA : Device::CPU;
+  jit.cpu = *options.cpu;
+  jit.threads = *options.threads;
+  jit.vectorize = *options.vectorize;
+  return Jit::shared(jit);
+}
+
+//===----------------------------------------------------------------------===//
+// The cache of executables by structure
+//===----------------------------------------------------------------------===//
+
+static std::atomic<unsigned> compilations{0}, memoryHits{0}, diskHits{0};
+
+CompileCounts harp::detail::compileCounts() {
+  return {compilations.load(), memoryHits.load(), diskHits.load()};
+}
+
+unsigned harp::detail::irParseCount() { return Jit::parseCount(); }
+
+/// "f32 [2, 3], i64 [4]" or "none".
+static std::string describe(const std::vector<NodePtr> &args) {
+  std::string inputs;
+  for (const NodePtr &a : args)
+    inputs += (inputs.empty() ? "" : ", ") + dtypeName(a->dtype) + " " +
+              shapeStr(a->shape);
+  return inputs.empty() ? "none" : inputs;
+}
+
+/// The executable for `key` on `jit`: from the cache, or built by `build`
+/// (called with ContextLock held) and compiled. `what` names the request in
+/// errors.
+template <typename BuildFn>
+static std::shared_ptr<Executable>
+executableFor(Jit &jit, const std::string &key, BuildFn build,
+              const std::string &what, const std::vector<NodePtr> &args) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<Executable>> cache;
+  std::string fullKey(reinterpret_cast<const char *>(&jit), sizeof(&jit));
+  fullKey += key;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(fullKey); it != cache.end()) {
+      ++memoryHits;
+      return it->second;
+    }
+  }
+  llvm::Expected<std::shared_ptr<Executable>> exe = [&] {
+    ContextLock lock;
+    mlir::OwningOpRef<mlir::ModuleOp> module = build();
+    JitStats before = jit.stats();
+    llvm::Expected<std::shared_ptr<Executable>> compiled = jit.compile(*module);
+    const JitStats &after = jit.stats();
+    if (after.compilations > before.compilations)
+      ++compilations;
+    else if (after.diskHits > before.diskHits)
+      ++diskHits;
+    else if (after.memoryHits > before.memoryHits)
+      ++memoryHits;
+    return compiled;
+  }();
+  if (!exe)
+    throw Error("harp could not compile the graph " + what + " (inputs: " +
+                describe(args) + "): " + llvm::toString(exe.takeError()));
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(std::move(fullKey), *exe);
+  return *exe;
+}
+
+static std::vector<Array> run(const Executable &exe,
+                              const std::vector<NodePtr> &args) {
+  std::vector<Array> inputs;
+  inputs.reserve(args.size());
+  for (const NodePtr &a : args)
+    inputs.push_back(*a->data);
+  llvm::Expected<std::vector<Array>> out = exe.call("main", inputs);
+  if (!out)
+    throw Error("harp could not run the graph: " +
+                llvm::toString(out.takeError()));
+  return std::move(*out);
+}
+
+static mlir::OwningOpRef<mlir::ModuleOp> newModule() {
+  return mlir::ModuleOp::create(mlir::UnknownLoc::get(context()));
+}
+
+//===----------------------------------------------------------------------===//
+// Realization
+//===----------------------------------------------------------------------===//
+
+std::string harp::detail::moduleText(const NodePtr &node, bool debugInfo) {
+  GraphPlan plan = planGraph(node, /*cutAtValues=*/true);
+  ContextLock lock;
+  mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+  mlir::OpBuilder b(module->getBodyRegion());
+  buildFunction(b, plan, node, "main", /*isPrivate=*/false);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo(debugInfo));
+  return text;
+}
+
+bool harp::detail::hasValue(const NodePtr &node) {
+  std::map<const Node *, uint64_t> memo;
+  return node->hasValues && isFresh(node.get(), memo);
+}
+
+const Array &harp::detail::realize(const NodePtr &node,
+                                   const CompileOptions &options) {
+  std::map<const Node *, uint64_t> memo;
+  if (isFresh(node.get(), memo)) {
+    if (!node->hasValues)
+      throw Error("input '" + node->name + "' " + shapeStr(node->shape) +
+                  " has no values yet; give it some with set_data");
+    return *node->data;
+  }
+  GraphPlan plan = planGraph(node, /*cutAtValues=*/true);
+  Jit &jit = jitFor(node->backend, options);
+  std::shared_ptr<Executable> exe = executableFor(
+      jit, plan.key,
+      [&] {
+        mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+        mlir::OpBuilder b(module->getBodyRegion());
+        buildFunction(b, plan, node, "main", /*isPrivate=*/false);
+        return module;
+      },
+      "for realizing a " + dtypeName(node->dtype) + " " +
+          shapeStr(node->shape) + " tensor",
+      plan.args);
+  node->data = run(*exe, plan.args).front();
+  node->epoch = nextEpoch();
+  return *node->data;
+}
+
+//===----------------------------------------------------------------------===//
+// Autograd through harp-autodiff
+//===----------------------------------------------------------------------===//
+
+void harp::detail::setRequiresGrad(const NodePtr &node, bool value) {
+  if (node->kind != Kind::Leaf)
+    throw Error("set_requires_grad: only leaf tensors (from_data, input, "
+                "detach) hold gradients");
+  if (value && !isFloat(node->dtype))
+    throw Error("set_requires_grad: needs a float tensor, got " +
+                dtypeName(node->dtype));
+  node->requiresGrad = value;
+}
+
+bool harp::detail::requiresGrad(const NodePtr &node) {
+  return node->requiresGrad;
+}
+
+static void accumulate(Array &into, const Array &add) {
+  if (into.kind() == ElementKind::F32) {
+    for (int64_t i = 0; i < into.numElements(); ++i)
+      into.as<float>()[i] += add.as<float>()[i];
+  } else {
+    for (int64_t i = 0; i < into.numElements(); ++i)
+      into.as<double>()[i] += add.as<double>()[i];
+  }
+}
+
+void harp::detail::backward(const NodePtr &loss,
+                            const CompileOptions &options) {
+  if (!loss->shape.empty() || !isFloat(loss->dtype))
+    throw Error("backward: the loss must be a 0-d float tensor, got " +
+                dtypeName(loss->dtype) + " " + shapeStr(loss->shape));
+  GraphPlan plan = planGraph(loss, /*cutAtValues=*/false);
+  std::vector<int64_t> wrt;
+  for (size_t i = 0; i < plan.args.size(); ++i)
+    if (plan.args[i]->requiresGrad)
+      wrt.push_back(i);
+  if (wrt.empty())
+    throw Error("backward: no tensor in the graph requires a gradient");
+  std::string key = plan.key + "\x01grad";
+  key.append(reinterpret_cast<const char *>(wrt.data()),
+             wrt.size() * sizeof(int64_t));
+  Jit &jit = jitFor(loss->backend, options);
+  std::shared_ptr<Executable> exe = executableFor(
+      jit, key,
+      [&] {
+        mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+        mlir::OpBuilder b(module->getBodyRegion());
+        mlir::func::FuncOp lossFunc =
+            buildFunction(b, plan, loss, "loss", /*isPrivate=*/true);
+        // The loss value comes back too and is kept on the node, so
+        // reading it after backward() runs nothing.
+        mlir::harp::buildGradientFunction(b, lossFunc.getLoc(), "main",
+                                          lossFunc, wrt, /*seeded=*/false);
+        return module;
+      },
+      "of backward() (the gradients of a " + dtypeName(loss->dtype) + " loss)",
+      plan.args);
+  std::vector<Array> results = run(*exe, plan.args);
+  if (loss->kind != Kind::Leaf) {
+    loss->data = results[0];
+    loss->epoch = nextEpoch();
+  }
+  for (size_t j = 0; j < wrt.size(); ++j) {
+    const NodePtr &leaf = plan.args[wrt[j]];
+    if (leaf->gradient)
+      accumulate(*leaf->gradient, results[j + 1]);
+    else
+      leaf->gradient = results[j + 1];
+  }
+}
+
+NodePtr harp::detail::grad(const NodePtr &leaf) {
+  if (!leaf->gradient)
+    return nullptr;
+  return fromData(leaf->dtype, leaf->shape, leaf->gradient->data(),
+                  leaf->backend);
+}
+
+void harp::detail::zeroGrad(const NodePtr &leaf) { leaf->gradient.reset(); }

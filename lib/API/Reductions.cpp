@@ -1,0 +1,188 @@
+//===- Reductions.cpp - reductions and contractions of the lazy graph -----===//
+//
+// Reductions are Reduce nodes (a map_reduce yielding its operand); matmul
+// and convolution are a multiply over broadcast views followed by a sum,
+// which harp's code generation recognises as contractions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Node.h"
+
+#include "harp/Dialect/Harp/IR/HarpBuilders.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace harp;
+using namespace harp::detail;
+namespace mh = mlir::harp;
+
+NodePtr harp::detail::reduce(ReduceOp kind, NodePtr a,
+                             std::vector<int64_t> axes, bool keepdim) {
+  std::string name = opName(kind);
+  size_t rank = a->shape.size();
+  if (axes.empty())
+    for (size_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  for (int64_t &axis : axes)
+    axis = normalizeAxis(name, axis, rank);
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    throw Error(name + ": repeated axis in " + shapeStr(axes));
+  DType d = a->dtype;
+  if (kind == ReduceOp::Mean) {
+    if (!isFloat(d))
+      throw Error("mean: needs a float tensor, got " + dtypeName(d));
+    int64_t count = 1;
+    for (int64_t axis : axes)
+      count *= a->shape[axis];
+    NodePtr sum = reduce(ReduceOp::Sum, a, axes, keepdim);
+    // The count follows from the shape: a constant of the code.
+    return binary(BinaryOp::Mul, sum,
+                  full(d, {}, count ? 1.0 / static_cast<double>(count) : NAN));
+  }
+  if ((kind == ReduceOp::Sum || kind == ReduceOp::Prod) && d == DType::Bool)
+    throw Error(name + ": not defined for bool; cast first");
+  mh::ReductionKind irKind = mh::ReductionKind::Sum;
+  switch (kind) {
+  case ReduceOp::Sum:
+    irKind = mh::ReductionKind::Sum;
+    break;
+  case ReduceOp::Prod:
+    irKind = mh::ReductionKind::Prod;
+    break;
+  case ReduceOp::Max:
+    irKind = isUnsigned(d) ? mh::ReductionKind::UMax : mh::ReductionKind::Max;
+    break;
+  case ReduceOp::Min:
+    irKind = isUnsigned(d) ? mh::ReductionKind::UMin : mh::ReductionKind::Min;
+    break;
+  case ReduceOp::Mean:
+    break;
+  }
+  if (rank == 0)
+    return a;
+  std::vector<int64_t> shape;
+  for (size_t i = 0; i < rank; ++i) {
+    bool reduced = std::count(axes.begin(), axes.end(), int64_t(i));
+    if (!reduced)
+      shape.push_back(a->shape[i]);
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  auto n = make(Kind::Reduce, shape, d, {a});
+  n->reduceKind = irKind;
+  n->dims = axes;
+  n->keepdim = keepdim;
+  return n;
+}
+
+NodePtr harp::detail::softmax(NodePtr a, int64_t axis) {
+  if (!isFloat(a->dtype))
+    throw Error("softmax: needs a float tensor, got " + dtypeName(a->dtype));
+  axis = normalizeAxis("softmax", axis, a->shape.size());
+  NodePtr m = reduce(ReduceOp::Max, a, {axis}, true);
+  NodePtr e = unary(UnaryOp::Exp, binary(BinaryOp::Sub, a, m));
+  return binary(BinaryOp::Div, e, reduce(ReduceOp::Sum, e, {axis}, true));
+}
+
+NodePtr harp::detail::matmul(NodePtr a, NodePtr b) {
+  commonBackend("matmul", {a, b});
+  size_t ra = a->shape.size(), rb = b->shape.size();
+  if (ra < 2 || rb < 2)
+    throw Error("matmul: operands need rank >= 2, got " + shapeStr(a->shape) +
+                " and " + shapeStr(b->shape) + "; unsqueeze vectors first");
+  int64_t m = a->shape[ra - 2], k = a->shape[ra - 1];
+  int64_t k2 = b->shape[rb - 2], n = b->shape[rb - 1];
+  if (k != k2)
+    throw Error("matmul: inner dims differ: " + shapeStr(a->shape) + " @ " +
+                shapeStr(b->shape));
+  std::vector<int64_t> batchA(a->shape.begin(), a->shape.end() - 2);
+  std::vector<int64_t> batchB(b->shape.begin(), b->shape.end() - 2);
+  std::vector<int64_t> batch = broadcastShape("matmul", {batchA, batchB});
+  DType d = promote(a->dtype, b->dtype);
+  if (d == DType::Bool)
+    throw Error("matmul: not defined for bool");
+  a = cast(a, d);
+  b = cast(b, d);
+  // Domain (batch..., m, n, k).
+  size_t nb = batch.size(), rank = nb + 3;
+  std::vector<int64_t> domain(batch);
+  domain.insert(domain.end(), {m, n, k});
+  auto operand = [&](NodePtr x, const std::vector<int64_t> &xb, bool left) {
+    ContextLock lock;
+    llvm::SmallVector<mlir::AffineExpr> exprs;
+    size_t off = nb - xb.size();
+    for (size_t i = 0; i < xb.size(); ++i)
+      exprs.push_back(xb[i] == 1 && batch[off + i] != 1
+                          ? mlir::getAffineConstantExpr(0, context())
+                          : dimExpr(off + i));
+    if (left)
+      exprs.append({dimExpr(nb), dimExpr(nb + 2)});
+    else
+      exprs.append({dimExpr(nb + 2), dimExpr(nb + 1)});
+    return view(x, domain, mh::indexLayout(context(), rank, exprs));
+  };
+  NodePtr prod = mapBinary(BinaryOp::Mul, operand(a, batchA, true),
+                           operand(b, batchB, false), d);
+  return reduce(ReduceOp::Sum, prod, {static_cast<int64_t>(rank - 1)}, false);
+}
+
+NodePtr harp::detail::conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
+                           std::vector<int64_t> padding,
+                           std::vector<int64_t> dilation) {
+  commonBackend("conv", {x, w});
+  size_t rx = x->shape.size(), rw = w->shape.size();
+  if (rx < 3 || rx > 5 || rw != rx)
+    throw Error("conv: input [N, C, spatial...] and weight [F, C, kernel...] "
+                "must both have rank 3 to 5, got " +
+                shapeStr(x->shape) + " and " + shapeStr(w->shape));
+  size_t k = rx - 2;
+  if (x->shape[1] != w->shape[1])
+    throw Error("conv: input has " + std::to_string(x->shape[1]) +
+                " channels but the weight expects " +
+                std::to_string(w->shape[1]) + " (" + shapeStr(x->shape) + ", " +
+                shapeStr(w->shape) + ")");
+  if (stride.size() != k || padding.size() != k || dilation.size() != k)
+    throw Error("conv: needs " + std::to_string(k) +
+                " strides, paddings and dilations");
+  DType d = promote(x->dtype, w->dtype);
+  if (!isFloat(d))
+    throw Error("conv: needs float tensors");
+  x = cast(x, d);
+  w = cast(w, d);
+  std::vector<int64_t> before(2, 0), after(2, 0);
+  before.insert(before.end(), padding.begin(), padding.end());
+  after.insert(after.end(), padding.begin(), padding.end());
+  NodePtr padded = pad(x, before, after, 0.0);
+  std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
+  NodePtr windows = unfold(padded, kernel, stride, dilation);
+  // windows: [N, C, out..., kernel...]; domain [N, F, out..., C, kernel...].
+  int64_t n = x->shape[0], c = x->shape[1], f = w->shape[0];
+  std::vector<int64_t> outs(windows->shape.begin() + 2,
+                            windows->shape.begin() + 2 + k);
+  std::vector<int64_t> domain = {n, f};
+  domain.insert(domain.end(), outs.begin(), outs.end());
+  domain.push_back(c);
+  domain.insert(domain.end(), kernel.begin(), kernel.end());
+  size_t rank = domain.size();
+  NodePtr xb, wb;
+  {
+    ContextLock lock;
+    llvm::SmallVector<mlir::AffineExpr> xe = {dimExpr(0), dimExpr(2 + k)},
+                                        we = {dimExpr(1), dimExpr(2 + k)};
+    for (size_t i = 0; i < k; ++i)
+      xe.push_back(dimExpr(2 + i));
+    for (size_t i = 0; i < k; ++i) {
+      xe.push_back(dimExpr(3 + k + i));
+      we.push_back(dimExpr(3 + k + i));
+    }
+    xb = view(windows, domain, mh::indexLayout(context(), rank, xe));
+    wb = view(w, domain, mh::indexLayout(context(), rank, we));
+  }
+  NodePtr prod = mapBinary(BinaryOp::Mul, xb, wb, d);
+  std::vector<int64_t> dims;
+  for (size_t i = 2 + k; i < rank; ++i)
+    dims.push_back(i);
+  return reduce(ReduceOp::Sum, prod, dims, false);
+}
