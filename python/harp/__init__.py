@@ -5,17 +5,26 @@
     y = (x * 2 + 1).sum(axis=1)      # builds harp IR lazily
     y.numpy()                         # compiles (cached) and runs: [9., 9.]
 
-Tensors are handles to a lazy graph; `numpy()` / `realize()` compile it with
-harp's JIT and run it. `backward()` differentiates with the harp-autodiff
+Tensors are handles to a lazy graph; `numpy()` / `realize()` build its harp
+IR with MLIR's builders, find the compiled code by the graph's structure (a
+Python number in an expression is an argument, so a new value compiles
+nothing) and run it. `backward()` differentiates with the harp-autodiff
 pass. `harp.ir` parses, prints, transforms and runs harp IR given as text.
+The Tensor class itself is native (harp._harp); this module adds the
+functions, with PyTorch's names and keyword arguments.
 """
+
+import os as _os
 
 import numpy as _np
 
 from . import _harp
-from ._harp import DType, HarpError, get_cpu, ir, promote, set_cpu  # noqa: F401
+from ._harp import (DType, HarpError, Tensor, compile_stats,  # noqa: F401
+                    get_cpu, get_options, ir, promote, set_cpu, set_options)
 
-Tensor = _harp.Tensor
+# Ops built from Python carry the caller's file and line: frames inside
+# this package are skipped.
+_harp._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)))
 
 bool_ = DType.bool
 int8, int16, int32, int64 = DType.int8, DType.int16, DType.int32, DType.int64
@@ -27,10 +36,39 @@ _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
           DType.uint16: _np.uint16, DType.uint32: _np.uint32, DType.uint64: _np.uint64,
           DType.float32: _np.float32, DType.float64: _np.float64}
 
+__all__ = [
+    "DType", "HarpError", "Tensor", "arange", "bool_", "cat", "compile_stats",
+    "concat", "constant", "conv", "float32", "float64", "fold", "full",
+    "gather", "get_cpu", "get_options", "int16", "int32", "int64", "int8",
+    "interpolate_linear", "interpolate_nearest", "ir", "matmul", "ones",
+    "promote", "rand", "scatter_add", "set_cpu", "set_options", "softmax",
+    "tensor", "uint16", "uint32", "uint64", "uint8", "unfold", "zeros",
+]
+
+
+def _shape(shape):
+    """A shape given as ints, a tuple or a list."""
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        return [int(n) for n in shape[0]]
+    return [int(n) for n in shape]
+
+
+def _ints(value, count, name, op):
+    """`value` (an int or `count` ints) as a list of `count` ints."""
+    if isinstance(value, int):
+        return [value] * count
+    value = [int(v) for v in value]
+    if len(value) != count:
+        raise HarpError("%s: %s needs 1 or %d values, got %d"
+                        % (op, name, count, len(value)))
+    return value
+
 
 def tensor(data, dtype=None, requires_grad=False, device="cpu"):
     """A leaf tensor holding a copy of `data` (array-like), on `device`
-    ("cpu" or "cuda"; "cuda" raises HarpError where no GPU can be used)."""
+    ("cpu" or "cuda"; "cuda" raises HarpError where no GPU can be used).
+    Python floats become float32, as in PyTorch; NumPy arrays keep their
+    dtype unless `dtype` is given."""
     array = _np.asarray(data)
     if dtype is not None:
         array = array.astype(_NUMPY[dtype])
@@ -42,123 +80,114 @@ def tensor(data, dtype=None, requires_grad=False, device="cpu"):
     return result
 
 
-def zeros(shape, dtype=float32):
-    return _harp.full(dtype, list(shape), 0.0)
+def zeros(*shape, dtype=float32):
+    """A constant tensor of zeros: zeros(2, 3) or zeros((2, 3))."""
+    return _harp.full(dtype, _shape(shape), 0.0)
 
 
-def ones(shape, dtype=float32):
-    return _harp.full(dtype, list(shape), 1.0)
+def ones(*shape, dtype=float32):
+    """A constant tensor of ones: ones(2, 3) or ones((2, 3))."""
+    return _harp.full(dtype, _shape(shape), 1.0)
 
 
-def full(shape, value, dtype=float32):
-    return _harp.full(dtype, list(shape), float(value))
+def full(shape, fill_value, dtype=float32):
+    """A constant tensor of `shape` filled with `fill_value`."""
+    return _harp.full(dtype, _shape((shape,)), float(fill_value))
+
+
+def constant(value, dtype=float32):
+    """A 0-d constant compiled into the code (a new value compiles anew).
+    Plain Python numbers in expressions are arguments instead: changing
+    them reuses the compiled kernel."""
+    return _harp.constant(dtype, [], float(value))
 
 
 def arange(count, start=0, step=1, dtype=int64):
+    """`count` values start, start + step, ... (a 1-D tensor)."""
     return _harp.arange(dtype, count, float(start), float(step))
 
 
-def rand(shape, seed=0, dtype=float32):
-    return _harp.rand(dtype, list(shape), seed)
+def rand(*shape, seed=0, dtype=float32):
+    """Uniform values in [0, 1) from a counter-based generator: the same
+    `seed` gives the same values on every machine."""
+    return _harp.rand(dtype, _shape(shape), seed)
 
 
-def matmul(a, b):
-    return a @ b
+def matmul(input, other):
+    """Matrix product with NumPy's rules: batch dims broadcast, a 1-D
+    operand is a row on the left and a column on the right."""
+    return input.matmul(other)
 
 
 def concat(tensors, dim=0):
+    """The tensors joined along `dim` (shapes equal elsewhere)."""
     return _harp.concat(list(tensors), dim)
 
 
-def softmax(x, axis=-1):
-    return x.softmax(axis)
+cat = concat
 
 
-conv = _harp.conv
-gather = _harp.gather
-scatter_add = _harp.scatter_add
-unfold = _harp.unfold
-fold = _harp.fold
-interpolate_nearest = _harp.interpolate_nearest
-interpolate_linear = _harp.interpolate_linear
+def softmax(input, dim=-1):
+    """exp(x - max) / sum(exp(x - max)) along `dim`."""
+    return input.softmax(dim)
 
 
-# Methods written in Python over the native ones.
-for _name in ["exp", "log", "log2", "exp2", "sqrt", "sin", "cos", "tanh",
-              "sigmoid", "relu", "abs", "floor", "recip"]:
-    def _method(self, _op=_name):
-        return self.unary(_op)
-    setattr(Tensor, _name, _method)
-
-for _kind in ["sum", "prod", "max", "min", "mean"]:
-    def _reduce(self, axis=None, keepdim=False, _kind=_kind):
-        return self.reduce(_kind, axis, keepdim)
-    setattr(Tensor, _kind, _reduce)
-
-
-def _transpose(self, a=-2, b=-1):
-    rank = len(self.shape)
-    a, b = a % rank, b % rank
-    perm = list(range(rank))
-    perm[a], perm[b] = perm[b], perm[a]
-    return self.permute(perm)
-
-
-def _squeeze(self, axis):
-    shape = list(self.shape)
-    if shape[axis] != 1:
-        raise HarpError("squeeze: dim %d has size %d, not 1" % (axis, shape[axis]))
-    del shape[axis]
-    return self.reshape(shape)
-
-
-def _unsqueeze(self, axis):
-    shape = list(self.shape)
-    shape.insert(axis % (len(shape) + 1), 1)
-    return self.reshape(shape)
-
-
-def _getitem(self, key):
-    """Integers and slices (with steps; negative steps flip)."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    if len(key) > len(self.shape):
-        raise IndexError("too many indices for a tensor of rank %d" % len(self.shape))
-    out, drop = self, []
-    for dim, k in enumerate(key):
-        size = self.shape[dim]
-        if isinstance(k, int):
-            if not -size <= k < size:
-                raise IndexError("index %d is out of range for dim %d of size %d"
-                                 % (k, dim, size))
-            k %= size
-            out = out.slice(dim, k, k + 1, 1)
-            drop.append(dim)
-        elif isinstance(k, slice):
-            start, stop, step = k.indices(size)
-            if step < 0:
-                out = out.flip([dim])
-                start, stop, step = size - 1 - start, size - 1 - stop, -step
-            out = out.slice(dim, start, stop, step)
-        else:
-            raise TypeError("harp tensors take integer and slice indices")
-    if drop:
-        out = out.reshape([n for d, n in enumerate(out.shape) if d not in drop])
+def conv(input, weight, stride=1, padding=0, dilation=1, bias=None):
+    """Convolution of `input` [N, C, spatial...] (1 to 3 spatial dims) with
+    `weight` [F, C, kernel...]: stride, padding and dilation are an int or
+    one per spatial dim; `bias` [F] is added per output channel."""
+    k = len(input.shape) - 2
+    out = _harp.conv(input, weight, _ints(stride, k, "stride", "conv"),
+                     _ints(padding, k, "padding", "conv"),
+                     _ints(dilation, k, "dilation", "conv"))
+    if bias is not None:
+        out = out + bias.reshape([1, -1] + [1] * k)
     return out
 
 
-def _repr(self):
-    return "harp.Tensor(%s, dtype=%s)" % (list(self.shape), self.dtype.name)
+def gather(input, dim, index):
+    """torch.gather: out[i][j] = input[index[i][j]][j] for dim 0 (and so
+    on), `index` an int32 or int64 tensor of input's rank. The harp order
+    gather(input, index, dim) is accepted too."""
+    if isinstance(index, int):
+        dim, index = index, dim
+    return _harp.gather(input, index, dim)
 
 
-Tensor.transpose = _transpose
-Tensor.T = property(lambda self: _transpose(self))
-Tensor.squeeze = _squeeze
-Tensor.unsqueeze = _unsqueeze
-Tensor.flatten = lambda self: self.reshape([-1])
-Tensor.__getitem__ = _getitem
-Tensor.__repr__ = _repr
-Tensor.__array__ = lambda self, dtype=None: self.numpy() if dtype is None \
-    else self.numpy().astype(dtype)
-Tensor.item = lambda self: self.numpy().item()
-Tensor.cast = Tensor.astype
+def scatter_add(input, dim, index, src):
+    """Tensor.scatter_add as a new tensor: input with src[i][j] added at
+    [index[i][j]][j] for dim 0 (and so on). The harp order
+    scatter_add(input, index, src, dim) is accepted too."""
+    if isinstance(src, int):
+        dim, index, src = src, dim, index
+    return _harp.scatter_add(input, index, src, dim)
+
+
+def unfold(input, kernel_size, stride=1, dilation=1):
+    """Sliding windows over the trailing len(kernel_size) dims, as a view:
+    shape [lead..., out..., kernel...]."""
+    kernel = [kernel_size] if isinstance(kernel_size, int) else list(kernel_size)
+    k = len(kernel)
+    return _harp.unfold(input, kernel, _ints(stride, k, "stride", "unfold"),
+                        _ints(dilation, k, "dilation", "unfold"))
+
+
+def fold(input, output_size, stride=1, dilation=1):
+    """The adjoint of unfold: windows [lead..., out..., kernel...] summed
+    back into [lead..., output_size...] (overlaps add up)."""
+    size = [output_size] if isinstance(output_size, int) else list(output_size)
+    k = len(size)
+    return _harp.fold(input, size, _ints(stride, k, "stride", "fold"),
+                      _ints(dilation, k, "dilation", "fold"))
+
+
+def interpolate_nearest(input, size):
+    """Nearest-neighbour resize of the trailing len(size) dims (PyTorch's
+    interpolate with mode="nearest")."""
+    return _harp.interpolate_nearest(input, [size] if isinstance(size, int) else list(size))
+
+
+def interpolate_linear(input, size):
+    """(Bi/tri)linear resize of the trailing len(size) dims (PyTorch's
+    interpolate with align_corners=False)."""
+    return _harp.interpolate_linear(input, [size] if isinstance(size, int) else list(size))

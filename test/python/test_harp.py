@@ -305,9 +305,10 @@ func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
         arr = (np.arange(3) % 2).astype(dtype)
         (back,) = harp.ir.call(ident.format(elem), "g", [arr])
         assert back.dtype == arr.dtype and np.array_equal(back, arr)
-    # The IR a tensor program built, through the same path.
+    # The IR a tensor program built, through the same path: the number is
+    # an argument of it, after the tensor.
     t = (harp.tensor(x) + 1).sum(axis=0)
-    (z,) = harp.ir.call(t.mlir(), "main", [x])
+    (z,) = harp.ir.call(t.mlir(), "main", [x, np.array(1, x.dtype)])
     assert np.array_equal(z, (x + 1).sum(axis=0))
 
 
@@ -408,7 +409,7 @@ def test_cuda_tensors_with_stand_in_driver(tmp_path):
         "w = harp.tensor(np.ones((64, 128), np.float32)).to('cuda')\n"
         "assert w.device == 'cuda'\n"
         "(r,) = harp.ir.call((x * 3.0).sum(axis=1).mlir(), 'main',"
-        " [np.ones((64, 128), np.float32)],"
+        " [np.ones((64, 128), np.float32), np.array(3, np.float32)],"
         " device='cuda')\n"
         "assert r.shape == (64,), r.shape\n"
         "print('ok')\n")

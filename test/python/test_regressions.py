@@ -137,7 +137,8 @@ func.func @main(%x: tensor<7xf32>) -> tensor<7xf32> {
 def test_compiler_crash_is_an_exception(monkeypatch):
     # A crash inside the compiler (simulated by harp's test hook) raises in
     # the caller; the process goes on and compiles the next module. The
-    # constants are new in every run, so no cached kernel skips the compile.
+    # constants are new in every run, so no cached kernel skips the compile
+    # (harp.constant: a plain Python number would be an argument).
     c = 1.0 + int.from_bytes(os.urandom(4), "little") / 2.0**32
     module = """
 func.func @main(%%x: tensor<5xf32>) -> tensor<5xf32> {
@@ -157,7 +158,7 @@ func.func @main(%%x: tensor<5xf32>) -> tensor<5xf32> {
     # The API's error names the request and the inputs' types and shapes.
     with pytest.raises(harp.HarpError, match=r"realizing a f32 \[5\] tensor "
                        r"\(inputs: f32 \[5\]\): harp crashed while compiling"):
-        (harp.tensor(x) * (c + 1.0)).numpy()
+        (harp.tensor(x) * harp.constant(c + 1.0)).numpy()
     monkeypatch.delenv("HARP_DEBUG_CRASH_COMPILER")
     np.testing.assert_allclose(harp.ir.call(module, "main", [x])[0], x * np.float32(c),
                                rtol=1e-6)

@@ -1,0 +1,142 @@
+//===- IrBindings.cpp - harp.ir: IR as text in and out --------------------===//
+//
+// For IR users: parse and print modules, run pass pipelines, compile with
+// the JIT and call functions on NumPy arrays. Modules cross the boundary as
+// text; this is the only place the extension parses IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+#include "harp/InitAllHarp.h"
+#include "harp/Runtime/Jit.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace harp;
+using namespace harp::python;
+
+namespace {
+
+struct IrContext {
+  mlir::MLIRContext context;
+  IrContext() {
+    mlir::DialectRegistry registry;
+    mlir::harp::registerAllHarpDialects(registry);
+    context.appendDialectRegistry(registry);
+    static bool registered = [] {
+      mlir::harp::registerAllHarpPasses();
+      return true;
+    }();
+    (void)registered;
+  }
+  static IrContext &get() {
+    static IrContext instance;
+    return instance;
+  }
+};
+
+mlir::OwningOpRef<mlir::ModuleOp> parseModule(const std::string &text) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "<harp.ir>"), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &IrContext::get().context,
+                                           os);
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(
+      sourceMgr, &IrContext::get().context);
+  if (!module)
+    throw py::value_error("invalid IR:\n" + diagnostics);
+  return module;
+}
+
+std::string printModule(mlir::ModuleOp module) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  module.print(os);
+  return s;
+}
+
+std::string runPipeline(const std::string &text, const std::string &pipeline) {
+  auto module = parseModule(text);
+  mlir::MLIRContext &ctx = IrContext::get().context;
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    d.getLocation().print(os);
+    os << ": " << d << "\n";
+    return mlir::success();
+  });
+  std::string error;
+  llvm::raw_string_ostream es(error);
+  // The anchored form, `builtin.module(cse)`, as harp-opt --pass-pipeline.
+  mlir::FailureOr<mlir::OpPassManager> parsed =
+      mlir::parsePassPipeline(pipeline, es);
+  if (mlir::failed(parsed))
+    throw py::value_error("invalid pass pipeline '" + pipeline + "': " + error);
+  if (parsed->getOpAnchorName() != mlir::ModuleOp::getOperationName())
+    throw py::value_error("pass pipeline '" + pipeline +
+                          "' must be anchored on builtin.module, e.g. "
+                          "'builtin.module(canonicalize)'");
+  mlir::PassManager pm(&ctx, mlir::ModuleOp::getOperationName());
+  static_cast<mlir::OpPassManager &>(pm) = std::move(*parsed);
+  if (mlir::failed(pm.run(*module)))
+    throw py::value_error("pass pipeline '" + pipeline + "' failed:\n" +
+                          diagnostics);
+  return printModule(*module);
+}
+
+py::list call(const std::string &text, const std::string &name,
+              const std::vector<py::array> &args, const std::string &device,
+              const std::optional<std::string> &cpu) {
+  llvm::Expected<Device> where = parseDevice(device);
+  if (!where)
+    throw py::value_error("harp.ir.call: " + llvm::toString(where.takeError()));
+  llvm::Expected<std::shared_ptr<Executable>> exe =
+      Jit::shared(*where, cpu ? *cpu : harp::get_cpu()).compile(text);
+  if (!exe)
+    throw py::value_error(llvm::toString(exe.takeError()));
+  std::vector<Array> inputs;
+  std::vector<py::array> keep;
+  for (const py::array &a : args) {
+    py::array c = py::array::ensure(a, py::array::c_style);
+    keep.push_back(c);
+    inputs.push_back(Array::borrow(
+        TensorType{elementKindOf(dtypeOfNumpy(c.dtype())),
+                   std::vector<int64_t>(c.shape(), c.shape() + c.ndim())},
+        const_cast<void *>(c.data())));
+  }
+  llvm::Expected<std::vector<Array>> out = (*exe)->call(name, inputs);
+  if (!out)
+    throw py::value_error(llvm::toString(out.takeError()));
+  py::list results;
+  for (const Array &a : *out) {
+    results.append(wrapArray(a, numpyOfKind(a.kind())));
+  }
+  return results;
+}
+
+} // namespace
+
+void harp::python::bindIr(py::module_ &m) {
+  py::module_ ir = m.def_submodule("ir", "harp IR as text: parse, passes, JIT");
+  ir.def(
+      "parse",
+      [](const std::string &text) { return printModule(*parseModule(text)); },
+      "Parses and verifies a module; returns its canonical text.");
+  ir.def("run_pipeline", &runPipeline,
+         "Runs a textual pass pipeline, e.g. "
+         "'builtin.module(canonicalize)', and returns the resulting module.");
+  ir.def("call", &call, py::arg("text"), py::arg("name"), py::arg("args"),
+         py::arg("device") = "cpu", py::arg("cpu") = py::none(),
+         "Compiles a module with harp's JIT for `device` ('cpu' or 'cuda') "
+         "and calls a function on NumPy arrays; returns the results. `cpu` "
+         "names the CPU code is generated for (default: harp.get_cpu()).");
+}

@@ -1,0 +1,543 @@
+//===- TensorBindings.cpp - harp.Tensor -----------------------------------===//
+//
+// The Tensor class as a PyTorch user expects it: operators with NumPy
+// broadcasting and PyTorch promotion (Python numbers become arguments of the
+// compiled code), methods with keyword arguments and docstrings, shapes as
+// `reshape(3, 4)` or `reshape([3, 4])`, indexing with ints, slices, None and
+// `...`, 1-D operands of `@`, and realization on demand (`numpy()`,
+// `item()`, `np.asarray(t)`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+using namespace harp;
+using namespace harp::python;
+
+namespace {
+
+std::vector<int64_t> axesOf(const py::object &axis) {
+  if (axis.is_none())
+    return {};
+  if (py::isinstance<py::int_>(axis))
+    return {axis.cast<int64_t>()};
+  return axis.cast<std::vector<int64_t>>();
+}
+
+/// `axis`, or PyTorch's `dim` when given instead.
+py::object axisOrDim(const py::object &axis, const py::object &dim) {
+  if (!dim.is_none() && !axis.is_none())
+    throw py::type_error("give axis or dim, not both");
+  return dim.is_none() ? axis : dim;
+}
+
+int64_t normalized(int64_t axis, int64_t rank, const char *op) {
+  if (axis < -rank || axis >= rank)
+    throw Error(std::string(op) + ": dim " + std::to_string(axis) +
+                " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> shapeVector(const NodePtr &n) {
+  const auto &s = detail::shapeOf(n);
+  return std::vector<int64_t>(s.begin(), s.end());
+}
+
+NodePtr transpose(const NodePtr &n, int64_t a, int64_t b) {
+  int64_t rank = detail::shapeOf(n).size();
+  if (rank < 2 && a == -2 && b == -1)
+    return n; // PyTorch's .T of a vector is the vector
+  a = normalized(a, rank, "transpose");
+  b = normalized(b, rank, "transpose");
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    perm[i] = i == a ? b : i == b ? a : i;
+  return detail::permute(n, perm);
+}
+
+NodePtr squeeze(const NodePtr &n, const py::object &dim) {
+  std::vector<int64_t> shape = shapeVector(n), out;
+  int64_t rank = shape.size();
+  if (dim.is_none()) {
+    for (int64_t s : shape)
+      if (s != 1)
+        out.push_back(s);
+    return detail::reshape(n, out);
+  }
+  int64_t d = normalized(dim.cast<int64_t>(), rank, "squeeze");
+  if (shape[d] != 1)
+    return n; // PyTorch leaves a dim that is not 1
+  shape.erase(shape.begin() + d);
+  return detail::reshape(n, shape);
+}
+
+NodePtr unsqueeze(const NodePtr &n, int64_t dim) {
+  std::vector<int64_t> shape = shapeVector(n);
+  int64_t d = normalized(dim, shape.size() + 1, "unsqueeze");
+  shape.insert(shape.begin() + d, 1);
+  return detail::reshape(n, shape);
+}
+
+NodePtr flatten(const NodePtr &n, int64_t start, int64_t end) {
+  std::vector<int64_t> shape = shapeVector(n);
+  int64_t rank = shape.size();
+  if (rank == 0)
+    return detail::reshape(n, {1});
+  start = normalized(start, rank, "flatten");
+  end = normalized(end, rank, "flatten");
+  if (start > end)
+    throw Error("flatten: start_dim " + std::to_string(start) +
+                " comes after end_dim " + std::to_string(end));
+  std::vector<int64_t> out(shape.begin(), shape.begin() + start);
+  int64_t merged = 1;
+  for (int64_t i = start; i <= end; ++i)
+    merged *= shape[i];
+  out.push_back(merged);
+  out.insert(out.end(), shape.begin() + end + 1, shape.end());
+  return detail::reshape(n, out);
+}
+
+/// NumPy's matmul: a 1-D left operand is a row, a 1-D right operand a
+/// column, and the added dim is removed from the result.
+NodePtr matmulOf(const NodePtr &a, const NodePtr &b) {
+  size_t ra = detail::shapeOf(a).size(), rb = detail::shapeOf(b).size();
+  if (ra == 0 || rb == 0)
+    throw Error("matmul: operands need at least one dim, got shapes of rank " +
+                std::to_string(ra) + " and " + std::to_string(rb));
+  if (ra >= 2 && rb >= 2)
+    return detail::matmul(a, b);
+  NodePtr left = ra == 1 ? unsqueeze(a, 0) : a;
+  NodePtr right = rb == 1 ? unsqueeze(b, 1) : b;
+  NodePtr product = detail::matmul(left, right);
+  std::vector<int64_t> shape = shapeVector(product);
+  if (rb == 1)
+    shape.pop_back();
+  if (ra == 1)
+    shape.erase(shape.end() - (rb == 1 ? 1 : 2));
+  return detail::reshape(product, shape);
+}
+
+/// t[key] with ints, slices (any step), None and one Ellipsis.
+NodePtr getItem(const NodePtr &t, const py::object &key) {
+  py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>()
+                                                   : py::make_tuple(key);
+  std::vector<int64_t> shape = shapeVector(t);
+  size_t rank = shape.size(), consumed = 0;
+  bool ellipsis = false;
+  for (py::handle k : items) {
+    if (k.is(py::ellipsis())) {
+      if (ellipsis)
+        throw py::index_error(
+            "an index can only have a single ellipsis ('...')");
+      ellipsis = true;
+    } else if (!k.is_none()) {
+      ++consumed;
+    }
+  }
+  if (consumed > rank)
+    throw py::index_error("too many indices for a tensor of rank " +
+                          std::to_string(rank));
+  NodePtr out = t;
+  std::vector<int64_t> result; // the shape after dropping and inserting
+  size_t dim = 0;
+  auto keepRest = [&](size_t until) {
+    for (; dim < until; ++dim)
+      result.push_back(shape[dim]);
+  };
+  for (py::handle k : items) {
+    if (k.is(py::ellipsis())) {
+      keepRest(dim + (rank - consumed));
+    } else if (k.is_none()) {
+      result.push_back(1);
+    } else if (py::isinstance<py::slice>(k)) {
+      py::ssize_t start, stop, step, length;
+      if (!k.cast<py::slice>().compute(shape[dim], &start, &stop, &step,
+                                       &length))
+        throw py::error_already_set();
+      if (step < 0) {
+        out = detail::flip(out, {int64_t(dim)});
+        start = shape[dim] - 1 - start;
+        step = -step;
+      }
+      out = detail::slice(out, dim, start, start + length * step, step);
+      result.push_back(length);
+      ++dim;
+    } else if (py::isinstance<py::int_>(k) && !py::isinstance<py::bool_>(k)) {
+      int64_t i = k.cast<int64_t>(), size = shape[dim];
+      if (i < -size || i >= size)
+        throw py::index_error(
+            "index " + std::to_string(i) + " is out of range for dim " +
+            std::to_string(dim) + " of size " + std::to_string(size));
+      i = i < 0 ? i + size : i;
+      out = detail::slice(out, dim, i, i + 1, 1);
+      ++dim;
+    } else {
+      throw py::index_error(
+          "harp tensors take int, slice, None and ... indices, "
+          "not " +
+          std::string(py::str(py::type::of(k).attr("__name__"))));
+    }
+  }
+  keepRest(rank);
+  if (result != shapeVector(out))
+    out = detail::reshape(out, result);
+  return out;
+}
+
+std::string reprOf(const NodePtr &n) {
+  std::string shape = py::str(py::tuple(py::cast(shapeVector(n))));
+  std::string head = "harp.Tensor(";
+  std::string tail =
+      ", dtype=harp." +
+      std::string(py::str(py::cast(detail::dtypeOf(n)).attr("name"))) +
+      ", device='" + detail::backendOf(n)->name() + "'";
+  if (detail::requiresGrad(n))
+    tail += ", requires_grad=True";
+  if (!detail::hasValue(n))
+    return head + "shape=" + shape + tail + ", not computed yet)";
+  py::array values = toNumpy(n);
+  return head + std::string(py::repr(values)) + tail + ")";
+}
+
+const char *unaryDoc(UnaryOp op) {
+  switch (op) {
+  case UnaryOp::Recip:
+    return "1 / x, element-wise (float tensors).";
+  case UnaryOp::Sigmoid:
+    return "1 / (1 + exp(-x)), element-wise (float tensors).";
+  case UnaryOp::Relu:
+    return "max(x, 0), element-wise.";
+  case UnaryOp::Abs:
+    return "|x|, element-wise.";
+  case UnaryOp::Floor:
+    return "The largest integer not above x, element-wise (float tensors).";
+  default:
+    return "The function of the same name, element-wise (float tensors).";
+  }
+}
+
+} // namespace
+
+void harp::python::bindTensor(py::module_ &m) {
+  py::class_<PyTensor> t(m, "Tensor", R"(A lazy tensor: a handle to a node of
+harp's graph. Operations build harp IR; numpy(), item() or backward() compile
+it (once per graph structure) and run it.)");
+
+  auto bin = [](BinaryOp op) {
+    return [op](const NodePtr &a, const py::object &b) {
+      return detail::binary(op, a, operand(a, b));
+    };
+  };
+  auto rbin = [](BinaryOp op) {
+    return [op](const NodePtr &a, const py::object &b) {
+      return detail::binary(op, operand(a, b), a);
+    };
+  };
+  // Properties.
+  t.def_property_readonly(
+       "shape",
+       [](const NodePtr &n) { return py::tuple(py::cast(shapeVector(n))); },
+       "The shape, a tuple of ints.")
+      .def_property_readonly("dtype", &detail::dtypeOf, "The element type.")
+      .def_property_readonly(
+          "ndim", [](const NodePtr &n) { return detail::shapeOf(n).size(); },
+          "The number of dims.")
+      .def_property_readonly(
+          "device",
+          [](const NodePtr &n) { return detail::backendOf(n)->name(); },
+          "Where the tensor is computed: 'cpu' or 'cuda'.")
+      .def(
+          "size",
+          [](const NodePtr &n, const py::object &dim) -> py::object {
+            std::vector<int64_t> shape = shapeVector(n);
+            if (dim.is_none())
+              return py::tuple(py::cast(shape));
+            return py::cast(
+                shape[normalized(dim.cast<int64_t>(), shape.size(), "size")]);
+          },
+          py::arg("dim") = py::none(),
+          "The shape, or the size of dim `dim` (as torch.Tensor.size).")
+      .def(
+          "dim", [](const NodePtr &n) { return detail::shapeOf(n).size(); },
+          "The number of dims.")
+      .def(
+          "numel",
+          [](const NodePtr &n) {
+            int64_t count = 1;
+            for (int64_t s : detail::shapeOf(n))
+              count *= s;
+            return count;
+          },
+          "The number of elements.")
+      .def("__len__",
+           [](const NodePtr &n) {
+             if (detail::shapeOf(n).empty())
+               throw py::type_error("len() of a 0-d tensor");
+             return detail::shapeOf(n)[0];
+           })
+      .def("__repr__", &reprOf);
+  // NumPy's operators give way to the tensor's reflected ones, so
+  // `array @ tensor` and `array + tensor` are tensors, as in PyTorch.
+  t.attr("__array_ufunc__") = py::none();
+
+  // Arithmetic: NumPy broadcasting, PyTorch promotion.
+  t.def("__add__", bin(BinaryOp::Add))
+      .def("__radd__", rbin(BinaryOp::Add))
+      .def("__sub__", bin(BinaryOp::Sub))
+      .def("__rsub__", rbin(BinaryOp::Sub))
+      .def("__mul__", bin(BinaryOp::Mul))
+      .def("__rmul__", rbin(BinaryOp::Mul))
+      .def("__truediv__", bin(BinaryOp::Div))
+      .def("__rtruediv__", rbin(BinaryOp::Div))
+      .def("__floordiv__", bin(BinaryOp::FloorDiv))
+      .def("__rfloordiv__", rbin(BinaryOp::FloorDiv))
+      .def("__mod__", bin(BinaryOp::Rem))
+      .def("__rmod__", rbin(BinaryOp::Rem))
+      .def("__pow__", bin(BinaryOp::Pow))
+      .def("__rpow__", rbin(BinaryOp::Pow))
+      .def("__lt__", bin(BinaryOp::Lt))
+      .def("__le__", bin(BinaryOp::Le))
+      .def("__gt__", bin(BinaryOp::Gt))
+      .def("__ge__", bin(BinaryOp::Ge))
+      .def("eq", bin(BinaryOp::Eq), py::arg("other"),
+           "Element-wise ==, a bool tensor (== itself compares handles).")
+      .def("ne", bin(BinaryOp::Ne), py::arg("other"), "Element-wise !=.")
+      .def("__and__", bin(BinaryOp::BitAnd))
+      .def("__rand__", rbin(BinaryOp::BitAnd))
+      .def("__or__", bin(BinaryOp::BitOr))
+      .def("__ror__", rbin(BinaryOp::BitOr))
+      .def("__xor__", bin(BinaryOp::BitXor))
+      .def("__rxor__", rbin(BinaryOp::BitXor))
+      .def("__lshift__", bin(BinaryOp::Shl))
+      .def("__rshift__", bin(BinaryOp::Shr))
+      .def("maximum", bin(BinaryOp::Maximum), py::arg("other"),
+           "Element-wise maximum (NaN-propagating for floats).")
+      .def("minimum", bin(BinaryOp::Minimum), py::arg("other"),
+           "Element-wise minimum (NaN-propagating for floats).")
+      .def("__neg__",
+           [](const NodePtr &a) { return detail::unary(UnaryOp::Neg, a); })
+      .def("__invert__",
+           [](const NodePtr &a) { return detail::unary(UnaryOp::Not, a); })
+      .def("__matmul__",
+           [](const NodePtr &a, const py::object &b) {
+             return matmulOf(a, operand(a, b));
+           })
+      .def("__rmatmul__",
+           [](const NodePtr &a, const py::object &b) {
+             return matmulOf(operand(a, b), a);
+           })
+      .def(
+          "matmul",
+          [](const NodePtr &a, const py::object &b) {
+            return matmulOf(a, operand(a, b));
+          },
+          py::arg("other"),
+          "Matrix product (NumPy's matmul: batch dims broadcast, 1-D "
+          "operands are a row on the left and a column on the right).");
+
+  // Element-wise functions.
+  for (int i = 0; i <= static_cast<int>(UnaryOp::Not); ++i) {
+    auto op = static_cast<UnaryOp>(i);
+    if (op == UnaryOp::Neg || op == UnaryOp::Not)
+      continue;
+    t.def(
+        opName(op), [op](const NodePtr &a) { return detail::unary(op, a); },
+        unaryDoc(op));
+  }
+  t.def(
+      "unary",
+      [](const NodePtr &a, const std::string &op) {
+        std::optional<UnaryOp> unary = unaryOpNamed(op);
+        if (!unary)
+          throw Error("unary: unknown op '" + op + "'");
+        return detail::unary(*unary, a);
+      },
+      py::arg("op"), "The element-wise function named `op` ('exp', ...).");
+
+  // Reductions.
+  for (int i = 0; i <= static_cast<int>(ReduceOp::Mean); ++i) {
+    auto kind = static_cast<ReduceOp>(i);
+    t.def(
+        opName(kind),
+        [kind](const NodePtr &a, const py::object &axis, bool keepdim,
+               const py::object &dim) {
+          return detail::reduce(kind, a, axesOf(axisOrDim(axis, dim)), keepdim);
+        },
+        py::arg("axis") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+        py::arg("dim") = py::none(),
+        (std::string("The ") + opName(kind) +
+         " over `axis` (an int or a list; None: all dims; `dim` is "
+         "PyTorch's name for it), keeping reduced dims as size 1 with "
+         "`keepdim`.")
+            .c_str());
+  }
+  t.def(
+       "reduce",
+       [](const NodePtr &a, const std::string &kind, const py::object &axis,
+          bool keepdim) {
+         std::optional<ReduceOp> reduce = reduceOpNamed(kind);
+         if (!reduce)
+           throw Error("unknown reduction '" + kind + "'");
+         return detail::reduce(*reduce, a, axesOf(axis), keepdim);
+       },
+       py::arg("kind"), py::arg("axis") = py::none(),
+       py::arg("keepdim") = false,
+       "The reduction named `kind` ('sum', 'prod', 'max', 'min', 'mean').")
+      .def(
+          "softmax",
+          [](const NodePtr &a, const py::object &axis, const py::object &dim) {
+            py::object d = axisOrDim(axis, dim);
+            return detail::softmax(a, d.is_none() ? -1 : d.cast<int64_t>());
+          },
+          py::arg("axis") = py::none(), py::kw_only(),
+          py::arg("dim") = py::none(),
+          "exp(x - max) / sum(exp(x - max)) along `axis` (default the last).");
+
+  // Types and devices.
+  t.def("astype", &detail::cast, py::arg("dtype"),
+        "The values converted to `dtype` (a new tensor).")
+      .def("cast", &detail::cast, py::arg("dtype"), "The same as astype.")
+      .def(
+          "to",
+          [](const NodePtr &n, const std::string &device) {
+            return detail::to(n, backend::get(device));
+          },
+          py::arg("device"),
+          "The value on `device` ('cpu' or 'cuda'), cut from the graph; "
+          "itself when it is there already.");
+
+  // Shapes and views (zero-copy).
+  t.def(
+       "reshape",
+       [](const NodePtr &n, const py::args &shape) {
+         return detail::reshape(n, intsOf(shape, "reshape"));
+       },
+       "The same elements in row-major order as `shape` (given as "
+       "reshape(2, 3) or reshape([2, 3]); one -1 is inferred).")
+      .def(
+          "view",
+          [](const NodePtr &n, const py::args &shape) {
+            return detail::reshape(n, intsOf(shape, "view"));
+          },
+          "The same as reshape: harp's reshapes are always views.")
+      .def(
+          "permute",
+          [](const NodePtr &n, const py::args &dims) {
+            return detail::permute(n, intsOf(dims, "permute"));
+          },
+          "The dims reordered: result dim i is dim dims[i].")
+      .def(
+          "expand",
+          [](const NodePtr &n, const py::args &sizes) {
+            return detail::expand(n, intsOf(sizes, "expand"));
+          },
+          "Size-1 dims broadcast to `sizes` (-1 keeps a dim).")
+      .def("transpose", &transpose, py::arg("dim0") = -2, py::arg("dim1") = -1,
+           "Dims dim0 and dim1 swapped.")
+      .def_property_readonly(
+          "T", [](const NodePtr &n) { return transpose(n, -2, -1); },
+          "The last two dims swapped (a vector is returned unchanged).")
+      .def("squeeze", &squeeze, py::arg("dim") = py::none(),
+           "Without `dim`, every size-1 dim removed; with it, that dim if "
+           "its size is 1.")
+      .def("unsqueeze", &unsqueeze, py::arg("dim"),
+           "A size-1 dim inserted at `dim`.")
+      .def("flatten", &flatten, py::arg("start_dim") = 0,
+           py::arg("end_dim") = -1, "Dims start_dim..end_dim merged into one.")
+      .def("slice", &detail::slice, py::arg("dim"), py::arg("start"),
+           py::arg("stop"), py::arg("step") = 1,
+           "Elements start, start + step, ... before stop along `dim`.")
+      .def(
+          "flip",
+          [](const NodePtr &n, const py::args &dims) {
+            return detail::flip(n, intsOf(dims, "flip"));
+          },
+          "The order of the given dims reversed.")
+      .def("pad", &detail::pad, py::arg("before"), py::arg("after"),
+           py::arg("value") = 0.0,
+           "before[i] and after[i] elements of `value` around dim i.")
+      .def("contiguous", &detail::contiguous,
+           "The value computed into its own buffer (fusion stops here).")
+      .def("__getitem__", &getItem);
+
+  // Computing.
+  t.def(
+       "numpy",
+       [](const NodePtr &n, const py::object &threads,
+          const py::object &vectorize, const py::object &cpu) {
+         return toNumpy(n, optionsOf(threads, vectorize, cpu));
+       },
+       py::kw_only(), py::arg("threads") = py::none(),
+       py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
+       "The value as a NumPy array (computed once). Keyword arguments "
+       "override harp.set_options for this computation.")
+      .def(
+          "realize",
+          [](const NodePtr &n, const py::object &threads,
+             const py::object &vectorize, const py::object &cpu) {
+            detail::realize(n, optionsOf(threads, vectorize, cpu));
+            return n;
+          },
+          py::kw_only(), py::arg("threads") = py::none(),
+          py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
+          "Computes the value now; returns the tensor.")
+      .def(
+          "item",
+          [](const NodePtr &n) -> py::object {
+            py::array a = toNumpy(n);
+            if (a.size() != 1)
+              throw Error("item: the tensor has " + std::to_string(a.size()) +
+                          " elements, not 1");
+            return a.attr("item")();
+          },
+          "The single value as a Python number.")
+      .def(
+          "tolist",
+          [](const NodePtr &n) { return toNumpy(n).attr("tolist")(); },
+          "The values as nested Python lists.")
+      .def(
+          "__array__",
+          [](const NodePtr &n, const py::object &dtype,
+             const py::object &copy) -> py::object {
+            py::array a = toNumpy(n);
+            return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
+          },
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def("mlir", &detail::moduleText, py::arg("debug_info") = false,
+           "The harp IR realize() compiles; with debug_info, each op's "
+           "location (the Python file and line that built it).");
+
+  // Autograd.
+  t.def(
+       "backward",
+       [](const NodePtr &n, const py::object &threads,
+          const py::object &vectorize, const py::object &cpu) {
+         detail::backward(n, optionsOf(threads, vectorize, cpu));
+       },
+       py::kw_only(), py::arg("threads") = py::none(),
+       py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
+       "Accumulates d(self)/d(leaf) into .grad of every leaf that requires "
+       "a gradient (self must be a 0-d float tensor).")
+      .def_property("requires_grad", &detail::requiresGrad,
+                    &detail::setRequiresGrad,
+                    "Whether backward() accumulates a gradient here (float "
+                    "leaves only).")
+      .def(
+          "requires_grad_",
+          [](const NodePtr &n, bool value) {
+            detail::setRequiresGrad(n, value);
+            return n;
+          },
+          py::arg("requires_grad") = true,
+          "Sets requires_grad in place and returns the tensor.")
+      .def_property_readonly(
+          "grad",
+          [](const NodePtr &n) -> py::object {
+            NodePtr g = detail::grad(n);
+            return g ? py::cast(g) : py::none();
+          },
+          "The accumulated gradient, or None.")
+      .def("zero_grad", &detail::zeroGrad, "Forgets the accumulated gradient.")
+      .def("detach", &detail::detach,
+           "The value as a new leaf, cut from the graph.");
+}

@@ -1,0 +1,168 @@
+"""The Python API reads like PyTorch's: keyword arguments, docstrings,
+shapes as varargs or lists, indexing with None and ..., 1-D matmul, repr,
+requires_grad_(), methods defined natively (not patched on), and a type
+stub that names exactly what the package has."""
+
+import ast
+import inspect
+import os
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import harp
+
+STUB = os.path.join(os.path.dirname(harp.__file__), "__init__.pyi")
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, size=shape).astype(np.float32)
+
+
+def test_keyword_arguments_as_in_pytorch():
+    x, w, b = rnd(2, 3, 9, 9), rnd(4, 3, 3, 3, seed=1), rnd(4, seed=2)
+    got = harp.conv(harp.tensor(x), harp.tensor(w), stride=2, padding=1,
+                    bias=harp.tensor(b)).numpy()
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w),
+                                      torch.tensor(b), stride=2, padding=1)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+    t = harp.tensor(x)
+    np.testing.assert_allclose(t.sum(dim=1, keepdim=True).numpy(),
+                               x.sum(axis=1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(t.softmax(dim=0).numpy(),
+                               torch.softmax(torch.tensor(x), 0).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(harp.softmax(t, dim=-1).numpy(),
+                               torch.softmax(torch.tensor(x), -1).numpy(), rtol=1e-5)
+    assert t.transpose(dim0=0, dim1=3).shape == (9, 3, 9, 2)
+    assert t.flatten(start_dim=1).shape == (2, 243)
+    with pytest.raises(TypeError):
+        t.sum(axis=1, dim=1)
+    # gather and scatter_add take PyTorch's order (and harp's).
+    index = np.array([[0, 2], [1, 0]])
+    a = rnd(2, 3)
+    np.testing.assert_array_equal(
+        harp.gather(harp.tensor(a), 1, harp.tensor(index)).numpy(),
+        torch.gather(torch.tensor(a), 1, torch.tensor(index)).numpy())
+    np.testing.assert_array_equal(
+        harp.gather(harp.tensor(a), harp.tensor(index), 1).numpy(),
+        torch.gather(torch.tensor(a), 1, torch.tensor(index)).numpy())
+
+
+def test_shapes_as_varargs_or_sequences():
+    t = harp.tensor(np.arange(24, dtype=np.float32))
+    assert t.reshape(3, 8).shape == (3, 8)
+    assert t.reshape([3, 8]).shape == (3, 8)
+    assert t.reshape((2, -1, 3)).shape == (2, 4, 3)
+    assert t.view(4, 6).permute(1, 0).shape == (6, 4)
+    assert t.view(4, 6).permute([1, 0]).shape == (6, 4)
+    assert t.reshape(1, 24).expand(3, -1).shape == (3, 24)
+    assert harp.zeros(2, 3).shape == (2, 3) and harp.ones((4,)).shape == (4,)
+    assert harp.rand(2, 2, seed=3).shape == (2, 2)
+    assert t.reshape(4, 6).size() == (4, 6) and t.reshape(4, 6).size(-1) == 6
+    assert t.reshape(2, 1, 12, 1).squeeze().shape == (2, 12)
+    assert t.reshape(2, 1, 12).squeeze(1).shape == (2, 12)
+    assert t.reshape(2, 12).squeeze(0).shape == (2, 12)  # not size 1: kept
+    assert t.unsqueeze(0).shape == (1, 24) and t.ndim == 1 and len(t) == 24
+    with pytest.raises(TypeError, match="reshape"):
+        t.reshape(3, "8")
+
+
+def test_indexing_with_none_ellipsis_and_steps():
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    t = harp.tensor(a)
+    for key in [(1,), (-1, 2), (slice(None, None, -1),), (Ellipsis, 0),
+                (None, 1, Ellipsis, None), (slice(1, None), None, slice(None, None, 2)),
+                (0, slice(3, 0, -2), -1), (Ellipsis,), (slice(5, 9),)]:
+        np.testing.assert_array_equal(t[key].numpy(), a[key], err_msg=str(key))
+    with pytest.raises(IndexError):
+        t[3]
+    with pytest.raises(IndexError):
+        t[0, 0, 0, 0]
+    with pytest.raises(IndexError):
+        t[..., ...]
+    with pytest.raises(IndexError):
+        t["a"]
+
+
+@pytest.mark.parametrize("sa,sb", [((5,), (5,)), ((5,), (5, 3)), ((2, 5), (5,)),
+                                   ((4, 2, 5), (5,)), ((5,), (4, 5, 3)),
+                                   ((1,), (1, 7))])
+def test_matmul_with_1d_operands_as_numpy(sa, sb):
+    a, b = rnd(*sa), rnd(*sb, seed=1)
+    got = (harp.tensor(a) @ harp.tensor(b)).numpy()
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-6)
+    assert got.shape == (a @ b).shape
+    np.testing.assert_allclose(harp.matmul(harp.tensor(a), harp.tensor(b)).numpy(),
+                               a @ b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose((a @ harp.tensor(b)).numpy(), a @ b, rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_matmul_of_scalars_is_an_error():
+    with pytest.raises(harp.HarpError, match="matmul: operands need at least one dim"):
+        harp.tensor(np.float32(2)) @ harp.tensor(np.ones(3, np.float32))
+
+
+def test_requires_grad_and_repr():
+    w = harp.tensor(rnd(3)).requires_grad_()
+    assert w.requires_grad
+    (w * w).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * w.numpy(), rtol=1e-6)
+    assert w.requires_grad_(False) is not None and not w.requires_grad
+    lazy = harp.tensor(np.ones(2, np.float32)) * 3
+    text = repr(lazy)
+    assert "shape=(2,)" in text and "not computed" in text and "float32" in text
+    lazy.numpy()
+    assert "array([3., 3.]" in repr(lazy)
+    assert "requires_grad=True" in repr(harp.tensor(rnd(2), requires_grad=True))
+    assert harp.tensor(np.float32(2.5)).item() == 2.5
+    assert harp.tensor(np.arange(3)).tolist() == [0, 1, 2]
+
+
+def test_methods_are_native_and_documented():
+    # Defined by the extension, not assigned in harp/__init__.py.
+    source = open(harp.__file__).read()
+    assert not re.search(r"Tensor\.\w+\s*=|setattr\(\s*Tensor", source)
+    for name in ["exp", "sum", "reshape", "transpose", "T", "__getitem__",
+                 "item", "numpy", "backward", "requires_grad_"]:
+        assert name in harp.Tensor.__dict__, name
+    missing = [name for name, member in vars(harp.Tensor).items()
+               if not name.startswith("_") and not (inspect.getdoc(member) or "")]
+    assert missing == []
+    for name in harp.__all__:
+        obj = getattr(harp, name)
+        if callable(obj) and not isinstance(obj, harp.DType):
+            assert inspect.getdoc(obj), name
+
+
+def stub_names():
+    tree = ast.parse(open(STUB).read())
+    top, methods = set(), set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            top.add(node.name)
+        elif isinstance(node, ast.AnnAssign):
+            top.add(node.target.id)
+        if isinstance(node, ast.ClassDef) and node.name == "Tensor":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    methods.add(item.name)
+                elif isinstance(item, ast.AnnAssign):
+                    methods.add(item.target.id)
+    return top, methods
+
+
+def test_type_stub_names_what_the_package_has():
+    assert os.path.exists(os.path.join(os.path.dirname(harp.__file__), "py.typed"))
+    top, methods = stub_names()
+    assert set(harp.__all__) <= top
+    for name in top - {"Number", "Operand", "Shape", "_IrModule"}:
+        assert hasattr(harp, name), name
+    native = {name for name in dir(harp.Tensor)
+              if not name.startswith("_") or name in vars(harp.Tensor)
+              and name not in ("__init__", "__doc__", "__module__", "__dict__",
+                               "__weakref__", "__new__")}
+    native = {n for n in native if not n.startswith("_pybind11")}
+    assert native == methods

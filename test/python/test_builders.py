@@ -1,0 +1,152 @@
+"""The Tensor API builds IR with MLIR's builders: nothing is parsed, numbers
+are arguments (a changed learning rate compiles nothing), compiled code is
+found by the graph's structure, ops carry the user's file and line, and
+compile options come from Python."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+import harp
+
+HERE = os.path.abspath(__file__)
+
+
+def line_of(marker):
+    """The line of this file holding `marker` (a comment)."""
+    for number, text in enumerate(open(HERE), 1):
+        if marker in text and "line_of" not in text:
+            return number
+    raise AssertionError(marker)
+
+
+def test_realize_and_backward_parse_no_ir():
+    before = harp.compile_stats()["ir_parses"]
+    x = harp.tensor(np.linspace(-1, 1, 12).reshape(3, 4), harp.float64)
+    w = harp.tensor(np.linspace(0, 1, 4), harp.float64, requires_grad=True)
+    loss = ((x * w).tanh() * 3.0 + (x @ w.reshape([4, 1])).sum()).mean()
+    loss.backward()
+    assert np.isfinite(loss.numpy())
+    assert w.grad.numpy().shape == (4,)
+    (x.softmax(1) * 2).numpy()
+    assert harp.compile_stats()["ir_parses"] == before
+    # harp.ir is the text door, and the JIT counts what it parses there.
+    text = ("func.func @counted(%x: tensor<3xf32>) -> tensor<3xf32> {\n"
+            "  return %x : tensor<3xf32>\n}\n")
+    harp.ir.call(text, "counted", [np.ones(3, np.float32)])
+    assert harp.compile_stats()["ir_parses"] == before + 1
+
+
+def adam(steps, lr=1e-4, b1=0.9, b2=0.999, eps=1e-8):
+    """Fits w to minimise |A w - b|^2 with Adam, the bias corrections
+    changing every step, all in harp tensors."""
+    rng = np.random.default_rng(0)
+    a = harp.tensor(rng.standard_normal((16, 4)), harp.float64)
+    b = harp.tensor(rng.standard_normal((16, 1)), harp.float64)
+    w = harp.tensor(np.zeros((4, 1)), harp.float64, requires_grad=True)
+    m = harp.tensor(np.zeros((4, 1)), harp.float64)
+    v = harp.tensor(np.zeros((4, 1)), harp.float64)
+    for t in range(1, steps + 1):
+        r = a @ w - b
+        (r * r).mean().backward()
+        g = w.grad
+        m = (m * b1 + g * (1 - b1)).detach()
+        v = (v * b2 + g * g * (1 - b2)).detach()
+        step = lr / (1 - b1 ** t)        # a new number every step
+        scale = 1 / (1 - b2 ** t) ** 0.5  # and another
+        w_new = w - m * step / ((v * scale * scale).sqrt() + eps)
+        w = harp.tensor(w_new.numpy(), harp.float64, requires_grad=True)
+    return w.numpy(), a.numpy(), b.numpy()
+
+
+def adam_numpy(a, b, steps, lr=1e-4, b1=0.9, b2=0.999, eps=1e-8):
+    w = np.zeros((4, 1))
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    for t in range(1, steps + 1):
+        g = 2 * a.T @ (a @ w - b) / a.shape[0]
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        step = lr / (1 - b1 ** t)
+        scale = 1 / (1 - b2 ** t) ** 0.5
+        w = w - m * step / (np.sqrt(v * scale * scale) + eps)
+    return w
+
+
+def test_adam_with_bias_correction_compiles_each_graph_once():
+    adam(2)  # every distinct graph of a step, compiled (or found on disk)
+    before = harp.compile_stats()
+    w, a, b = adam(1000)
+    after = harp.compile_stats()
+    assert after["compiles"] == before["compiles"]
+    assert after["disk_hits"] == before["disk_hits"]
+    assert after["memory_hits"] - before["memory_hits"] >= 1000 * 4
+    np.testing.assert_allclose(w, adam_numpy(a, b, 1000), rtol=1e-9, atol=1e-12)
+
+
+def test_constants_are_part_of_the_code():
+    x = harp.tensor(np.ones(5, np.float32))
+    (x + harp.constant(1.5)).numpy()
+    before = harp.compile_stats()
+    np.testing.assert_array_equal((x + harp.constant(2.5)).numpy(), np.full(5, 3.5))
+    after = harp.compile_stats()
+    assert (after["compiles"] + after["disk_hits"]
+            == before["compiles"] + before["disk_hits"] + 1)
+    # Python numbers take the tensor's dtype, or float32 next to integers.
+    i = harp.tensor(np.arange(4, dtype=np.int64))
+    assert (i + 2).dtype == harp.int64 and (i * 0.5).dtype == harp.float32
+    assert (i + 2**40).numpy()[1] == 2**40 + 1
+    assert (harp.tensor(np.arange(3, dtype=np.uint8)) + 255).numpy()[1] == 0
+
+
+def test_compile_errors_name_the_users_line():
+    x = harp.tensor(np.linspace(1, 2, 6, dtype=np.float32), requires_grad=True)
+    y = (x % 0.7).sum()  # the op without a derivative: BUILT HERE
+    with pytest.raises(harp.HarpError) as info:
+        y.backward()
+    message = str(info.value)
+    assert "%s:%d" % (HERE, line_of("BUILT HERE")) in message, message
+    assert "arith.remf" in message
+    assert "harp could not compile the graph of backward()" in message
+
+
+def test_printed_ir_shows_locations():
+    x = harp.tensor(np.ones((2, 3), np.float32))
+    y = (x.exp() * 2).sum(axis=1)  # PRINTED HERE
+    plain = y.mlir()
+    assert "loc(" not in plain
+    located = y.mlir(debug_info=True)
+    assert '"%s":%d' % (HERE, line_of("PRINTED HERE")) in located, located
+    assert "__init__.py" not in located
+
+
+def test_options_from_python():
+    saved = harp.get_options()
+    assert set(saved) == {"threads", "vectorize", "cpu"}
+    x = harp.tensor(np.linspace(0, 1, 37, dtype=np.float32))
+    expected = np.sin(np.linspace(0, 1, 37, dtype=np.float32)) * 3
+    try:
+        harp.set_options(vectorize=False)
+        assert harp.get_options()["vectorize"] is False
+        np.testing.assert_allclose((x.sin() * 3).numpy(), expected, rtol=1e-6)
+        harp.set_options(vectorize=True, threads=True)
+        np.testing.assert_allclose((x.sin() * 3).numpy(), expected, rtol=1e-6)
+    finally:
+        harp.set_options(**saved)
+    assert harp.get_options() == saved
+    # Per realization: the same graph for two CPU profiles is two kernels.
+    y = x.sin() * 4
+    before = harp.compile_stats()
+    np.testing.assert_allclose(y.numpy(cpu="x86-64-v2"), expected / 3 * 4, rtol=1e-6)
+    z = x.sin() * 4
+    np.testing.assert_allclose(z.numpy(cpu="x86-64-v2", vectorize=False),
+                               expected / 3 * 4, rtol=1e-6)
+    after = harp.compile_stats()
+    assert after["memory_hits"] == before["memory_hits"]
+    with pytest.raises(harp.HarpError, match="x86-64-v3"):
+        harp.set_options(cpu="no-such-cpu")
+    with pytest.raises(TypeError):
+        harp.set_options(True)  # keyword-only
+    assert harp.get_options() == saved
