@@ -11,6 +11,8 @@
 
 #include "Bindings.h"
 
+#include <cmath>
+
 using namespace harp;
 using namespace harp::python;
 
@@ -184,6 +186,22 @@ NodePtr getItem(const NodePtr &t, const py::object &key) {
   return out;
 }
 
+/// The exponent of `a ** b`. A small integer or half-integer (x ** 2,
+/// x ** -0.5) is structural, as PyTorch treats it: a constant of the code,
+/// which LLVM turns into multiplies and square roots. Other numbers are
+/// arguments like any number.
+NodePtr exponent(const NodePtr &a, const py::object &b) {
+  if ((py::isinstance<py::float_>(b) || py::isinstance<py::int_>(b)) &&
+      !py::isinstance<py::bool_>(b)) {
+    double e = b.cast<double>();
+    if (std::abs(e) <= 4 && e * 2 == std::floor(e * 2)) {
+      DType d = detail::dtypeOf(a);
+      return detail::full(isFloat(d) ? d : DType::F32, {}, e);
+    }
+  }
+  return operand(a, b);
+}
+
 std::string reprOf(const NodePtr &n) {
   std::string shape = py::str(py::tuple(py::cast(shapeVector(n))));
   std::string head = "harp.Tensor(";
@@ -293,7 +311,10 @@ it (once per graph structure) and run it.)");
       .def("__rfloordiv__", rbin(BinaryOp::FloorDiv))
       .def("__mod__", bin(BinaryOp::Rem))
       .def("__rmod__", rbin(BinaryOp::Rem))
-      .def("__pow__", bin(BinaryOp::Pow))
+      .def("__pow__",
+           [](const NodePtr &a, const py::object &b) {
+             return detail::binary(BinaryOp::Pow, a, exponent(a, b));
+           })
       .def("__rpow__", rbin(BinaryOp::Pow))
       .def("__lt__", bin(BinaryOp::Lt))
       .def("__le__", bin(BinaryOp::Le))

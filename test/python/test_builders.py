@@ -101,6 +101,23 @@ def test_constants_are_part_of_the_code():
     assert (harp.tensor(np.arange(3, dtype=np.uint8)) + 255).numpy()[1] == 0
 
 
+def test_small_exponents_are_structural():
+    x = harp.tensor(np.linspace(0.5, 2, 7, dtype=np.float32))
+    (x ** 2.7).numpy()
+    before = harp.compile_stats()
+    np.testing.assert_allclose((x ** 2.9).numpy(), x.numpy() ** np.float32(2.9),
+                               rtol=1e-6)
+    after = harp.compile_stats()
+    assert after["memory_hits"] == before["memory_hits"] + 1  # an argument
+    squares = (x ** 2).numpy()
+    np.testing.assert_allclose(squares, x.numpy() ** 2, rtol=1e-7)
+    between = harp.compile_stats()
+    (x ** 3).numpy()  # a constant of the code: not the kernel of x ** 2
+    assert harp.compile_stats()["memory_hits"] == between["memory_hits"]
+    assert "arith.constant dense<2.0" in (x ** 2).mlir()
+    assert "arith.constant" not in (x ** 2.9).mlir()
+
+
 def test_compile_errors_name_the_users_line():
     x = harp.tensor(np.linspace(1, 2, 6, dtype=np.float32), requires_grad=True)
     y = (x % 0.7).sum()  # the op without a derivative: BUILT HERE
