@@ -818,7 +818,7 @@ TEST(TensorBuilders, OptionsSelectTheCompiledCode) {
   // A per-call override, and back.
   CompileOptions v2;
   v2.cpu = "x86-64-v2";
-  detail::realize(graph().graphNode(), v2);
+  expectNear(graph().realize(v2).data(), vectorized);
   scalar.vectorize = true;
   set_options(scalar);
   EXPECT_TRUE(*get_options().vectorize);

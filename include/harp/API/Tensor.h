@@ -673,6 +673,11 @@ public:
     detail::realize(node);
     return *this;
   }
+  /// realize() with `options` over set_options for this call.
+  const Tensor &realize(const CompileOptions &options) const {
+    detail::realize(node, options);
+    return *this;
+  }
   std::vector<T> data(SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
     const Array &a = detail::realize(node);
@@ -706,6 +711,11 @@ public:
     LocationScope scope(loc);
     static_assert(IsFloat<T>, "backward needs a float loss");
     detail::backward(node);
+  }
+  /// backward() with `options` over set_options for this call.
+  void backward(const CompileOptions &options) const {
+    static_assert(IsFloat<T>, "backward needs a float loss");
+    detail::backward(node, options);
   }
   /// The accumulated gradient; throws if backward() has not reached it.
   Tensor grad(SourceLocation loc = SourceLocation::current()) const {
