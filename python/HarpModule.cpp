@@ -12,6 +12,7 @@
 #include "Bindings.h"
 
 #include <cstring>
+#include <unordered_set>
 
 using namespace harp;
 using namespace harp::python;
@@ -116,25 +117,43 @@ static std::string &packageDir() {
   return dir;
 }
 
+/// One string per file name for the process (the locations point at them).
+static const char *internFile(const char *name) {
+  static std::unordered_set<std::string> *files =
+      new std::unordered_set<std::string>();
+  return files->insert(name).first->c_str();
+}
+
 /// The user's line: the innermost Python frame outside the harp package.
-static bool pythonCaller(std::string &file, unsigned &line) {
+/// One op call builds several nodes from one frame and instruction; the
+/// answer for those is remembered.
+static bool pythonCaller(SourceLocation &where) {
   if (!PyGILState_Check())
     return false;
-  PyFrameObject *frame = PyEval_GetFrame(); // borrowed
-  if (!frame)
+  PyFrameObject *current = PyEval_GetFrame(); // borrowed
+  if (!current)
     return false;
+  static thread_local const void *lastFrame = nullptr, *lastCode = nullptr;
+  static thread_local int lastInstruction = -1;
+  static thread_local SourceLocation last;
+  PyCodeObject *currentCode = PyFrame_GetCode(current);
+  int instruction = PyFrame_GetLasti(current);
+  Py_DECREF(currentCode); // the frame keeps it alive
+  if (current == lastFrame && currentCode == lastCode &&
+      instruction == lastInstruction) {
+    where = last;
+    return where.file != nullptr;
+  }
+  SourceLocation found;
+  PyFrameObject *frame = current;
   Py_INCREF(frame);
-  bool found = false;
-  while (frame && !found) {
+  while (frame && !found.file) {
     PyCodeObject *code = PyFrame_GetCode(frame);
     const char *name = PyUnicode_AsUTF8(code->co_filename);
     if (name &&
         (packageDir().empty() ||
-         std::strncmp(name, packageDir().c_str(), packageDir().size()) != 0)) {
-      file = name;
-      line = PyFrame_GetLineNumber(frame);
-      found = true;
-    }
+         std::strncmp(name, packageDir().c_str(), packageDir().size()) != 0))
+      found = {internFile(name), unsigned(PyFrame_GetLineNumber(frame))};
     Py_DECREF(code);
     PyFrameObject *back = PyFrame_GetBack(frame);
     Py_DECREF(frame);
@@ -143,7 +162,12 @@ static bool pythonCaller(std::string &file, unsigned &line) {
   Py_XDECREF(frame);
   if (PyErr_Occurred())
     PyErr_Clear();
-  return found;
+  lastFrame = current;
+  lastCode = currentCode;
+  lastInstruction = instruction;
+  last = found;
+  where = found;
+  return found.file != nullptr;
 }
 
 /// A Python number as a 0-d argument of dtype `d` (integers exactly).

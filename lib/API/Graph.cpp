@@ -137,11 +137,10 @@ static void locate(Node &n) {
     return;
   }
   if (LocationHook hook = locationHook.load()) {
-    std::string file;
-    unsigned line = 0;
-    if (hook(file, line)) {
-      n.file = intern(file.c_str());
-      n.line = line;
+    SourceLocation where;
+    if (hook(where) && where.file) {
+      n.file = intern(where.file);
+      n.line = where.line;
     }
   }
 }

@@ -223,8 +223,9 @@ private:
 
 /// A function that names the user's line when no LocationScope is open (the
 /// Python bindings install one that finds the first frame outside the harp
-/// package). Returns false when it cannot tell.
-using LocationHook = bool (*)(std::string &file, unsigned &line);
+/// package). It sets `where` (whose file must stay valid for the process)
+/// and returns true, or returns false when it cannot tell.
+using LocationHook = bool (*)(SourceLocation &where);
 void setLocationHook(LocationHook hook);
 
 namespace detail {
