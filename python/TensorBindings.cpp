@@ -560,5 +560,23 @@ it (once per graph structure) and run it.)");
           "The accumulated gradient, or None.")
       .def("zero_grad", &detail::zeroGrad, "Forgets the accumulated gradient.")
       .def("detach", &detail::detach,
-           "The value as a new leaf, cut from the graph.");
+           "The value as a new leaf, cut from the graph.")
+      .def(
+          "copy_",
+          [](const NodePtr &dst, const py::object &src) {
+            // Computed first (it may read dst), then written into dst.
+            NodePtr value = detail::expand(
+                detail::cast(operand(dst, src), detail::dtypeOf(dst)),
+                shapeVector(dst));
+            const Array &data = detail::realize(value);
+            if (shapeVector(value) != shapeVector(dst))
+              throw Error("copy_: cannot broadcast to the destination");
+            detail::setData(dst, data.data());
+            return dst;
+          },
+          py::arg("src"),
+          "Writes `src` (a tensor, array or number, broadcast and cast to "
+          "this tensor's shape and dtype) into this leaf, as an optimizer "
+          "step does; tensors computed from it are recomputed when next "
+          "needed. Returns the tensor.");
 }

@@ -22,6 +22,8 @@ from . import _harp
 from ._harp import (DType, HarpError, Tensor, compile_stats,  # noqa: F401
                     get_cpu, get_options, ir, promote, set_cpu, set_options)
 
+from . import optim  # noqa: E402,F401
+
 # Ops built from Python carry the caller's file and line: frames inside
 # this package are skipped.
 _harp._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)))
@@ -40,7 +42,7 @@ __all__ = [
     "DType", "HarpError", "Tensor", "arange", "bool_", "cat", "compile_stats",
     "concat", "constant", "conv", "float32", "float64", "fold", "full",
     "gather", "get_cpu", "get_options", "int16", "int32", "int64", "int8",
-    "interpolate_linear", "interpolate_nearest", "ir", "matmul", "ones",
+    "interpolate_linear", "interpolate_nearest", "ir", "matmul", "ones", "optim",
     "promote", "rand", "scatter_add", "set_cpu", "set_options", "softmax",
     "tensor", "uint16", "uint32", "uint64", "uint8", "unfold", "zeros",
 ]

@@ -5,6 +5,8 @@ from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, o
 
 import numpy as np
 
+from . import optim as optim
+
 Number = Union[int, float, bool]
 Operand = Union["Tensor", np.ndarray, Number]
 Shape = Union[int, Sequence[int]]
@@ -151,6 +153,7 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = ...) -> "Tensor": ...
     def zero_grad(self) -> None: ...
     def detach(self) -> "Tensor": ...
+    def copy_(self, src: Operand) -> "Tensor": ...
 
 class _IrModule:
     def parse(self, text: str) -> str: ...

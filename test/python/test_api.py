@@ -145,6 +145,8 @@ def stub_names():
             top.add(node.name)
         elif isinstance(node, ast.AnnAssign):
             top.add(node.target.id)
+        elif isinstance(node, ast.ImportFrom) and node.module is None:
+            top.update(alias.asname or alias.name for alias in node.names)
         if isinstance(node, ast.ClassDef) and node.name == "Tensor":
             for item in node.body:
                 if isinstance(item, ast.FunctionDef):

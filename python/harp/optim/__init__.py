@@ -1,0 +1,217 @@
+"""harp.optim: optimizers with torch.optim's names, arguments and update
+rules, and learning-rate schedulers.
+
+    opt = harp.optim.Adam([w, b], lr=1e-3)
+    for x, y in batches:
+        opt.zero_grad()
+        loss(w, b, x, y).backward()
+        opt.step()
+
+Parameters are harp leaf tensors (requires_grad=True). Each update is built
+from harp ops and written back into the parameter with `copy_`, so it runs
+as a compiled harp kernel where the parameter lives. The hyperparameters and
+the step count enter the kernels as Python numbers, which are arguments of
+the compiled code: every distinct update graph (one per parameter shape and
+option set) compiles once, however the learning rate and the bias
+corrections change.
+"""
+
+import math
+
+from .. import _harp
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
+
+
+class Optimizer:
+    """Parameter groups and per-parameter state, as torch.optim.Optimizer:
+    `params` is an iterable of tensors or of dicts with a "params" list and
+    per-group options overriding `defaults`."""
+
+    def __init__(self, params, defaults):
+        params = list(params)
+        if not params:
+            raise ValueError("%s: got an empty parameter list" % type(self).__name__)
+        if not isinstance(params[0], dict):
+            params = [{"params": params}]
+        self.defaults = dict(defaults)
+        self.param_groups = []
+        self.state = {}
+        for group in params:
+            self.add_param_group(group)
+
+    def add_param_group(self, group):
+        """Adds a group (a dict with "params" and optional options)."""
+        group = dict(group)
+        tensors = group["params"]
+        group["params"] = [tensors] if isinstance(tensors, _harp.Tensor) else list(tensors)
+        for p in group["params"]:
+            if not isinstance(p, _harp.Tensor):
+                raise TypeError("%s: parameters must be harp tensors, got %s"
+                                % (type(self).__name__, type(p).__name__))
+            if not p.requires_grad:
+                raise ValueError("%s: a parameter of shape %s does not require a "
+                                 "gradient" % (type(self).__name__, list(p.shape)))
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        """Forgets every parameter's accumulated gradient."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.zero_grad()
+
+    def _state(self, p):
+        return self.state.setdefault(id(p), {})
+
+    def step(self):
+        """One update of every parameter that has a gradient."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is not None:
+                    self._update(p, g, group, self._state(p))
+
+    def state_dict(self):
+        """The options of each group and each parameter's state, as NumPy
+        arrays and numbers (parameters by their index, as torch does)."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({k: v for k, v in group.items() if k != "params"})
+            groups[-1]["params"] = ids
+        state = {index[key]: {k: (v.numpy().copy() if isinstance(v, _harp.Tensor) else v)
+                              for k, v in entry.items()}
+                 for key, entry in self.state.items() if key in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restores what state_dict() returned (the same parameters, in
+        the same order)."""
+        params = [p for group in self.param_groups for p in group["params"]]
+        for group, saved in zip(self.param_groups, state_dict["param_groups"]):
+            group.update({k: v for k, v in saved.items() if k != "params"})
+        self.state = {}
+        for i, entry in state_dict["state"].items():
+            p = params[int(i)]
+            self.state[id(p)] = {
+                k: (_leaf_like(p, v) if hasattr(v, "shape") and v.shape == p.shape else v)
+                for k, v in entry.items()}
+
+    def _update(self, p, g, group, state):
+        raise NotImplementedError
+
+
+def _leaf_like(p, values):
+    """A state tensor: a leaf holding `values` (NumPy), next to `p`."""
+    import numpy as np
+    return _harp.from_numpy(np.ascontiguousarray(values, dtype=p.numpy().dtype),
+                            p.device)
+
+
+def _zeros_like(p):
+    import numpy as np
+    return _leaf_like(p, np.zeros(p.shape, dtype=p.numpy().dtype))
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum (torch.optim.SGD):
+    g += weight_decay p; buf = momentum buf + (1 - dampening) g (buf = g at
+    the first step); g = g + momentum buf with nesterov, else buf;
+    p -= lr g (+= with maximize)."""
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0,
+                 weight_decay=0.0, nesterov=False, maximize=False):
+        if lr < 0 or momentum < 0 or weight_decay < 0:
+            raise ValueError("SGD: lr, momentum and weight_decay must be >= 0, got "
+                             "%r, %r, %r" % (lr, momentum, weight_decay))
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: nesterov needs momentum > 0 and dampening 0")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def _update(self, p, g, group, state):
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        momentum = group["momentum"]
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = _zeros_like(p)
+                buf.copy_(g)
+            else:
+                buf.copy_(buf * momentum + g * (1 - group["dampening"]))
+            g = g + buf * momentum if group["nesterov"] else buf
+        p.copy_(p - g * group["lr"])
+
+
+class Adam(Optimizer):
+    """Adam (torch.optim.Adam): m = b1 m + (1 - b1) g,
+    v = b2 v + (1 - b2) g^2, p -= lr / (1 - b1^t) m / (sqrt(v) /
+    sqrt(1 - b2^t) + eps); weight_decay adds weight_decay p to g; amsgrad
+    uses the running maximum of v."""
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=0.0, amsgrad=False, maximize=False):
+        if lr < 0 or eps < 0 or weight_decay < 0:
+            raise ValueError("%s: lr, eps and weight_decay must be >= 0"
+                             % type(self).__name__)
+        if not all(0 <= b < 1 for b in betas):
+            raise ValueError("%s: betas must be in [0, 1), got %r"
+                             % (type(self).__name__, betas))
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def _update(self, p, g, group, state):
+        if group["maximize"]:
+            g = -g
+        lr, wd = group["lr"], group["weight_decay"]
+        b1, b2 = group["betas"]
+        if wd:
+            if self._decoupled:
+                p.copy_(p * (1 - lr * wd))
+            else:
+                g = g + p * wd
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = _zeros_like(p)
+        state["step"] += 1
+        t = state["step"]
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m.copy_(m * b1 + g * (1 - b1))
+        v.copy_(v * b2 + g * g * (1 - b2))
+        if group["amsgrad"]:
+            vmax = state["max_exp_avg_sq"]
+            vmax.copy_(vmax.maximum(v))
+            v = vmax
+        bias1, bias2 = 1 - b1 ** t, 1 - b2 ** t
+        denom = v.sqrt() * (1 / math.sqrt(bias2)) + group["eps"]
+        p.copy_(p - m / denom * (lr / bias1))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (torch.optim.AdamW): p *= 1 - lr
+    weight_decay before the Adam step."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=1e-2, amsgrad=False, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
+
+
+from . import lr_scheduler  # noqa: E402

@@ -1,0 +1,153 @@
+"""harp.optim against torch.optim: the same model, data and initial values,
+100 steps in float64, parameters equal to 1e-6; every distinct update graph
+compiled once; schedulers as torch's."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import harp
+
+STEPS = 100
+
+
+def problem(seed=0):
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((13, 5)), "y": rng.standard_normal((13, 3)),
+            "w": rng.standard_normal((5, 3)) * 0.5, "b": rng.standard_normal(3) * 0.1}
+
+
+def harp_run(make, steps=STEPS, schedule=None):
+    data = problem()
+    x, y = harp.tensor(data["x"], harp.float64), harp.tensor(data["y"], harp.float64)
+    w = harp.tensor(data["w"], harp.float64, requires_grad=True)
+    b = harp.tensor(data["b"], harp.float64, requires_grad=True)
+    opt = make([w, b])
+    sched = schedule(opt) if schedule else None
+    counts = []
+    for _ in range(steps):
+        opt.zero_grad()
+        r = (x @ w + b).tanh() - y
+        (r * r).mean().backward()
+        opt.step()
+        if sched:
+            sched.step()
+        counts.append(harp.compile_stats())
+    return w.numpy(), b.numpy(), counts, opt
+
+
+def torch_run(make, steps=STEPS, schedule=None):
+    data = problem()
+    x, y = torch.tensor(data["x"]), torch.tensor(data["y"])
+    w = torch.tensor(data["w"], requires_grad=True)
+    b = torch.tensor(data["b"], requires_grad=True)
+    opt = make([w, b])
+    sched = schedule(opt) if schedule else None
+    for _ in range(steps):
+        opt.zero_grad()
+        r = torch.tanh(x @ w + b) - y
+        (r * r).mean().backward()
+        opt.step()
+        if sched:
+            sched.step()
+    return w.detach().numpy(), b.detach().numpy()
+
+
+CONFIGS = {
+    "sgd": ("SGD", dict(lr=0.1)),
+    "sgd-momentum": ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.1)),
+    "sgd-nesterov-wd": ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True,
+                                    weight_decay=0.01)),
+    "sgd-maximize": ("SGD", dict(lr=0.01, maximize=True)),
+    "adam": ("Adam", dict(lr=0.01)),
+    "adam-wd-amsgrad": ("Adam", dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6,
+                                     weight_decay=0.05, amsgrad=True)),
+    "adamw": ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_matches_torch_over_100_steps(name):
+    cls, kwargs = CONFIGS[name]
+    w, b, counts, _ = harp_run(lambda p: getattr(harp.optim, cls)(p, **kwargs))
+    tw, tb = torch_run(lambda p: getattr(torch.optim, cls)(p, **kwargs))
+    np.testing.assert_allclose(w, tw, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(b, tb, rtol=1e-6, atol=1e-9)
+    assert not np.allclose(w, problem()["w"])  # it moved
+    # The step count and the bias corrections change every step; after
+    # the first two steps (the momentum buffer's first value is a copy)
+    # nothing compiles.
+    compiled = [c["compiles"] + c["disk_hits"] for c in counts]
+    assert compiled[-1] == compiled[1], compiled[:5]
+
+
+@pytest.mark.parametrize("schedule", ["step", "cosine"])
+def test_schedulers_match_torch(schedule):
+    make = {"step": (lambda o: harp.optim.lr_scheduler.StepLR(o, step_size=30, gamma=0.5),
+                     lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=30, gamma=0.5)),
+            "cosine": (lambda o: harp.optim.lr_scheduler.CosineAnnealingLR(o, T_max=40, eta_min=0.001),
+                       lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=40, eta_min=0.001))}
+    ours, theirs = make[schedule]
+    w, b, counts, opt = harp_run(lambda p: harp.optim.SGD(p, lr=0.1, momentum=0.5), schedule=ours)
+    tw, tb = torch_run(lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.5), schedule=theirs)
+    np.testing.assert_allclose(w, tw, rtol=1e-6, atol=1e-9)
+    compiled = [c["compiles"] + c["disk_hits"] for c in counts]
+    assert compiled[-1] == compiled[1]
+    # The learning rates themselves, epoch by epoch.
+    hw = harp.tensor(np.zeros(2), requires_grad=True)
+    tt = torch.zeros(2, requires_grad=True)
+    ho, to = harp.optim.SGD([hw], lr=0.2), torch.optim.SGD([tt], lr=0.2)
+    hs, ts = ours(ho), theirs(to)
+    for _ in range(70):
+        assert math.isclose(hs.get_last_lr()[0], ts.get_last_lr()[0], rel_tol=1e-12,
+                            abs_tol=1e-15)
+        ho.step()
+        to.step()
+        hs.step()
+        ts.step()
+
+
+def test_param_groups_state_dict_and_errors():
+    a = harp.tensor(np.ones(3), harp.float64, requires_grad=True)
+    b = harp.tensor(np.ones(2), harp.float64, requires_grad=True)
+    opt = harp.optim.Adam([{"params": [a]}, {"params": b, "lr": 0.5}], lr=0.1)
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.5]
+    ((a * a).sum() + (b * b).sum()).backward()
+    opt.step()
+    np.testing.assert_allclose(a.numpy(), 1 - 0.1, rtol=1e-8)  # first step: lr
+    np.testing.assert_allclose(b.numpy(), 1 - 0.5, rtol=1e-8)
+    saved = opt.state_dict()
+    assert saved["state"][0]["step"] == 1 and saved["state"][1]["exp_avg"].shape == (2,)
+    fresh = harp.optim.Adam([{"params": [a]}, {"params": b, "lr": 0.5}], lr=0.1)
+    fresh.load_state_dict(saved)
+    opt.zero_grad()
+    assert a.grad is None
+    ((a * a).sum() + (b * b).sum()).backward()
+    a0 = a.numpy().copy()
+    fresh.step()
+    np.testing.assert_array_less(a.numpy(), a0)
+    with pytest.raises(ValueError, match="does not require a gradient"):
+        harp.optim.SGD([harp.tensor(np.ones(2))], lr=0.1)
+    with pytest.raises(ValueError, match="empty parameter list"):
+        harp.optim.SGD([], lr=0.1)
+    with pytest.raises(ValueError, match="nesterov"):
+        harp.optim.SGD([a], lr=0.1, nesterov=True)
+    with pytest.raises(TypeError, match="harp tensors"):
+        harp.optim.SGD([np.ones(2)], lr=0.1)
+
+
+def test_copy_writes_into_a_leaf():
+    p = harp.tensor(np.arange(4.0).reshape(2, 2), harp.float64)
+    doubled = p * 2
+    np.testing.assert_array_equal(doubled.numpy(), [[0, 2], [4, 6]])
+    p.copy_(p + 1)
+    np.testing.assert_array_equal(p.numpy(), [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(doubled.numpy(), [[2, 4], [6, 8]])  # recomputed
+    p.copy_(np.array([5.0, 6.0]))  # broadcast
+    np.testing.assert_array_equal(p.numpy(), [[5, 6], [5, 6]])
+    p.copy_(0)
+    assert p.numpy().sum() == 0
+    with pytest.raises(harp.HarpError, match="set_data: only leaves"):
+        doubled.copy_(p)
