@@ -277,7 +277,8 @@ NodePtr harp::detail::input(DType dtype, std::vector<int64_t> shape,
 void harp::detail::setData(const NodePtr &leaf, const void *data) {
   if (leaf->kind != Kind::Leaf)
     throw Error("set_data: only leaves (from_data, input) take new values");
-  std::memcpy(leaf->data->data(), data, leaf->data->byteSize());
+  if (data != leaf->data->data())
+    std::memcpy(leaf->data->data(), data, leaf->data->byteSize());
   leaf->hasValues = true;
   leaf->epoch = nextEpoch();
 }
