@@ -297,6 +297,33 @@ PYBIND11_MODULE(_harp, m) {
         py::arg("size"));
   m.def("interpolate_linear", &detail::interpolateLinear, py::arg("input"),
         py::arg("size"));
+  m.def(
+      "where",
+      [](const NodePtr &condition, const py::object &a, const py::object &b) {
+        NodePtr left, right;
+        if (py::isinstance<PyTensor>(a)) {
+          left = a.cast<NodePtr>();
+          right = operand(left, b);
+        } else if (py::isinstance<PyTensor>(b)) {
+          right = b.cast<NodePtr>();
+          left = operand(right, a);
+        } else {
+          NodePtr like = detail::scalar(DType::F32, 0.0);
+          left = operand(like, a);
+          right = operand(like, b);
+        }
+        return detail::where(condition, left, right);
+      },
+      py::arg("condition"), py::arg("input"), py::arg("other"),
+      "`input` where the bool `condition` holds, else `other` (broadcast; "
+      "numbers allowed): a select, as torch.where.");
+  m.def("gelu", &detail::gelu, py::arg("input"), py::arg("tanh"));
+  m.def("silu", &detail::silu, py::arg("input"));
+  m.def("elu", &detail::elu, py::arg("input"), py::arg("alpha"));
+  m.def("leaky_relu", &detail::leakyRelu, py::arg("input"),
+        py::arg("negative_slope"));
+  m.def("softplus", &detail::softplus, py::arg("input"), py::arg("beta"),
+        py::arg("threshold"));
   m.def("promote", &harp::promote, py::arg("a"), py::arg("b"),
         "PyTorch's promotion of two dtypes.");
   m.def("set_cpu", &harp::set_cpu, py::arg("name"),

@@ -229,6 +229,26 @@ const char *unaryDoc(UnaryOp op) {
     return "|x|, element-wise.";
   case UnaryOp::Floor:
     return "The largest integer not above x, element-wise (float tensors).";
+  case UnaryOp::Ceil:
+    return "The smallest integer not below x, element-wise (float tensors).";
+  case UnaryOp::Round:
+    return "x rounded to the nearest integer, halves to even (float tensors).";
+  case UnaryOp::Trunc:
+    return "x rounded toward zero (float tensors).";
+  case UnaryOp::Sign:
+    return "1, -1 or 0 by the sign of x (NaN stays NaN); a zero gradient.";
+  case UnaryOp::Square:
+    return "x * x, element-wise.";
+  case UnaryOp::IsNan:
+    return "Where x is NaN (a bool tensor; false for integers).";
+  case UnaryOp::IsInf:
+    return "Where x is +inf or -inf (a bool tensor; false for integers).";
+  case UnaryOp::Rsqrt:
+    return "1 / sqrt(x), element-wise (float tensors).";
+  case UnaryOp::Log1p:
+    return "log(1 + x), accurate near 0 (float tensors).";
+  case UnaryOp::Expm1:
+    return "exp(x) - 1, accurate near 0 (float tensors).";
   default:
     return "The function of the same name, element-wise (float tensors).";
   }
@@ -309,8 +329,13 @@ it (once per graph structure) and run it.)");
       .def("__rtruediv__", rbin(BinaryOp::Div))
       .def("__floordiv__", bin(BinaryOp::FloorDiv))
       .def("__rfloordiv__", rbin(BinaryOp::FloorDiv))
-      .def("__mod__", bin(BinaryOp::Rem))
-      .def("__rmod__", rbin(BinaryOp::Rem))
+      .def("__mod__", bin(BinaryOp::Mod))
+      .def("__rmod__", rbin(BinaryOp::Mod))
+      .def("remainder", bin(BinaryOp::Mod), py::arg("other"),
+           "Python's %: the remainder with the divisor's sign "
+           "(torch.remainder).")
+      .def("fmod", bin(BinaryOp::Rem), py::arg("other"),
+           "C's fmod: the remainder with the dividend's sign (torch.fmod).")
       .def("__pow__",
            [](const NodePtr &a, const py::object &b) {
              return detail::binary(BinaryOp::Pow, a, exponent(a, b));
@@ -357,7 +382,7 @@ it (once per graph structure) and run it.)");
           "operands are a row on the left and a column on the right).");
 
   // Element-wise functions.
-  for (int i = 0; i <= static_cast<int>(UnaryOp::Not); ++i) {
+  for (int i = 0; i <= static_cast<int>(UnaryOp::IsInf); ++i) {
     auto op = static_cast<UnaryOp>(i);
     if (op == UnaryOp::Neg || op == UnaryOp::Not)
       continue;
@@ -365,6 +390,27 @@ it (once per graph structure) and run it.)");
         opName(op), [op](const NodePtr &a) { return detail::unary(op, a); },
         unaryDoc(op));
   }
+  t.def(
+       "clamp",
+       [](const NodePtr &x, std::optional<double> min,
+          std::optional<double> max) { return detail::clamp(x, min, max); },
+       py::arg("min") = py::none(), py::arg("max") = py::none(),
+       "x limited to [min, max] (either may be None); the gradient is 1 "
+       "inside and at the bounds.")
+      .def(
+          "clip",
+          [](const NodePtr &x, std::optional<double> min,
+             std::optional<double> max) { return detail::clamp(x, min, max); },
+          py::arg("min") = py::none(), py::arg("max") = py::none(),
+          "The same as clamp.")
+      .def(
+          "masked_fill",
+          [](const NodePtr &x, const NodePtr &mask, const py::object &value) {
+            return detail::where(mask, operand(x, value), x);
+          },
+          py::arg("mask"), py::arg("value"),
+          "`value` where the bool `mask` holds (broadcast), else x: a select, "
+          "so an infinite value is fine.");
   t.def(
       "unary",
       [](const NodePtr &a, const std::string &op) {

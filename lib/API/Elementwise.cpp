@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
+
 using namespace harp;
 using namespace harp::detail;
 using mlir::Location;
@@ -34,7 +36,8 @@ NodePtr harp::detail::mapBinary(BinaryOp op, NodePtr a, NodePtr b, DType out) {
 }
 
 static NodePtr mapUnary(UnaryOp op, NodePtr a) {
-  DType d = a->dtype;
+  DType d =
+      op == UnaryOp::IsNan || op == UnaryOp::IsInf ? DType::Bool : a->dtype;
   NodePtr n = mapNode({std::move(a)}, d, MapKind::Unary);
   n->unaryOp = op;
   return n;
@@ -64,7 +67,9 @@ static bool binaryDefined(BinaryOp op, DType d) {
   case BinaryOp::Div:
   case BinaryOp::Pow:
     return f;
-  case BinaryOp::FloorDiv:
+  case BinaryOp::Mod:
+  case BinaryOp::FloorDiv: // floats: floor(a / b)
+    return !b;
   case BinaryOp::Shl:
   case BinaryOp::Shr:
     return !f && !b;
@@ -91,13 +96,115 @@ NodePtr harp::detail::binary(BinaryOp op, NodePtr a, NodePtr b) {
                 shapeStr(a->shape) + " and " + shapeStr(b->shape) + ")");
   a = broadcastTo(cast(a, common), shape);
   b = broadcastTo(cast(b, common), shape);
+  if (op == BinaryOp::FloorDiv && isFloat(common))
+    return unary(UnaryOp::Floor, mapBinary(BinaryOp::Div, a, b, common));
   return mapBinary(op, a, b, isComparison(op) ? DType::Bool : common);
+}
+
+NodePtr harp::detail::where(NodePtr condition, NodePtr a, NodePtr b) {
+  commonBackend("where", {condition, a, b});
+  if (condition->dtype != DType::Bool)
+    throw Error("where: the condition must be a bool tensor, got " +
+                dtypeName(condition->dtype) + " " + shapeStr(condition->shape));
+  std::vector<int64_t> shape =
+      broadcastShape("where", {condition->shape, a->shape, b->shape});
+  DType common = promote(a->dtype, b->dtype);
+  std::vector<NodePtr> inputs = {broadcastTo(condition, shape),
+                                 broadcastTo(cast(a, common), shape),
+                                 broadcastTo(cast(b, common), shape)};
+  return mapNode(std::move(inputs), common, MapKind::Select);
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+static void checkFloat(const char *op, const NodePtr &x) {
+  if (!isFloat(x->dtype))
+    throw Error(std::string(op) + ": needs a float tensor, got " +
+                dtypeName(x->dtype) + " " + shapeStr(x->shape));
+}
+
+NodePtr harp::detail::gelu(NodePtr x, bool tanh) {
+  checkFloat("gelu", x);
+  DType d = x->dtype;
+  auto c = [&](double v) { return full(d, {}, v); }; // structural
+  auto mul = [](NodePtr a, NodePtr b) {
+    return binary(BinaryOp::Mul, std::move(a), std::move(b));
+  };
+  NodePtr inner;
+  if (tanh) {
+    NodePtr cube = mul(mul(x, x), x);
+    inner = unary(UnaryOp::Tanh,
+                  mul(c(std::sqrt(2 / M_PI)),
+                      binary(BinaryOp::Add, x, mul(c(0.044715), cube))));
+  } else {
+    inner = unary(UnaryOp::Erf, mul(x, c(M_SQRT1_2)));
+  }
+  return mul(mul(x, c(0.5)), binary(BinaryOp::Add, c(1), inner));
+}
+
+NodePtr harp::detail::silu(NodePtr x) {
+  checkFloat("silu", x);
+  return binary(BinaryOp::Mul, x, unary(UnaryOp::Sigmoid, x));
+}
+
+NodePtr harp::detail::elu(NodePtr x, double alpha) {
+  checkFloat("elu", x);
+  NodePtr negative =
+      binary(BinaryOp::Mul, unary(UnaryOp::Expm1, x), scalar(x->dtype, alpha));
+  return where(binary(BinaryOp::Gt, x, full(x->dtype, {}, 0)), x, negative);
+}
+
+NodePtr harp::detail::leakyRelu(NodePtr x, double slope) {
+  checkFloat("leaky_relu", x);
+  return where(binary(BinaryOp::Gt, x, full(x->dtype, {}, 0)), x,
+               binary(BinaryOp::Mul, x, scalar(x->dtype, slope)));
+}
+
+NodePtr harp::detail::softplus(NodePtr x, double beta, double threshold) {
+  checkFloat("softplus", x);
+  NodePtr bx = binary(BinaryOp::Mul, x, scalar(x->dtype, beta));
+  NodePtr soft =
+      binary(BinaryOp::Div, unary(UnaryOp::Log1p, unary(UnaryOp::Exp, bx)),
+             scalar(x->dtype, beta));
+  return where(binary(BinaryOp::Gt, bx, scalar(x->dtype, threshold)), x, soft);
+}
+
+NodePtr harp::detail::clamp(NodePtr x, std::optional<double> min,
+                            std::optional<double> max) {
+  if (!min && !max)
+    throw Error("clamp: give min, max or both");
+  if (x->dtype == DType::Bool)
+    throw Error("clamp: not defined for bool");
+  // Selects, not maximum/minimum: the gradient is 1 at the bounds, as
+  // PyTorch's, and a NaN stays NaN.
+  if (min) {
+    NodePtr lo = scalar(x->dtype, *min);
+    x = where(binary(BinaryOp::Lt, x, lo), lo, x);
+  }
+  if (max) {
+    NodePtr hi = scalar(x->dtype, *max);
+    x = where(binary(BinaryOp::Gt, x, hi), hi, x);
+  }
+  return x;
 }
 
 NodePtr harp::detail::unary(UnaryOp op, NodePtr a) {
   DType d = a->dtype;
   std::string name = opName(op);
+  if ((op == UnaryOp::IsNan || op == UnaryOp::IsInf) && !isFloat(d))
+    return binary(BinaryOp::Ne, a, a); // integers are never NaN or infinite
   switch (op) {
+  case UnaryOp::Erf:
+  case UnaryOp::Log1p:
+  case UnaryOp::Expm1:
+  case UnaryOp::Rsqrt:
+  case UnaryOp::Tan:
+  case UnaryOp::Atan:
+  case UnaryOp::Ceil:
+  case UnaryOp::Round:
+  case UnaryOp::Trunc:
   case UnaryOp::Recip:
   case UnaryOp::Sqrt:
   case UnaryOp::Log:
@@ -202,6 +309,26 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryOp op, DType d,
   case BinaryOp::Shr:
     return u ? Value(arith::ShRUIOp::create(b, loc, x, y))
              : Value(arith::ShRSIOp::create(b, loc, x, y));
+  case BinaryOp::Mod: {
+    if (u)
+      return arith::RemUIOp::create(b, loc, x, y);
+    // The remainder, moved by one divisor where its sign differs from the
+    // divisor's: floor-mod.
+    Value zero = constant(b, loc, d, 0);
+    Value r = f ? Value(arith::RemFOp::create(b, loc, x, y))
+                : Value(arith::RemSIOp::create(b, loc, x, y));
+    auto less = [&](Value v) -> Value {
+      return f ? Value(arith::CmpFOp::create(b, loc, FP::OLT, v, zero))
+               : Value(arith::CmpIOp::create(b, loc, IP::slt, v, zero));
+    };
+    Value nonzero = f ? Value(arith::CmpFOp::create(b, loc, FP::ONE, r, zero))
+                      : Value(arith::CmpIOp::create(b, loc, IP::ne, r, zero));
+    Value fix = arith::AndIOp::create(
+        b, loc, nonzero, arith::XOrIOp::create(b, loc, less(r), less(y)));
+    Value moved = f ? Value(arith::AddFOp::create(b, loc, r, y))
+                    : Value(arith::AddIOp::create(b, loc, r, y));
+    return arith::SelectOp::create(b, loc, fix, moved, r);
+  }
   }
   return Value();
 }
@@ -251,6 +378,50 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
   case UnaryOp::Not:
     return arith::XOrIOp::create(
         b, loc, x, constant(b, loc, d, d == DType::Bool ? 1 : -1));
+  case UnaryOp::Erf:
+    return math::ErfOp::create(b, loc, x);
+  case UnaryOp::Log1p:
+    return math::Log1pOp::create(b, loc, x);
+  case UnaryOp::Expm1:
+    return math::ExpM1Op::create(b, loc, x);
+  case UnaryOp::Rsqrt:
+    return math::RsqrtOp::create(b, loc, x);
+  case UnaryOp::Tan:
+    return math::TanOp::create(b, loc, x);
+  case UnaryOp::Atan:
+    return math::AtanOp::create(b, loc, x);
+  case UnaryOp::Ceil:
+    return math::CeilOp::create(b, loc, x);
+  case UnaryOp::Round:
+    return math::RoundEvenOp::create(b, loc, x);
+  case UnaryOp::Trunc:
+    return math::TruncOp::create(b, loc, x);
+  case UnaryOp::Square:
+    return f ? Value(arith::MulFOp::create(b, loc, x, x))
+             : Value(arith::MulIOp::create(b, loc, x, x));
+  case UnaryOp::Sign: {
+    // 1, -1, else x * 0 (zero, or NaN for NaN): a zero gradient.
+    using FP = arith::CmpFPredicate;
+    using IP = arith::CmpIPredicate;
+    Value zero = constant(b, loc, d, 0);
+    auto compare = [&](FP fp, IP ip) -> Value {
+      return f ? Value(arith::CmpFOp::create(b, loc, fp, x, zero))
+               : Value(arith::CmpIOp::create(b, loc, ip, x, zero));
+    };
+    Value rest = f ? Value(arith::MulFOp::create(b, loc, x, zero)) : zero;
+    if (!isUnsigned(d))
+      rest = arith::SelectOp::create(b, loc, compare(FP::OLT, IP::slt),
+                                     constant(b, loc, d, -1), rest);
+    Value positive = compare(FP::OGT, isUnsigned(d) ? IP::ugt : IP::sgt);
+    return arith::SelectOp::create(b, loc, positive, constant(b, loc, d, 1),
+                                   rest);
+  }
+  case UnaryOp::IsNan:
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  case UnaryOp::IsInf:
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                 math::AbsFOp::create(b, loc, x),
+                                 constant(b, loc, d, INFINITY));
   }
   return Value();
 }
@@ -294,6 +465,8 @@ Value harp::detail::buildMapBody(OpBuilder &b, Location loc, const Node &n,
     return buildUnary(b, loc, n.unaryOp, in, args[0]);
   case MapKind::Cast:
     return buildCast(b, loc, in, n.dtype, args[0]);
+  case MapKind::Select:
+    return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
   }
   return Value();
 }

@@ -50,12 +50,14 @@ ElementKind harp::elementKindOf(DType d) {
 }
 
 static const char *const binaryNames[] = {
-    "add",     "sub",     "mul",   "div",    "idiv", "rem", "pow",
-    "maximum", "minimum", "lt",    "le",     "gt",   "ge",  "eq",
-    "ne",      "bitand",  "bitor", "bitxor", "shl",  "shr"};
+    "add", "sub", "mul", "div", "idiv", "rem",    "pow",   "maximum", "minimum",
+    "lt",  "le",  "gt",  "ge",  "eq",   "ne",     "bitand", "bitor",  "bitxor",
+    "shl", "shr", "mod"};
 static const char *const unaryNames[] = {
-    "neg", "recip", "sqrt",    "log",  "log2", "exp",   "exp2", "sin",
-    "cos", "tanh",  "sigmoid", "relu", "abs",  "floor", "not"};
+    "neg",   "recip", "sqrt",  "log",   "log2",  "exp",  "exp2",   "sin",
+    "cos",   "tanh",  "sigmoid", "relu", "abs",  "floor", "not",   "erf",
+    "log1p", "expm1", "rsqrt", "tan",   "atan",  "ceil", "round",  "trunc",
+    "sign",  "square", "isnan", "isinf"};
 static const char *const reduceNames[] = {"sum", "prod", "max", "min", "mean"};
 
 const char *harp::opName(BinaryOp op) {

@@ -36,7 +36,7 @@ class FuncOp;
 namespace harp::detail {
 
 /// What a Map node's body computes.
-enum class MapKind : uint8_t { Binary, Unary, Cast };
+enum class MapKind : uint8_t { Binary, Unary, Cast, Select };
 
 struct Node {
   enum class Kind : uint8_t {

@@ -458,6 +458,20 @@ struct Jit::Impl {
     mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &diag) {
       return collectDiagnostic(diag, diagOS);
     });
+    // A test hook (test_builders.py): an error at every op of this name, as
+    // a pass reports one, so located errors can be tested end to end.
+    if (std::optional<std::string> rejected =
+            llvm::sys::Process::GetEnv("HARP_DEBUG_REJECT_OP")) {
+      bool any = false;
+      clone->walk([&](mlir::Operation *op) {
+        if (op->getName().getStringRef() == *rejected) {
+          op->emitOpError("rejected by HARP_DEBUG_REJECT_OP");
+          any = true;
+        }
+      });
+      if (any)
+        return makeError("lowering failed:\n" + diagnostics);
+    }
     mlir::PassManager pm(context);
     if (options.device == Device::CUDA) {
       if (options.cudaFormat != "ptx" && options.cudaFormat != "cubin")

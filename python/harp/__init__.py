@@ -20,9 +20,10 @@ import numpy as _np
 
 from . import _harp
 from ._harp import (DType, HarpError, Tensor, compile_stats,  # noqa: F401
-                    get_cpu, get_options, ir, promote, set_cpu, set_options)
+                    get_cpu, get_options, ir, promote, set_cpu, set_options,
+                    where)
 
-from . import optim  # noqa: E402,F401
+from . import nn, optim  # noqa: E402,F401
 
 # Ops built from Python carry the caller's file and line: frames inside
 # this package are skipped.
@@ -42,7 +43,8 @@ __all__ = [
     "DType", "HarpError", "Tensor", "arange", "bool_", "cat", "compile_stats",
     "concat", "constant", "conv", "float32", "float64", "fold", "full",
     "gather", "get_cpu", "get_options", "int16", "int32", "int64", "int8",
-    "interpolate_linear", "interpolate_nearest", "ir", "matmul", "ones", "optim",
+    "interpolate_linear", "interpolate_nearest", "ir", "matmul", "nn", "ones",
+    "optim", "where",
     "promote", "rand", "scatter_add", "set_cpu", "set_options", "softmax",
     "tensor", "uint16", "uint32", "uint64", "uint8", "unfold", "zeros",
 ]

@@ -4,6 +4,7 @@ found by the graph's structure, ops carry the user's file and line, and
 compile options come from Python."""
 
 import inspect
+import math
 import os
 
 import numpy as np
@@ -118,15 +119,27 @@ def test_small_exponents_are_structural():
     assert "arith.constant" not in (x ** 2.9).mlir()
 
 
-def test_compile_errors_name_the_users_line():
-    x = harp.tensor(np.linspace(1, 2, 6, dtype=np.float32), requires_grad=True)
-    y = (x % 0.7).sum()  # the op without a derivative: BUILT HERE
+def test_compile_errors_name_the_users_line(monkeypatch):
+    # Every op lowering rejects (a test hook of the JIT) reports its location:
+    # the user's line, not harp's.
+    monkeypatch.setenv("HARP_DEBUG_REJECT_OP", "math.erf")
+    # A length new to every run, so no cached kernel skips the lowering.
+    n = 5 + int.from_bytes(os.urandom(2), "little")
+    x = harp.tensor(np.linspace(1, 2, n, dtype=np.float32), requires_grad=True)
+    y = (x.erf() * 3).sum()  # BUILT HERE
     with pytest.raises(harp.HarpError) as info:
         y.backward()
     message = str(info.value)
-    assert "%s:%d" % (HERE, line_of("BUILT HERE")) in message, message
-    assert "arith.remf" in message
+    assert "%s:%d: error: 'math.erf' op rejected" % (HERE, line_of("BUILT HERE")) \
+        in message, message
     assert "harp could not compile the graph of backward()" in message
+    with pytest.raises(harp.HarpError) as info:
+        (x.erf() + 1).numpy()  # REALIZED HERE
+    assert "%s:%d:" % (HERE, line_of("REALIZED HERE")) in str(info.value)
+    monkeypatch.delenv("HARP_DEBUG_REJECT_OP")
+    np.testing.assert_allclose((x.erf() + 1).numpy(),
+                               [math.erf(v) + 1 for v in np.linspace(1, 2, n)],
+                               rtol=1e-6)
 
 
 def test_printed_ir_shows_locations():

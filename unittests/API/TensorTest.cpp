@@ -829,4 +829,35 @@ TEST(TensorBuilders, OptionsSelectTheCompiledCode) {
   EXPECT_EQ(get_options().cpu, saved.cpu);
 }
 
+TEST(TensorMath, ActivationsWhereAndModulo) {
+  F1 x = F1::from_data({-2.5f, -1, 0, 0.5f, 3}, {5});
+  std::vector<float> xs = x.data();
+  auto erfs = x.erf().data();
+  for (size_t i = 0; i < xs.size(); ++i)
+    EXPECT_NEAR(erfs[i], std::erf(xs[i]), 1e-6);
+  auto gelu = nn::gelu(x).data();
+  for (size_t i = 0; i < xs.size(); ++i)
+    EXPECT_NEAR(gelu[i], 0.5 * xs[i] * (1 + std::erf(xs[i] / std::sqrt(2.0))),
+                1e-6);
+  expectNear(nn::leaky_relu(x, 0.1).data(), {-0.25f, -0.1f, 0, 0.5f, 3});
+  expectNear(nn::hardtanh(x).data(), {-1, -1, 0, 0.5f, 1});
+  expectNear(x.clamp(std::nullopt, 0.25f).data(), {-2.5f, -1, 0, 0.25f, 0.25f});
+  expectNear(where(x > F1::zeros({5}), x, x * 2.0f).data(),
+             {-5, -2, 0, 0.5f, 3});
+  expectNear(x.remainder(F1::full({5}, 2)).data(), {1.5f, 1, 0, 0.5f, 1});
+  auto nan = F1::from_data({1, NAN, INFINITY}, {3});
+  EXPECT_EQ(nan.isnan().data(), (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(nan.isinf().data(), (std::vector<bool>{false, false, true}));
+  // Gradients through the composed activations.
+  Tensor<double, Dim<1>> d =
+      Tensor<double, Dim<1>>::from_data({-1.5, 0.25, 2}, {3});
+  d.set_requires_grad();
+  nn::silu(d).sum().backward();
+  std::vector<double> g = d.grad().data(), ds = d.data();
+  for (size_t i = 0; i < ds.size(); ++i) {
+    double s = 1 / (1 + std::exp(-ds[i]));
+    EXPECT_NEAR(g[i], s * (1 + ds[i] * (1 - s)), 1e-12);
+  }
+}
+
 } // namespace

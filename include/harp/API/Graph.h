@@ -159,7 +159,8 @@ enum class BinaryOp {
   BitOr,
   BitXor,
   Shl,
-  Shr
+  Shr,
+  Mod // floor-mod: the sign of the divisor, as Python's % and torch.remainder
 };
 /// Element-wise operations of one operand.
 enum class UnaryOp {
@@ -177,7 +178,20 @@ enum class UnaryOp {
   Relu,
   Abs,
   Floor,
-  Not
+  Not,
+  Erf,
+  Log1p,
+  Expm1,
+  Rsqrt,
+  Tan,
+  Atan,
+  Ceil,
+  Round, // half to even, as torch.round
+  Trunc,
+  Sign,
+  Square,
+  IsNan, // bool results
+  IsInf
 };
 enum class ReduceOp { Sum, Prod, Max, Min, Mean };
 
@@ -262,6 +276,26 @@ NodePtr rand(DType dtype, std::vector<int64_t> shape, uint64_t seed);
 // Element-wise (NumPy broadcasting, PyTorch promotion).
 NodePtr binary(BinaryOp op, NodePtr a, NodePtr b);
 NodePtr unary(UnaryOp op, NodePtr a);
+/// `a` where `condition` (bool) holds, else `b` (all broadcast; a and b
+/// promoted): a select, so infinities and NaNs in the other branch do not
+/// leak (torch.where).
+NodePtr where(NodePtr condition, NodePtr a, NodePtr b);
+
+// Activations and friends (torch.nn.functional names), composed from the
+// ops above; numbers given here are arguments of the compiled code.
+/// 0.5 x (1 + erf(x / sqrt 2)), or with `tanh` 0.5 x (1 + tanh(sqrt(2 / pi)
+/// (x + 0.044715 x^3))).
+NodePtr gelu(NodePtr x, bool tanh);
+NodePtr silu(NodePtr x);
+/// x where x > 0, else alpha (exp(x) - 1).
+NodePtr elu(NodePtr x, double alpha);
+/// x where x > 0, else slope x.
+NodePtr leakyRelu(NodePtr x, double slope);
+/// log(1 + exp(beta x)) / beta, and x where beta x > threshold.
+NodePtr softplus(NodePtr x, double beta, double threshold);
+/// x limited to [min, max] (either may be absent); the gradient is 1
+/// inside and at the bounds, 0 outside, as torch.clamp's.
+NodePtr clamp(NodePtr x, std::optional<double> min, std::optional<double> max);
 NodePtr cast(NodePtr a, DType to);
 
 // Reductions over `axes` (negative axes count from the end; empty means

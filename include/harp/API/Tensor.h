@@ -372,6 +372,76 @@ public:
     LocationScope scope(loc);
     return fl(UnaryOp::Floor);
   }
+  Tensor erf(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Erf);
+  }
+  Tensor log1p(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Log1p);
+  }
+  Tensor expm1(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Expm1);
+  }
+  Tensor rsqrt(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Rsqrt);
+  }
+  Tensor tan(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Tan);
+  }
+  Tensor atan(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Atan);
+  }
+  Tensor ceil(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Ceil);
+  }
+  Tensor round(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Round);
+  }
+  Tensor trunc(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Trunc);
+  }
+  /// 1, -1 or 0 by sign (NaN stays NaN); a zero gradient.
+  Tensor sign(SourceLocation loc = SourceLocation::current()) const {
+    static_assert(IsNumeric<T>, "sign needs a numeric tensor");
+    LocationScope scope(loc);
+    return un(UnaryOp::Sign);
+  }
+  Tensor square(SourceLocation loc = SourceLocation::current()) const {
+    static_assert(IsNumeric<T>, "square needs a numeric tensor");
+    LocationScope scope(loc);
+    return un(UnaryOp::Square);
+  }
+  Tensor<bool, D> isnan(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<bool, D>(detail::unary(UnaryOp::IsNan, node), nullptr);
+  }
+  Tensor<bool, D> isinf(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<bool, D>(detail::unary(UnaryOp::IsInf, node), nullptr);
+  }
+  /// Python's %: the remainder with the divisor's sign (rem is C's).
+  Tensor remainder(At<Tensor> o) const {
+    LocationScope scope(o.loc);
+    return bin(BinaryOp::Mod, o);
+  }
+  /// Values limited to [min, max] (either may be absent); the gradient is
+  /// 1 inside and at the bounds.
+  Tensor clamp(std::optional<T> min, std::optional<T> max,
+               SourceLocation loc = SourceLocation::current()) const {
+    static_assert(IsNumeric<T>, "clamp needs a numeric tensor");
+    LocationScope scope(loc);
+    return Tensor(detail::clamp(
+        node, min ? std::optional<double>(double(*min)) : std::nullopt,
+        max ? std::optional<double>(double(*max)) : std::nullopt));
+  }
   Tensor relu(SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
     static_assert(IsNumeric<T>, "relu needs a numeric tensor");
@@ -817,6 +887,62 @@ auto operator/(const Tensor<A, DA> &a, const Tensor<B, DB> &b) {
   return Tensor<R, BroadcastDimT<DA, DB>>(
       detail::binary(BinaryOp::Div, a.graphNode(), b.graphNode()));
 }
+
+/// `a` where `condition` holds, else `b` (a select: torch.where).
+template <typename T, typename D>
+Tensor<T, D> where(const Tensor<bool, D> &condition, const Tensor<T, D> &a,
+                   const Tensor<T, D> &b,
+                   SourceLocation loc = SourceLocation::current()) {
+  LocationScope scope(loc);
+  return Tensor<T, D>(
+      detail::where(condition.graphNode(), a.graphNode(), b.graphNode()));
+}
+
+/// Activations with torch.nn.functional's names (float tensors).
+namespace nn {
+template <typename T, typename D>
+Tensor<T, D> gelu(const Tensor<T, D> &x, bool tanh = false,
+                  SourceLocation loc = SourceLocation::current()) {
+  static_assert(IsFloat<T>, "gelu needs a float tensor");
+  LocationScope scope(loc);
+  return Tensor<T, D>(detail::gelu(x.graphNode(), tanh));
+}
+template <typename T, typename D>
+Tensor<T, D> silu(const Tensor<T, D> &x,
+                  SourceLocation loc = SourceLocation::current()) {
+  static_assert(IsFloat<T>, "silu needs a float tensor");
+  LocationScope scope(loc);
+  return Tensor<T, D>(detail::silu(x.graphNode()));
+}
+template <typename T, typename D>
+Tensor<T, D> elu(const Tensor<T, D> &x, double alpha = 1.0,
+                 SourceLocation loc = SourceLocation::current()) {
+  static_assert(IsFloat<T>, "elu needs a float tensor");
+  LocationScope scope(loc);
+  return Tensor<T, D>(detail::elu(x.graphNode(), alpha));
+}
+template <typename T, typename D>
+Tensor<T, D> leaky_relu(const Tensor<T, D> &x, double negativeSlope = 0.01,
+                        SourceLocation loc = SourceLocation::current()) {
+  static_assert(IsFloat<T>, "leaky_relu needs a float tensor");
+  LocationScope scope(loc);
+  return Tensor<T, D>(detail::leakyRelu(x.graphNode(), negativeSlope));
+}
+template <typename T, typename D>
+Tensor<T, D> softplus(const Tensor<T, D> &x, double beta = 1.0,
+                      double threshold = 20.0,
+                      SourceLocation loc = SourceLocation::current()) {
+  static_assert(IsFloat<T>, "softplus needs a float tensor");
+  LocationScope scope(loc);
+  return Tensor<T, D>(detail::softplus(x.graphNode(), beta, threshold));
+}
+template <typename T, typename D>
+Tensor<T, D> hardtanh(const Tensor<T, D> &x, T min = T(-1), T max = T(1),
+                      SourceLocation loc = SourceLocation::current()) {
+  LocationScope scope(loc);
+  return x.clamp(min, max);
+}
+} // namespace nn
 
 /// Concatenation along `dim`.
 template <typename T, typename D>

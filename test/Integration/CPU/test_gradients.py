@@ -91,6 +91,7 @@ BINARY = {
     "maximumf": "%r = arith.maximumf %a0, %a1 : f64",
     "minimumf": "%r = arith.minimumf %a0, %a1 : f64",
     "powf": "%p = math.absf %a0 : f64\n%c = arith.constant 0.5 : f64\n%q = arith.addf %p, %c : f64\n%r = math.powf %q, %a1 : f64",
+    "remf": "%s = arith.constant 7.0 : f64\n%x = arith.mulf %a0, %s : f64\n%three = arith.constant 3.0 : f64\n%d = arith.addf %a1, %three : f64\n%r = arith.remf %x, %d : f64",
     "select": "%c = arith.cmpf olt, %a0, %a1 : f64\n%s = arith.mulf %a0, %a1 : f64\n%r = arith.select %c, %s, %a1 : f64",
     "chain": "%m = arith.mulf %a0, %a1 : f64\n%t = math.tanh %m : f64\n%e = math.exp %a0 : f64\n%r = arith.addf %t, %e : f64",
 }

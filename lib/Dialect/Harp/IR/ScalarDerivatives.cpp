@@ -125,6 +125,14 @@ void adjoints(arith::MinNumFOp op, Ops &o, Value a,
               SmallVectorImpl<Value> &out) {
   extremum(op, o, a, out, arith::CmpFPredicate::OLT);
 }
+/// fmod: a - trunc(a / b) b, so d/da = 1 and d/db = -trunc(a / b) (the
+/// quotient is flat between its jumps).
+template <>
+void adjoints(arith::RemFOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
+  Value quotient =
+      math::TruncOp::create(o.b, o.loc, o.div(op.getLhs(), op.getRhs()));
+  out.assign({a, o.neg(o.mul(a, quotient))});
+}
 template <>
 void adjoints(arith::SelectOp op, Ops &o, Value a,
               SmallVectorImpl<Value> &out) {
@@ -380,8 +388,9 @@ void mlir::harp::registerScalarDerivativeModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
     attach<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
            arith::NegFOp, arith::MaximumFOp, arith::MinimumFOp,
-           arith::MaxNumFOp, arith::MinNumFOp, arith::SelectOp, arith::ExtFOp,
-           arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp>(ctx);
+           arith::MaxNumFOp, arith::MinNumFOp, arith::RemFOp, arith::SelectOp,
+           arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp>(
+        ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, math::MathDialect *) {
     attach<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp, math::Log2Op,
