@@ -439,6 +439,70 @@ it (once per graph structure) and run it.)");
             .c_str());
   }
   t.def(
+       "logsumexp",
+       [](const NodePtr &a, const py::object &axis, bool keepdim,
+          const py::object &dim) {
+         return detail::logsumexp(a, axesOf(axisOrDim(axis, dim)), keepdim);
+       },
+       py::arg("axis") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+       py::arg("dim") = py::none(),
+       "log(sum(exp(x))) over `axis` (None: all), computed around the "
+       "maximum.")
+      .def(
+          "log_softmax",
+          [](const NodePtr &a, const py::object &axis, const py::object &dim) {
+            py::object d = axisOrDim(axis, dim);
+            return detail::logSoftmax(a, d.is_none() ? -1 : d.cast<int64_t>());
+          },
+          py::arg("axis") = py::none(), py::kw_only(),
+          py::arg("dim") = py::none(),
+          "x - logsumexp(x) along `axis` (default the last).")
+      .def(
+          "var",
+          [](const NodePtr &a, const py::object &axis, bool unbiased,
+             bool keepdim, const py::object &dim,
+             const py::object &correction) {
+            int64_t c = correction.is_none() ? (unbiased ? 1 : 0)
+                                             : correction.cast<int64_t>();
+            return detail::var(a, axesOf(axisOrDim(axis, dim)), c, keepdim);
+          },
+          py::arg("axis") = py::none(), py::arg("unbiased") = true,
+          py::arg("keepdim") = false, py::kw_only(),
+          py::arg("dim") = py::none(), py::arg("correction") = py::none(),
+          "The variance over `axis` (None: all), divided by n - 1 "
+          "(unbiased) or n; `correction` sets the subtrahend.")
+      .def(
+          "std",
+          [](const NodePtr &a, const py::object &axis, bool unbiased,
+             bool keepdim, const py::object &dim,
+             const py::object &correction) {
+            int64_t c = correction.is_none() ? (unbiased ? 1 : 0)
+                                             : correction.cast<int64_t>();
+            return detail::unary(
+                UnaryOp::Sqrt,
+                detail::var(a, axesOf(axisOrDim(axis, dim)), c, keepdim));
+          },
+          py::arg("axis") = py::none(), py::arg("unbiased") = true,
+          py::arg("keepdim") = false, py::kw_only(),
+          py::arg("dim") = py::none(), py::arg("correction") = py::none(),
+          "The square root of var().");
+  for (bool max : {true, false})
+    t.def(
+        max ? "argmax" : "argmin",
+        [max](const NodePtr &a, const py::object &axis, bool keepdim,
+              const py::object &dim) {
+          py::object d = axisOrDim(axis, dim);
+          if (d.is_none()) // over all elements, as PyTorch
+            return detail::argExtreme(detail::reshape(a, {-1}), 0, false, max);
+          return detail::argExtreme(a, d.cast<int64_t>(), keepdim, max);
+        },
+        py::arg("axis") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+        py::arg("dim") = py::none(),
+        max ? "The index (int64) of the first maximum along `axis` (None: of "
+              "the flattened tensor); NaN counts as the maximum."
+            : "The index (int64) of the first minimum along `axis` (None: of "
+              "the flattened tensor); NaN counts as the minimum.");
+  t.def(
        "reduce",
        [](const NodePtr &a, const std::string &kind, const py::object &axis,
           bool keepdim) {

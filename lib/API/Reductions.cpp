@@ -186,3 +186,87 @@ NodePtr harp::detail::conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
     dims.push_back(i);
   return reduce(ReduceOp::Sum, prod, dims, false);
 }
+
+//===----------------------------------------------------------------------===//
+// Composite reductions
+//===----------------------------------------------------------------------===//
+
+/// `axes` normalized and sorted (empty: all dims).
+static std::vector<int64_t> axesOf(const std::string &op,
+                                   std::vector<int64_t> axes, size_t rank) {
+  if (axes.empty())
+    for (size_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  for (int64_t &axis : axes)
+    axis = normalizeAxis(op, axis, rank);
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+NodePtr harp::detail::logsumexp(NodePtr a, std::vector<int64_t> axes,
+                                bool keepdim) {
+  if (!isFloat(a->dtype))
+    throw Error("logsumexp: needs a float tensor, got " + dtypeName(a->dtype));
+  axes = axesOf("logsumexp", axes, a->shape.size());
+  NodePtr m = reduce(ReduceOp::Max, a, axes, true);
+  // Around the maximum; an infinite maximum (a row of -inf) is replaced by
+  // 0 so that no inf - inf appears.
+  NodePtr shift = where(unary(UnaryOp::IsInf, m), full(a->dtype, {}, 0), m);
+  NodePtr sum = reduce(ReduceOp::Sum,
+                       unary(UnaryOp::Exp, binary(BinaryOp::Sub, a, shift)),
+                       axes, keepdim);
+  NodePtr base = keepdim ? shift : reshape(shift, sum->shape);
+  return binary(BinaryOp::Add, unary(UnaryOp::Log, sum), base);
+}
+
+NodePtr harp::detail::logSoftmax(NodePtr a, int64_t axis) {
+  if (!isFloat(a->dtype))
+    throw Error("log_softmax: needs a float tensor, got " +
+                dtypeName(a->dtype));
+  axis = normalizeAxis("log_softmax", axis, a->shape.size());
+  return binary(BinaryOp::Sub, a, logsumexp(a, {axis}, true));
+}
+
+NodePtr harp::detail::var(NodePtr a, std::vector<int64_t> axes,
+                          int64_t correction, bool keepdim) {
+  if (!isFloat(a->dtype))
+    throw Error("var: needs a float tensor, got " + dtypeName(a->dtype));
+  axes = axesOf("var", axes, a->shape.size());
+  int64_t count = 1;
+  for (int64_t axis : axes)
+    count *= a->shape[axis];
+  NodePtr centered =
+      binary(BinaryOp::Sub, a, reduce(ReduceOp::Mean, a, axes, true));
+  NodePtr squares =
+      reduce(ReduceOp::Sum, unary(UnaryOp::Square, centered), axes, keepdim);
+  // n - correction <= 0 gives inf or NaN, as in PyTorch.
+  double divisor = static_cast<double>(count - correction);
+  return binary(BinaryOp::Mul, squares,
+                full(a->dtype, {}, divisor > 0 ? 1 / divisor : INFINITY));
+}
+
+NodePtr harp::detail::argExtreme(NodePtr a, int64_t axis, bool keepdim,
+                                 bool max) {
+  const char *op = max ? "argmax" : "argmin";
+  if (a->dtype == DType::Bool)
+    throw Error(std::string(op) + ": not defined for bool");
+  size_t rank = a->shape.size();
+  if (rank == 0)
+    return full(DType::I64, {}, 0);
+  axis = normalizeAxis(op, axis, rank);
+  int64_t n = a->shape[axis];
+  if (n == 0)
+    throw Error(std::string(op) + ": dim " + std::to_string(axis) + " of " +
+                shapeStr(a->shape) + " is empty");
+  NodePtr extreme =
+      reduce(max ? ReduceOp::Max : ReduceOp::Min, a, {axis}, true);
+  NodePtr hit = binary(BinaryOp::Eq, a, extreme);
+  if (isFloat(a->dtype))
+    hit = binary(BinaryOp::BitOr, hit, unary(UnaryOp::IsNan, a));
+  // The smallest index where the extreme is reached.
+  std::vector<int64_t> line(rank, 1);
+  line[axis] = n;
+  NodePtr index = reshape(arange(DType::I64, n, 0, 1), line);
+  NodePtr candidates = where(hit, index, full(DType::I64, {}, double(n)));
+  return reduce(ReduceOp::Min, candidates, {axis}, keepdim);
+}

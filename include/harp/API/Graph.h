@@ -305,6 +305,17 @@ NodePtr reduce(ReduceOp kind, NodePtr a, std::vector<int64_t> axes,
 NodePtr softmax(NodePtr a, int64_t axis);
 /// Matrix product of the last two dims, batch dims broadcast.
 NodePtr matmul(NodePtr a, NodePtr b);
+/// log(sum(exp(x))) over `axes`, computed around the maximum (a row of
+/// -inf gives -inf).
+NodePtr logsumexp(NodePtr a, std::vector<int64_t> axes, bool keepdim);
+/// x - logsumexp(x) along `axis`.
+NodePtr logSoftmax(NodePtr a, int64_t axis);
+/// The variance over `axes`, divided by n - correction (1: unbiased).
+NodePtr var(NodePtr a, std::vector<int64_t> axes, int64_t correction,
+            bool keepdim);
+/// The index (i64) of the first maximum (argmax) or minimum along `axis`;
+/// a NaN counts as the extreme, as in PyTorch.
+NodePtr argExtreme(NodePtr a, int64_t axis, bool keepdim, bool max);
 
 // Views (zero-copy harp.view).
 NodePtr reshape(NodePtr a, std::vector<int64_t> shape);

@@ -1,0 +1,120 @@
+"""Composite reductions (logsumexp, log_softmax, var, std, argmax, argmin)
+and the losses of harp.nn.functional against PyTorch: values and gradients
+in float64 (and float32 values), odd shapes, ignore_index, label smoothing,
+probability targets."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import harp
+import harp.nn.functional as HF
+
+
+def sample(*shape, seed=0, low=-2.0, high=2.0):
+    return np.random.default_rng(seed).uniform(low, high, size=shape)
+
+
+def both(fn_h, fn_t, *arrays, grad=True, tol=1e-10):
+    """Runs fn on harp and torch tensors (float64) and compares the values
+    and the gradients of sum(result) w.r.t. every array."""
+    hs = [harp.tensor(a, harp.float64, requires_grad=grad) for a in arrays]
+    ts = [torch.tensor(a, requires_grad=grad) for a in arrays]
+    hy, ty = fn_h(*hs), fn_t(*ts)
+    np.testing.assert_allclose(hy.numpy(), ty.detach().numpy(), rtol=tol, atol=tol)
+    if grad:
+        hy.sum().backward()
+        ty.sum().backward()
+        for h, t in zip(hs, ts):
+            np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=tol * 100,
+                                       atol=tol * 100)
+
+
+@pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 5), 1), ((3, 5), 0),
+                                       ((2, 3, 4), (0, 2)), ((4, 1), None)], ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_logsumexp_var_std(shape, dim, keepdim):
+    x = sample(*shape, seed=len(shape))
+    tdim = tuple(range(len(shape))) if dim is None else dim
+    both(lambda t: t.logsumexp(dim, keepdim), lambda t: torch.logsumexp(t, tdim, keepdim), x)
+    if np.prod([shape[d] for d in np.atleast_1d(tdim)]) > 1:
+        both(lambda t: t.var(dim, keepdim=keepdim), lambda t: torch.var(t, tdim, keepdim=keepdim), x)
+        both(lambda t: t.std(dim, unbiased=False, keepdim=keepdim),
+             lambda t: torch.std(t, tdim, unbiased=False, keepdim=keepdim), x)
+
+
+def test_logsumexp_of_minus_infinity_and_log_softmax():
+    x = np.array([[-np.inf, -np.inf, -np.inf], [0.5, -np.inf, 2.0]])
+    np.testing.assert_array_equal(harp.tensor(x).logsumexp(dim=1).numpy(),
+                                  torch.logsumexp(torch.tensor(x), 1).numpy())
+    both(lambda t: t.log_softmax(dim=1), lambda t: F.log_softmax(t, 1), sample(4, 7, seed=2))
+    both(lambda t: HF.log_softmax(t, 0), lambda t: F.log_softmax(t, 0), sample(5, 3, seed=3))
+    y = harp.tensor(sample(3, 9).astype(np.float32)).log_softmax()
+    np.testing.assert_allclose(y.numpy(), F.log_softmax(torch.tensor(sample(3, 9).astype(np.float32)), -1).numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_argmax_argmin():
+    x = np.array([[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, -5.0, -5.0], [0.0, np.nan, 4.0, np.nan]])
+    for name in ["argmax", "argmin"]:
+        for dim in [0, 1, -1]:
+            for keepdim in [False, True]:
+                got = getattr(harp.tensor(x), name)(dim, keepdim).numpy()
+                want = getattr(torch.tensor(x), name)(dim, keepdim).numpy()
+                np.testing.assert_array_equal(got, want, err_msg="%s %d %s" % (name, dim, keepdim))
+        clean = x[:2]
+        assert getattr(harp.tensor(clean), name)().numpy() == getattr(torch.tensor(clean), name)().numpy()
+    i = harp.tensor(np.array([[3, 9, 9], [7, -2, 7]], np.int32))
+    np.testing.assert_array_equal(i.argmax(dim=1).numpy(), [1, 0])
+    assert i.argmax(dim=1).dtype == harp.int64
+    with pytest.raises(harp.HarpError, match="argmax: dim 1 of \\[2, 0\\] is empty"):
+        harp.tensor(np.zeros((2, 0))).argmax(1)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_regression_losses(reduction):
+    a, b = sample(4, 7, seed=1), sample(4, 7, seed=2)
+    both(lambda x, y: HF.mse_loss(x, y, reduction=reduction),
+         lambda x, y: F.mse_loss(x, y, reduction=reduction), a, b)
+    both(lambda x, y: HF.l1_loss(x, y, reduction=reduction),
+         lambda x, y: F.l1_loss(x, y, reduction=reduction), a, b)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_indices(smoothing, reduction):
+    logits = sample(6, 5, seed=4)
+    target = np.array([0, 4, 2, -100, 1, 4])
+    kw = dict(ignore_index=-100, reduction=reduction, label_smoothing=smoothing)
+    both(lambda x: HF.cross_entropy(x, harp.tensor(target), **kw),
+         lambda x: F.cross_entropy(x, torch.tensor(target), **kw), logits)
+    # [N, C, d] inputs with [N, d] targets.
+    logits3 = sample(2, 3, 4, seed=5)
+    target3 = np.array([[0, 2, 1, 1], [2, 2, 0, 1]])
+    both(lambda x: HF.cross_entropy(x, harp.tensor(target3), reduction=reduction,
+                                    label_smoothing=smoothing),
+         lambda x: F.cross_entropy(x, torch.tensor(target3), reduction=reduction,
+                                   label_smoothing=smoothing), logits3)
+
+
+def test_cross_entropy_with_probabilities_and_nll():
+    logits, probs = sample(5, 4, seed=6), np.random.default_rng(7).dirichlet(np.ones(4), 5)
+    both(lambda x, p: HF.cross_entropy(x, p, label_smoothing=0.1),
+         lambda x, p: F.cross_entropy(x, p, label_smoothing=0.1), logits, probs)
+    logp = np.log(np.random.default_rng(8).dirichlet(np.ones(3), 4))
+    target = np.array([2, 0, 1, 1])
+    both(lambda x: HF.nll_loss(x, harp.tensor(target)),
+         lambda x: F.nll_loss(x, torch.tensor(target)), logp)
+    with pytest.raises(ValueError, match="reduction"):
+        HF.mse_loss(harp.tensor(logits), harp.tensor(logits), reduction="avg")
+
+
+def test_binary_cross_entropy():
+    p = sample(3, 4, seed=9, low=0.05, high=0.95)
+    t = sample(3, 4, seed=10, low=0.0, high=1.0)
+    both(lambda x, y: HF.binary_cross_entropy(x, y),
+         lambda x, y: F.binary_cross_entropy(x, y), p, t)
+    z = sample(3, 4, seed=11, low=-30, high=30)
+    both(lambda x, y: HF.binary_cross_entropy_with_logits(x, y, reduction="sum"),
+         lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="sum"), z, t)
