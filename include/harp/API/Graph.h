@@ -144,8 +144,8 @@ enum class BinaryOp {
   Sub,
   Mul,
   Div,      // true division: integers give float32
-  FloorDiv, // integers
-  Rem,
+  FloorDiv, // floor(a / b)
+  Rem,      // C's remainder: the sign of the dividend (fmod)
   Pow,
   Maximum,
   Minimum,
