@@ -119,6 +119,50 @@ NodePtr matmulOf(const NodePtr &a, const NodePtr &b) {
   return detail::reshape(product, shape);
 }
 
+/// torch.linalg.vector_norm / Tensor.norm: p = 2 ("fro"), 1, inf, -inf,
+/// 0 (the count of non-zeros) or any other positive number, over `axes`
+/// (empty: all).
+NodePtr norm(const NodePtr &x, const py::object &p,
+             const std::vector<int64_t> &axes, bool keepdim) {
+  if (!isFloat(detail::dtypeOf(x)))
+    throw Error("norm: needs a float tensor, got " +
+                dtypeName(detail::dtypeOf(x)));
+  double order = 2;
+  if (py::isinstance<py::str>(p)) {
+    if (p.cast<std::string>() != "fro")
+      throw Error("norm: p must be a number or 'fro', got '" +
+                  p.cast<std::string>() + "'");
+  } else if (!p.is_none()) {
+    order = p.cast<double>();
+  }
+  NodePtr magnitude = detail::unary(UnaryOp::Abs, x);
+  DType d = detail::dtypeOf(x);
+  if (std::isinf(order))
+    return detail::reduce(order > 0 ? ReduceOp::Max : ReduceOp::Min, magnitude,
+                          axes, keepdim);
+  if (order == 0)
+    return detail::reduce(
+        ReduceOp::Sum,
+        detail::cast(detail::binary(BinaryOp::Ne, x, detail::full(d, {}, 0)),
+                     d),
+        axes, keepdim);
+  if (order == 1)
+    return detail::reduce(ReduceOp::Sum, magnitude, axes, keepdim);
+  if (order == 2)
+    return detail::unary(UnaryOp::Sqrt,
+                         detail::reduce(ReduceOp::Sum,
+                                        detail::unary(UnaryOp::Square, x), axes,
+                                        keepdim));
+  if (order < 0)
+    throw Error("norm: p must be positive, inf, -inf or 0, got " +
+                std::to_string(order));
+  NodePtr sum = detail::reduce(
+      ReduceOp::Sum,
+      detail::binary(BinaryOp::Pow, magnitude, detail::full(d, {}, order)),
+      axes, keepdim);
+  return detail::binary(BinaryOp::Pow, sum, detail::full(d, {}, 1 / order));
+}
+
 /// t[key] with ints, slices (any step), None and one Ellipsis.
 NodePtr getItem(const NodePtr &t, const py::object &key) {
   py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>()
@@ -486,6 +530,14 @@ it (once per graph structure) and run it.)");
           py::arg("keepdim") = false, py::kw_only(),
           py::arg("dim") = py::none(), py::arg("correction") = py::none(),
           "The square root of var().");
+  t.def(
+      "norm",
+      [](const NodePtr &x, const py::object &p, const py::object &dim,
+         bool keepdim) { return norm(x, p, axesOf(dim), keepdim); },
+      py::arg("p") = py::none(), py::arg("dim") = py::none(),
+      py::arg("keepdim") = false,
+      "The vector p-norm over `dim` (None: all elements): p = 2 or 'fro' "
+      "(default), 1, inf, -inf, 0 (non-zeros) or any positive number.");
   for (bool max : {true, false})
     t.def(
         max ? "argmax" : "argmin",

@@ -41,10 +41,10 @@ _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
 
 __all__ = [
     "DType", "HarpError", "Tensor", "arange", "bool_", "cat", "compile_stats",
-    "concat", "constant", "conv", "float32", "float64", "fold", "full",
+    "concat", "constant", "conv", "dot", "float32", "float64", "fold", "full",
     "gather", "get_cpu", "get_options", "int16", "int32", "int64", "int8",
-    "interpolate_linear", "interpolate_nearest", "ir", "matmul", "nn", "ones",
-    "optim", "where",
+    "interpolate_linear", "interpolate_nearest", "ir", "matmul", "nn", "norm",
+    "ones", "optim", "outer", "where",
     "promote", "rand", "scatter_add", "set_cpu", "set_options", "softmax",
     "tensor", "uint16", "uint32", "uint64", "uint8", "unfold", "zeros",
 ]
@@ -195,3 +195,27 @@ def interpolate_linear(input, size):
     """(Bi/tri)linear resize of the trailing len(size) dims (PyTorch's
     interpolate with align_corners=False)."""
     return _harp.interpolate_linear(input, [size] if isinstance(size, int) else list(size))
+
+
+def dot(input, other):
+    """The inner product of two 1-D tensors."""
+    if len(input.shape) != 1 or len(other.shape) != 1:
+        raise HarpError("dot: needs two 1-D tensors, got shapes %s and %s"
+                        % (list(input.shape), list(other.shape)))
+    if input.shape != other.shape:
+        raise HarpError("dot: lengths differ: %d and %d"
+                        % (input.shape[0], other.shape[0]))
+    return (input * other).sum()
+
+
+def outer(input, vec2):
+    """The outer product of two 1-D tensors: [n] x [m] -> [n, m]."""
+    if len(input.shape) != 1 or len(vec2.shape) != 1:
+        raise HarpError("outer: needs two 1-D tensors, got shapes %s and %s"
+                        % (list(input.shape), list(vec2.shape)))
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+def norm(input, p="fro", dim=None, keepdim=False):
+    """The vector p-norm of `input` over `dim` (torch.norm for vectors)."""
+    return input.norm(p, dim, keepdim)

@@ -118,3 +118,29 @@ def test_binary_cross_entropy():
     z = sample(3, 4, seed=11, low=-30, high=30)
     both(lambda x, y: HF.binary_cross_entropy_with_logits(x, y, reduction="sum"),
          lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="sum"), z, t)
+
+
+@pytest.mark.parametrize("p", [2, "fro", 1, float("inf"), float("-inf"), 3, 0.5, 0])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, False), (0, True), ((0, 1), False)],
+                         ids=str)
+def test_norm(p, dim, keepdim):
+    x = sample(4, 5, seed=12)
+    x[1, 2] = 0.0
+    tp = 2 if p == "fro" else p
+    both(lambda t: t.norm(p, dim, keepdim),
+         lambda t: torch.linalg.vector_norm(t, tp, dim, keepdim), x, grad=(p != 0))
+    both(lambda t: harp.norm(t, p, dim, keepdim),
+         lambda t: torch.linalg.vector_norm(t, tp, dim, keepdim), x, grad=False)
+
+
+def test_dot_outer_normalize():
+    a, b = sample(6, seed=13), sample(6, seed=14)
+    both(lambda x, y: harp.dot(x, y), lambda x, y: torch.dot(x, y), a, b)
+    both(lambda x, y: harp.outer(x, y), lambda x, y: torch.outer(x, y), a, sample(3, seed=15))
+    both(lambda x: HF.normalize(x, dim=1), lambda x: F.normalize(x, dim=1), sample(3, 4, seed=16))
+    both(lambda x: HF.normalize(x, p=1.0, dim=0), lambda x: F.normalize(x, p=1.0, dim=0),
+         sample(3, 4, seed=17))
+    with pytest.raises(harp.HarpError, match="dot: lengths differ: 6 and 3"):
+        harp.dot(harp.tensor(a), harp.tensor(sample(3)))
+    with pytest.raises(harp.HarpError, match="norm: p must be a number or 'fro'"):
+        harp.tensor(a).norm("nuc")

@@ -7,7 +7,7 @@ from .. import _harp
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits",
            "cross_entropy", "elu", "gelu", "hardtanh", "l1_loss", "leaky_relu",
-           "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid", "silu",
+           "log_softmax", "mse_loss", "nll_loss", "normalize", "relu", "sigmoid", "silu",
            "softmax", "softplus", "tanh"]
 
 
@@ -162,3 +162,8 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean"):
     max(x, 0) - x t + log(1 + exp(-|x|))."""
     loss = input.relu() - input * target + (-input.abs()).exp().log1p()
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(norm_p(input) along dim, eps)."""
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
