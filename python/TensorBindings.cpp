@@ -119,6 +119,15 @@ NodePtr matmulOf(const NodePtr &a, const NodePtr &b) {
   return detail::reshape(product, shape);
 }
 
+/// Tensor.var's arguments: `correction`, else 1 when unbiased, else 0.
+NodePtr variance(const NodePtr &a, const py::object &axis, bool unbiased,
+                 bool keepdim, const py::object &dim,
+                 const py::object &correction) {
+  int64_t c =
+      correction.is_none() ? (unbiased ? 1 : 0) : correction.cast<int64_t>();
+  return detail::var(a, axesOf(axisOrDim(axis, dim)), c, keepdim);
+}
+
 /// torch.linalg.vector_norm / Tensor.norm: p = 2 ("fro"), 1, inf, -inf,
 /// 0 (the count of non-zeros) or any other positive number, over `axes`
 /// (empty: all).
@@ -501,30 +510,20 @@ it (once per graph structure) and run it.)");
           py::arg("axis") = py::none(), py::kw_only(),
           py::arg("dim") = py::none(),
           "x - logsumexp(x) along `axis` (default the last).")
-      .def(
-          "var",
-          [](const NodePtr &a, const py::object &axis, bool unbiased,
-             bool keepdim, const py::object &dim,
-             const py::object &correction) {
-            int64_t c = correction.is_none() ? (unbiased ? 1 : 0)
-                                             : correction.cast<int64_t>();
-            return detail::var(a, axesOf(axisOrDim(axis, dim)), c, keepdim);
-          },
-          py::arg("axis") = py::none(), py::arg("unbiased") = true,
-          py::arg("keepdim") = false, py::kw_only(),
-          py::arg("dim") = py::none(), py::arg("correction") = py::none(),
-          "The variance over `axis` (None: all), divided by n - 1 "
-          "(unbiased) or n; `correction` sets the subtrahend.")
+      .def("var", &variance, py::arg("axis") = py::none(),
+           py::arg("unbiased") = true, py::arg("keepdim") = false,
+           py::kw_only(), py::arg("dim") = py::none(),
+           py::arg("correction") = py::none(),
+           "The variance over `axis` (None: all), divided by n - 1 "
+           "(unbiased) or n; `correction` sets the subtrahend.")
       .def(
           "std",
           [](const NodePtr &a, const py::object &axis, bool unbiased,
              bool keepdim, const py::object &dim,
              const py::object &correction) {
-            int64_t c = correction.is_none() ? (unbiased ? 1 : 0)
-                                             : correction.cast<int64_t>();
             return detail::unary(
                 UnaryOp::Sqrt,
-                detail::var(a, axesOf(axisOrDim(axis, dim)), c, keepdim));
+                variance(a, axis, unbiased, keepdim, dim, correction));
           },
           py::arg("axis") = py::none(), py::arg("unbiased") = true,
           py::arg("keepdim") = false, py::kw_only(),

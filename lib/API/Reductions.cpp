@@ -17,18 +17,26 @@ using namespace harp;
 using namespace harp::detail;
 namespace mh = mlir::harp;
 
-NodePtr harp::detail::reduce(ReduceOp kind, NodePtr a,
-                             std::vector<int64_t> axes, bool keepdim) {
-  std::string name = opName(kind);
-  size_t rank = a->shape.size();
+/// `axes` normalized and sorted (empty: all dims); a repeated axis is an
+/// error naming `op`.
+static std::vector<int64_t> axesOf(const std::string &op,
+                                   std::vector<int64_t> axes, size_t rank) {
   if (axes.empty())
     for (size_t i = 0; i < rank; ++i)
       axes.push_back(i);
   for (int64_t &axis : axes)
-    axis = normalizeAxis(name, axis, rank);
+    axis = normalizeAxis(op, axis, rank);
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-    throw Error(name + ": repeated axis in " + shapeStr(axes));
+    throw Error(op + ": repeated axis in " + shapeStr(axes));
+  return axes;
+}
+
+NodePtr harp::detail::reduce(ReduceOp kind, NodePtr a,
+                             std::vector<int64_t> axes, bool keepdim) {
+  std::string name = opName(kind);
+  size_t rank = a->shape.size();
+  axes = axesOf(name, std::move(axes), rank);
   DType d = a->dtype;
   if (kind == ReduceOp::Mean) {
     if (!isFloat(d))
@@ -190,18 +198,6 @@ NodePtr harp::detail::conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
 //===----------------------------------------------------------------------===//
 // Composite reductions
 //===----------------------------------------------------------------------===//
-
-/// `axes` normalized and sorted (empty: all dims).
-static std::vector<int64_t> axesOf(const std::string &op,
-                                   std::vector<int64_t> axes, size_t rank) {
-  if (axes.empty())
-    for (size_t i = 0; i < rank; ++i)
-      axes.push_back(i);
-  for (int64_t &axis : axes)
-    axis = normalizeAxis(op, axis, rank);
-  std::sort(axes.begin(), axes.end());
-  return axes;
-}
 
 NodePtr harp::detail::logsumexp(NodePtr a, std::vector<int64_t> axes,
                                 bool keepdim) {
