@@ -82,6 +82,40 @@ static bool isStridedWindowSum(AffineExpr e, unsigned out,
   return false;
 }
 
+/// Whether the terms `op` sums vanish where one of `phased` (inputs) reads
+/// zero: its body yields `out + a * b` (float or integer, either order)
+/// with `a` or `b` an element of a phased input, possibly widened.
+static bool termsVanishWithPhased(linalg::GenericOp op,
+                                  ArrayRef<OpOperand *> phased) {
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  Value sum = yield.getValues().front();
+  Operation *add = sum.getDefiningOp();
+  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add))
+    return false;
+  Value out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  Value term;
+  if (add->getOperand(0) == out)
+    term = add->getOperand(1);
+  else if (add->getOperand(1) == out)
+    term = add->getOperand(0);
+  else
+    return false;
+  Operation *mul = term.getDefiningOp();
+  if (!mul || !isa<arith::MulFOp, arith::MulIOp>(mul))
+    return false;
+  auto isPhased = [&](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp>(def))
+        return false;
+      v = def->getOperand(0);
+    }
+    return llvm::any_of(phased, [&](OpOperand *input) {
+      return op.getMatchingBlockArgument(input) == v;
+    });
+  };
+  return isPhased(mul->getOperand(0)) || isPhased(mul->getOperand(1));
+}
+
 /// De-interleaves a strided convolution window: a kernel reading
 /// `X[..., s * ow + kw]` (stride s > 1) along the dim its result is
 /// contiguous in would read every s-th element, which the vectorizer
@@ -92,8 +126,11 @@ static bool isStridedWindowSum(AffineExpr e, unsigned out,
 /// phases), and the kernel reduces over (kq, r) instead of kw: a window of
 /// unit stride along ow. Operands that read kw as their last dim (the
 /// filter) are padded with zeros to whole phases and reshaped to
-/// [..., kq, r], so the padding adds terms of zero. Only where no other
-/// operand reads ow and X reads kw nowhere else.
+/// [..., kq, r], so the padding adds terms of zero: where the kernel size
+/// is not a multiple of s, only for a body that sums products with a
+/// filter element (a plain sum or max over the window would take in the
+/// padded taps' X values). Only where no other operand reads ow and X
+/// reads kw nowhere else.
 static void deinterleaveStridedWindow(RewriterBase &rewriter,
                                       linalg::GenericOp op) {
   if (!isRewritableWindowKernel(op))
@@ -141,9 +178,11 @@ static void deinterleaveStridedWindow(RewriterBase &rewriter,
     phased.push_back(input);
   }
 
+  int64_t taps = ranges[kw], phases = llvm::divideCeil(taps, stride);
+  if (taps % stride != 0 && !termsVanishWithPhased(op, phased))
+    return;
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
-  int64_t taps = ranges[kw], phases = llvm::divideCeil(taps, stride);
   auto xType = cast<RankedTensorType>(window->get().getType());
   int64_t xRank = xType.getRank(), width = xType.getShape().back();
   // Columns read: up to s * (OW - 1 + phases - 1) + s - 1.

@@ -47,6 +47,49 @@ func.func @matmul(%x: tensor<16x512xf32>, %y: tensor<512x1024xf32>, %z: tensor<1
 
 // -----
 
+// A plain sum over a 3-tap stride-2 window (an average pool): padding the
+// window to 2 x 2 taps would add the image's next column, so it stays as
+// it is. A max likewise; a 2-tap window has whole phases and is
+// de-interleaved (no padded tap is read).
+// WIN-LABEL: func.func @strided_pool
+// WIN-NOT: tensor.expand_shape
+// WIN: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<9xf32>, tensor<3xi8>)
+// WIN-NEXT: ^bb0
+// WIN-NEXT: arith.addf
+// WIN-NOT: tensor.expand_shape
+// WIN: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<9xf32>, tensor<3xi8>)
+// WIN-NEXT: ^bb0
+// WIN-NEXT: arith.maximumf
+// WIN: tensor.expand_shape {{.*}} into tensor<5x2xf32>
+// WIN: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]
+// WIN: return
+#pw = affine_map<(o, k) -> (o * 2 + k)>
+#pk = affine_map<(o, k) -> (k)>
+#po = affine_map<(o, k) -> (o)>
+func.func @strided_pool(%x: tensor<9xf32>, %range: tensor<3xi8>, %range2: tensor<2xi8>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %sum = linalg.generic {indexing_maps = [#pw, #pk, #po], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %range : tensor<9xf32>, tensor<3xi8>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %i: i8, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %max = linalg.generic {indexing_maps = [#pw, #pk, #po], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %range : tensor<9xf32>, tensor<3xi8>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %i: i8, %acc: f32):
+    %s = arith.maximumf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %even = linalg.generic {indexing_maps = [#pw, #pk, #po], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %range2 : tensor<9xf32>, tensor<2xi8>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %i: i8, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %sum, %max, %even : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // A stride-2 window: de-interleaved by harp-rewrite-windows (the image
 // sorted by phase, the 3-tap filter padded to 2 x 2 taps, one more
 // reduction dim); untouched without the rewrites and by packing.
