@@ -280,8 +280,17 @@ PYBIND11_MODULE(_harp, m) {
         py::arg("value"));
   m.def("arange", &detail::arange, py::arg("dtype"), py::arg("count"),
         py::arg("start"), py::arg("step"));
-  m.def("rand", &detail::rand, py::arg("dtype"), py::arg("shape"),
-        py::arg("seed"));
+  m.def("rand",
+        py::overload_cast<DType, std::vector<int64_t>, uint64_t>(&detail::rand),
+        py::arg("dtype"), py::arg("shape"), py::arg("seed"));
+  // The seed as a run-time argument: a new seed compiles nothing.
+  m.def(
+      "rand_seeded",
+      [](DType dtype, std::vector<int64_t> shape, int64_t seed) {
+        return detail::rand(dtype, std::move(shape),
+                            detail::scalar(DType::I64, &seed));
+      },
+      py::arg("dtype"), py::arg("shape"), py::arg("seed"));
   m.def("concat", &detail::concat, py::arg("tensors"), py::arg("dim"));
   m.def("conv", &detail::conv, py::arg("input"), py::arg("weight"),
         py::arg("stride"), py::arg("padding"), py::arg("dilation"));

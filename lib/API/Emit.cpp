@@ -113,7 +113,9 @@ GraphPlan harp::detail::planGraph(const NodePtr &root, bool cutAtValues) {
       key.put(n->step);
       break;
     case Kind::Rand:
-      key.put(n->seed);
+      // A run-time seed is an input (an edge above), not part of the key.
+      if (n->inputs.empty())
+        key.put(n->seed);
       break;
     case Kind::Concat:
     case Kind::Gather:
@@ -212,8 +214,8 @@ mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
                                    scalarAttr(ctx, n->dtype, n->step));
       break;
     case Kind::Rand:
-      value = mh::RandOp::create(b, loc, type,
-                                 b.getI64IntegerAttr(int64_t(n->seed)));
+      value = ins.empty() ? mh::RandOp::create(b, loc, type, int64_t(n->seed))
+                          : mh::RandOp::create(b, loc, type, ins[0]);
       break;
     case Kind::View:
       value = mh::ViewOp::create(b, loc, type, ins[0], n->layout);

@@ -50,14 +50,14 @@ ElementKind harp::elementKindOf(DType d) {
 }
 
 static const char *const binaryNames[] = {
-    "add", "sub", "mul", "div", "idiv", "rem",    "pow",   "maximum", "minimum",
-    "lt",  "le",  "gt",  "ge",  "eq",   "ne",     "bitand", "bitor",  "bitxor",
-    "shl", "shr", "mod"};
+    "add",     "sub",     "mul",   "div",    "idiv", "rem", "pow",
+    "maximum", "minimum", "lt",    "le",     "gt",   "ge",  "eq",
+    "ne",      "bitand",  "bitor", "bitxor", "shl",  "shr", "mod"};
 static const char *const unaryNames[] = {
-    "neg",   "recip", "sqrt",  "log",   "log2",  "exp",  "exp2",   "sin",
-    "cos",   "tanh",  "sigmoid", "relu", "abs",  "floor", "not",   "erf",
-    "log1p", "expm1", "rsqrt", "tan",   "atan",  "ceil", "round",  "trunc",
-    "sign",  "square", "isnan", "isinf"};
+    "neg",  "recip", "sqrt",  "log",     "log2",   "exp",   "exp2",
+    "sin",  "cos",   "tanh",  "sigmoid", "relu",   "abs",   "floor",
+    "not",  "erf",   "log1p", "expm1",   "rsqrt",  "tan",   "atan",
+    "ceil", "round", "trunc", "sign",    "square", "isnan", "isinf"};
 static const char *const reduceNames[] = {"sum", "prod", "max", "min", "mean"};
 
 const char *harp::opName(BinaryOp op) {
@@ -347,6 +347,19 @@ NodePtr harp::detail::rand(DType dtype, std::vector<int64_t> shape,
     throw Error("rand: needs a float dtype, got " + dtypeName(dtype));
   auto n = make(Kind::Rand, std::move(shape), dtype);
   n->seed = seed;
+  return n;
+}
+
+NodePtr harp::detail::rand(DType dtype, std::vector<int64_t> shape,
+                           NodePtr seed) {
+  checkShape("rand", shape);
+  if (!isFloat(dtype))
+    throw Error("rand: needs a float dtype, got " + dtypeName(dtype));
+  if (!seed->shape.empty() || isFloat(seed->dtype) ||
+      seed->dtype == DType::Bool)
+    throw Error("rand: the seed must be a 0-d integer tensor, got " +
+                dtypeName(seed->dtype) + " " + shapeStr(seed->shape));
+  auto n = make(Kind::Rand, std::move(shape), dtype, {cast(seed, DType::I64)});
   return n;
 }
 

@@ -272,6 +272,11 @@ NodePtr scalar(DType dtype, const void *data);
 NodePtr scalar(DType dtype, double value);
 NodePtr arange(DType dtype, int64_t count, double start, double step);
 NodePtr rand(DType dtype, std::vector<int64_t> shape, uint64_t seed);
+/// rand() with the seed read at run time from `seed` (a 0-d integer
+/// tensor, such as scalar(DType::I64, ...)): a new seed value reuses the
+/// compiled code. The same seed gives the same numbers as the overload
+/// above.
+NodePtr rand(DType dtype, std::vector<int64_t> shape, NodePtr seed);
 
 // Element-wise (NumPy broadcasting, PyTorch promotion).
 NodePtr binary(BinaryOp op, NodePtr a, NodePtr b);

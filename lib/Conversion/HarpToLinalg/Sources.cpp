@@ -5,6 +5,7 @@
 #include "harp/Conversion/HarpToLinalg/HarpToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
@@ -16,6 +17,7 @@ namespace {
 /// Philox-2x32-10 on the element's row-major linear index: the numbers depend
 /// on (seed, index) only, so any tiling or thread count gives the same ones.
 /// The key is the seed's low word; its high word is mixed into the counter.
+/// A run-time seed is read once, before the kernel, and used in its body.
 struct RandToGeneric : OpRewritePattern<RandOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -23,8 +25,12 @@ struct RandToGeneric : OpRewritePattern<RandOp> {
                                 PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
     auto floatType = cast<FloatType>(type.getElementType());
-    uint64_t seed = op.getSeed();
     ArrayRef<int64_t> shape = type.getShape();
+    Value dynamicSeed;
+    if (Value operand = op.getDynamicSeed())
+      dynamicSeed = tensor::ExtractOp::create(rewriter, op.getLoc(), operand,
+                                              ValueRange());
+    uint64_t seed = dynamicSeed ? 0 : static_cast<uint64_t>(*op.getSeed());
     Value result = lowering::buildKernel(
         rewriter, op.getLoc(), shape, {}, {}, std::nullopt, floatType,
         [&](OpBuilder &b, Location loc, ValueRange,
@@ -47,8 +53,27 @@ struct RandToGeneric : OpRewritePattern<RandOp> {
           Value x0 = arith::TruncIOp::create(b, loc, i32, linear);
           Value x1 = arith::TruncIOp::create(
               b, loc, i32, arith::ShRUIOp::create(b, loc, linear, c64(32)));
-          x1 = arith::XOrIOp::create(b, loc, x1, c32(seed >> 32));
+          // The key of each round: a constant, or the run-time seed's low
+          // word plus the round's multiple of the Weyl constant.
+          Value seedLow, seedHigh;
+          if (dynamicSeed) {
+            seedLow = arith::TruncIOp::create(b, loc, i32, dynamicSeed);
+            seedHigh = arith::TruncIOp::create(
+                b, loc, i32,
+                arith::ShRUIOp::create(b, loc, dynamicSeed, c64(32)));
+          } else {
+            seedHigh = c32(static_cast<uint32_t>(seed >> 32));
+          }
+          x1 = arith::XOrIOp::create(b, loc, x1, seedHigh);
           uint32_t key = static_cast<uint32_t>(seed);
+          auto roundKey = [&](int round) -> Value {
+            uint32_t offset = static_cast<uint32_t>(round) * 0x9E3779B9u;
+            if (!dynamicSeed)
+              return c32(key + offset);
+            return round == 0
+                       ? seedLow
+                       : arith::AddIOp::create(b, loc, seedLow, c32(offset));
+          };
           for (int round = 0; round < 10; ++round) {
             Value product = arith::MulIOp::create(
                 b, loc, arith::ExtUIOp::create(b, loc, i64, x0),
@@ -57,9 +82,8 @@ struct RandToGeneric : OpRewritePattern<RandOp> {
                 b, loc, i32, arith::ShRUIOp::create(b, loc, product, c64(32)));
             Value lo = arith::TruncIOp::create(b, loc, i32, product);
             x0 = arith::XOrIOp::create(
-                b, loc, arith::XOrIOp::create(b, loc, hi, c32(key)), x1);
+                b, loc, arith::XOrIOp::create(b, loc, hi, roundKey(round)), x1);
             x1 = lo;
-            key += 0x9E3779B9u;
           }
           // Take as many random bits as the type has mantissa bits (plus
           // the implicit one): every value k * 2^-bits is exact, and < 1.

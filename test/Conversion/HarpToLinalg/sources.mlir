@@ -17,6 +17,22 @@ func.func @rand() -> tensor<4x8xf32> {
 
 // -----
 
+// A run-time seed is read once before the kernel; each round's key is its
+// low word plus a constant.
+// CHECK-LABEL: func.func @rand_dynamic
+// CHECK-SAME: (%[[S:.*]]: tensor<i64>)
+// CHECK: %[[V:.*]] = tensor.extract %[[S]][] : tensor<i64>
+// CHECK: linalg.generic
+// CHECK: %[[LOW:.*]] = arith.trunci %[[V]] : i64 to i32
+// CHECK: arith.shrui %[[V]], %{{.*}} : i64
+// CHECK-COUNT-9: arith.addi %[[LOW]], %{{.*}} : i32
+func.func @rand_dynamic(%seed: tensor<i64>) -> tensor<4x8xf32> {
+  %0 = harp.rand seed(%seed) : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
 // f64 takes 53 bits from both words.
 // CHECK-LABEL: func.func @rand_f64
 // CHECK: arith.shli %{{.*}}, %{{.*}} : i64

@@ -744,6 +744,39 @@ func.func @rand_int() {
 
 // -----
 
+func.func @rand_no_seed() {
+  // expected-error @+1 {{'harp.rand' op needs exactly one seed: a constant or a 0-d i64 operand}}
+  %0 = "harp.rand"() : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @rand_two_seeds(%s: tensor<i64>) {
+  // expected-error @+1 {{'harp.rand' op needs exactly one seed: a constant or a 0-d i64 operand}}
+  %0 = "harp.rand"(%s) {seed = 3 : i64} : (tensor<i64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @rand_seed_type(%s: tensor<i32>) {
+  // expected-note @-1 {{prior use here}}
+  // expected-error @+1 {{use of value '%s' expects different type than prior uses: 'tensor<i64>' vs 'tensor<i32>'}}
+  %0 = harp.rand seed(%s) : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @rand_seed_rank(%s: tensor<2xi64>) {
+  // expected-error @+1 {{'harp.rand' op operand #0 must be 0D tensor of 64-bit signless integer values, but got 'tensor<2xi64>'}}
+  %0 = "harp.rand"(%s) : (tensor<2xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @arange_rank() {
   // expected-error @+1 {{'harp.arange' op result must have rank 1, got 'tensor<2x2xi64>'}}
   %0 = harp.arange start(0 : i64) step(1 : i64) : tensor<2x2xi64>

@@ -209,7 +209,10 @@ func.func @data_movement(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>,
 }
 
 // CHECK-LABEL: func.func @sources
-func.func @sources() {
+// CHECK-SAME: (%[[S:.*]]: tensor<i64>)
+func.func @sources(%seed: tensor<i64>) {
+  // CHECK: harp.rand seed(%[[S]]) : tensor<3x5xf32>
+  %dyn = harp.rand seed(%seed) : tensor<3x5xf32>
   // CHECK: harp.rand seed(42) : tensor<4x4xf32>
   %0 = harp.rand seed(42) : tensor<4x4xf32>
   // CHECK: harp.rand seed(0) : tensor<8xf16>

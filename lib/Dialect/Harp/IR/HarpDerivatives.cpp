@@ -595,10 +595,12 @@ ScatterAddOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
   return success();
 }
 
-LogicalResult RandOp::buildCotangents(OpBuilder &, ArrayRef<Value>,
-                                      ArrayRef<bool>,
-                                      SmallVectorImpl<Value> &) {
-  return success(); // No operands.
+LogicalResult
+RandOp::buildCotangents(OpBuilder &, ArrayRef<Value>, ArrayRef<bool>,
+                        SmallVectorImpl<Value> &operandCotangents) {
+  // At most an integer seed: nothing to differentiate.
+  operandCotangents.assign(getOperation()->getNumOperands(), Value());
+  return success();
 }
 
 LogicalResult ArangeOp::buildCotangents(OpBuilder &, ArrayRef<Value>,

@@ -38,6 +38,37 @@ static void printReductionKind(OpAsmPrinter &printer, Operation *,
   printer << stringifyReductionKind(kind.getValue());
 }
 
+/// A rand seed: an integer (the `seed` attribute) or an SSA value (the
+/// 0-d i64 `dynamic_seed` operand, whose type is implied).
+static ParseResult
+parseSeed(OpAsmParser &parser,
+          std::optional<OpAsmParser::UnresolvedOperand> &dynamicSeed,
+          Type &dynamicSeedType, IntegerAttr &seed) {
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult parsed = parser.parseOptionalOperand(operand);
+  if (parsed.has_value()) {
+    if (failed(*parsed))
+      return failure();
+    dynamicSeed = operand;
+    dynamicSeedType =
+        RankedTensorType::get({}, parser.getBuilder().getI64Type());
+    return success();
+  }
+  int64_t value;
+  if (parser.parseInteger(value))
+    return failure();
+  seed = parser.getBuilder().getI64IntegerAttr(value);
+  return success();
+}
+
+static void printSeed(OpAsmPrinter &printer, Operation *, Value dynamicSeed,
+                      Type, IntegerAttr seed) {
+  if (dynamicSeed)
+    printer << dynamicSeed;
+  else
+    printer << seed.getInt();
+}
+
 #define GET_OP_CLASSES
 #include "harp/Dialect/Harp/IR/HarpOps.cpp.inc"
 
@@ -461,6 +492,13 @@ LogicalResult ScatterAddOp::verify() {
 //===----------------------------------------------------------------------===//
 // Sources
 //===----------------------------------------------------------------------===//
+
+LogicalResult RandOp::verify() {
+  if (bool(getDynamicSeed()) == bool(getSeedAttr()))
+    return emitOpError("needs exactly one seed: a constant or a 0-d i64 "
+                       "operand");
+  return success();
+}
 
 LogicalResult ArangeOp::verify() {
   RankedTensorType type = getType();

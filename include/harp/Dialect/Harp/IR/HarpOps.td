@@ -227,17 +227,39 @@ def Harp_RandOp : Harp_Op<"rand", [Pure, DeclareOpInterfaceMethods<HarpDifferent
   let summary = "counter-based uniform random numbers in [0, 1)";
   let description = [{
     Fills a float tensor with uniform numbers in `[0, 1)` from a
-    counter-based generator: element `i` (row-major linear index) depends
-    only on `seed` and `i`, so results are deterministic and independent of
-    how the kernel is tiled or parallelised.
+    counter-based generator (Philox-2x32-10): element `i` (row-major linear
+    index) depends only on the seed and `i`, so results are deterministic
+    and independent of how the kernel is tiled or parallelised.
+
+    The seed is either a constant attribute or a 0-d `i64` tensor operand,
+    known only at run time (a new seed per training step then reuses the
+    compiled code, as dropout needs); the same seed value gives the same
+    numbers either way.
 
     ```mlir
     %r = harp.rand seed(42) : tensor<4x4xf32>
+    %q = harp.rand seed(%s) : tensor<4x4xf32>   // %s : tensor<i64>
     ```
   }];
-  let arguments = (ins I64Attr:$seed);
+  let arguments = (ins Optional<0DTensorOf<[I64]>>:$dynamic_seed,
+                       OptionalAttr<I64Attr>:$seed);
   let results = (outs Harp_FloatTensor:$result);
-  let assemblyFormat = "`seed` `(` $seed `)` attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    `seed` `(` custom<Seed>($dynamic_seed, type($dynamic_seed), $seed) `)`
+    attr-dict `:` type($result)
+  }];
+  let builders = [
+    // A constant seed.
+    OpBuilder<(ins "::mlir::Type":$resultType, "int64_t":$seed), [{
+      build($_builder, $_state, resultType, ::mlir::Value(),
+            $_builder.getI64IntegerAttr(seed));
+    }]>,
+    // A seed read at run time from a 0-d i64 tensor.
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$seed), [{
+      build($_builder, $_state, resultType, seed, ::mlir::IntegerAttr());
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
 def Harp_ArangeOp : Harp_Op<"arange", [Pure, DeclareOpInterfaceMethods<HarpDifferentiableOpInterface>]> {
