@@ -1,0 +1,267 @@
+"""harp.nn.functional's layers against torch.nn.functional: convolution
+(groups, 'same', transposed), pooling (ceil_mode, count_include_pad,
+adaptive), normalization, dropout, embedding, one_hot, pad and attention.
+Forward values and the gradients of sum(out^2) with respect to every float
+input, on odd shapes, in f64 (and f32 for the commonest)."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import harp
+import harp.nn.functional as F
+
+
+def check(harp_fn, torch_fn, *arrays, rtol=1e-7, atol=1e-9, grad=True):
+    """Runs both on the same inputs; compares outputs and input gradients."""
+    hs = [harp.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+    ts = [torch.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+    out, expected = harp_fn(*hs), torch_fn(*ts)
+    assert tuple(out.shape) == tuple(expected.shape)
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=rtol, atol=atol)
+    if not grad:
+        return
+    (out * out).sum().backward()
+    (expected * expected).sum().backward()
+    for h, t in zip(hs, ts):
+        if t.requires_grad:
+            np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=rtol * 10,
+                                       atol=atol * 10)
+
+
+rng = np.random.default_rng(7)
+
+
+def normal(*shape, dtype=np.float64):
+    return rng.normal(size=shape).astype(dtype)
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", [
+    (1, 0, 1, 1), ((2, 1), 1, 1, 2), (1, "same", 2, 2), (1, "same", 1, 1),
+    (3, (2, 0), (1, 2), 1), (2, "valid", 1, 2)])
+def test_conv2d(stride, padding, dilation, groups):
+    x, w, b = normal(2, 6, 7, 9), normal(4, 6 // groups, 3, 2), normal(4)
+    check(lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation, groups),
+          lambda x, w, b: TF.conv2d(x, w, b, stride, padding, dilation, groups), x, w, b)
+
+
+def test_conv2d_depthwise_f32():
+    x, w = normal(3, 5, 8, 7, dtype=np.float32), normal(10, 1, 3, 3, dtype=np.float32)
+    check(lambda x, w: F.conv2d(x, w, padding=1, groups=5),
+          lambda x, w: TF.conv2d(x, w, padding=1, groups=5), x, w, rtol=1e-4, atol=1e-4)
+
+
+def test_conv1d_conv3d_unbatched():
+    check(lambda x, w: F.conv1d(x, w, stride=2, padding="valid"),
+          lambda x, w: TF.conv1d(x, w, stride=2, padding="valid"), normal(3, 11), normal(2, 3, 4))
+    check(lambda x, w: F.conv3d(x, w, stride=2, padding=1, groups=3),
+          lambda x, w: TF.conv3d(x, w, stride=2, padding=1, groups=3),
+          normal(1, 3, 5, 6, 7), normal(6, 1, 2, 3, 2))
+
+
+@pytest.mark.parametrize("stride,padding,output_padding,groups,dilation", [
+    (1, 0, 0, 1, 1), (2, 1, 1, 3, 1), (3, 1, 2, 2, 2), (2, 0, 1, 1, 2), ((2, 3), (0, 1), (1, 0), 1, 1)])
+def test_conv_transpose2d(stride, padding, output_padding, groups, dilation):
+    x, w, b = normal(2, 6, 4, 5), normal(6, 2, 3, 2), normal(2 * groups)
+    check(lambda x, w, b: F.conv_transpose2d(x, w, b, stride, padding, output_padding, groups, dilation),
+          lambda x, w, b: TF.conv_transpose2d(x, w, b, stride, padding, output_padding, groups, dilation),
+          x, w, b)
+
+
+def test_conv_transpose1d_3d():
+    check(lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=2, output_padding=1),
+          lambda x, w: TF.conv_transpose1d(x, w, stride=3, padding=2, output_padding=1),
+          normal(3, 4, 11), normal(4, 5, 4))
+    check(lambda x, w: F.conv_transpose3d(x, w, stride=2),
+          lambda x, w: TF.conv_transpose3d(x, w, stride=2), normal(1, 2, 3, 2, 3), normal(2, 3, 2, 2, 3))
+
+
+def test_conv_errors():
+    x = harp.tensor(normal(2, 4, 8, 8))
+    with pytest.raises(ValueError, match=r"conv2d: input \[2, 4, 8, 8\] has 4 channels but weight \[3, 3, 3, 3\]"):
+        F.conv2d(x, harp.tensor(normal(3, 3, 3, 3)))
+    with pytest.raises(ValueError, match="conv2d: groups=3 must divide"):
+        F.conv2d(x, harp.tensor(normal(3, 1, 3, 3)), groups=3)
+    with pytest.raises(ValueError, match="padding='same' needs stride 1"):
+        F.conv2d(x, harp.tensor(normal(3, 4, 3, 3)), stride=2, padding="same")
+    with pytest.raises(ValueError, match=r"conv2d: expected input \[N, C, H, W\]"):
+        F.conv2d(harp.tensor(normal(8, 8)), harp.tensor(normal(3, 4, 3, 3)))
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(x, harp.tensor(normal(4, 2, 3, 3)), stride=2, output_padding=2)
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode", [
+    (2, None, 0, 1, False), (3, 2, 1, 1, True), (3, 2, 1, 2, False), (2, 3, 1, 1, True),
+    ((3, 2), (2, 1), (1, 0), 1, False), (3, 1, 1, 1, False)])
+def test_max_pool2d(kernel, stride, padding, dilation, ceil_mode):
+    check(lambda x: F.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode),
+          lambda x: TF.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode),
+          normal(2, 3, 7, 9))
+
+
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode", [
+    (2, None, 0, False), (3, 2, 1, True), (3, 2, 1, False), (2, 3, 1, True), ((3, 2), (2, 1), (1, 0), False)])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_avg_pool2d(kernel, stride, padding, ceil_mode, count_include_pad):
+    check(lambda x: F.avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad),
+          lambda x: TF.avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad),
+          normal(2, 3, 7, 9))
+
+
+def test_pool_1d_3d_and_divisor():
+    check(lambda x: F.max_pool1d(x, 3, 2, 1, ceil_mode=True),
+          lambda x: TF.max_pool1d(x, 3, 2, 1, ceil_mode=True), normal(3, 4, 11))
+    check(lambda x: F.avg_pool1d(x, 4, 3, 2, count_include_pad=False),
+          lambda x: TF.avg_pool1d(x, 4, 3, 2, count_include_pad=False), normal(3, 4, 11))
+    check(lambda x: F.max_pool3d(x, 2, ceil_mode=True),
+          lambda x: TF.max_pool3d(x, 2, ceil_mode=True), normal(2, 3, 5, 6, 7))
+    check(lambda x: F.avg_pool3d(x, 3, 2, 1, count_include_pad=False),
+          lambda x: TF.avg_pool3d(x, 3, 2, 1, count_include_pad=False), normal(2, 3, 5, 6, 7))
+    check(lambda x: F.avg_pool2d(x, 3, 2, 1, divisor_override=5),
+          lambda x: TF.avg_pool2d(x, 3, 2, 1, divisor_override=5), normal(2, 3, 7, 9))
+
+
+def test_pool_f32_vector_widths():
+    # Rows of 1, 15, 16, 17 and 33 elements: below, at and past every vector width.
+    for width in (1, 15, 16, 17, 33):
+        x = normal(2, 3, 5, width, dtype=np.float32)
+        k = min(3, width)
+        check(lambda x: F.max_pool2d(x, (3, k), (2, 2), (1, k // 2)),
+              lambda x: TF.max_pool2d(x, (3, k), (2, 2), (1, k // 2)), x, rtol=1e-5, atol=1e-5)
+        check(lambda x: F.avg_pool2d(x, (3, k), (2, 2), (1, k // 2)),
+              lambda x: TF.avg_pool2d(x, (3, k), (2, 2), (1, k // 2)), x, rtol=1e-5, atol=1e-5)
+
+
+def test_pool_errors():
+    x = harp.tensor(normal(1, 1, 4, 4))
+    with pytest.raises(ValueError, match="padding .* must be between 0 and half the kernel"):
+        F.max_pool2d(x, 2, padding=2)
+    with pytest.raises(ValueError, match="return_indices"):
+        F.max_pool2d(x, 2, return_indices=True)
+    with pytest.raises(ValueError, match="is smaller than the window"):
+        F.avg_pool2d(x, 5)
+
+
+@pytest.mark.parametrize("size", [(1, 1), (3, 4), (7, 9), (5, 2), (None, 3), 2])
+def test_adaptive_pool2d(size):
+    x = normal(2, 3, 7, 9)
+    check(lambda x: F.adaptive_avg_pool2d(x, size), lambda x: TF.adaptive_avg_pool2d(x, size), x)
+    check(lambda x: F.adaptive_max_pool2d(x, size), lambda x: TF.adaptive_max_pool2d(x, size), x)
+
+
+def test_adaptive_pool_1d_3d():
+    check(lambda x: F.adaptive_avg_pool1d(x, 4), lambda x: TF.adaptive_avg_pool1d(x, 4), normal(2, 3, 11))
+    check(lambda x: F.adaptive_max_pool1d(x, 4), lambda x: TF.adaptive_max_pool1d(x, 4), normal(2, 3, 11))
+    check(lambda x: F.adaptive_avg_pool3d(x, (2, 3, 1)),
+          lambda x: TF.adaptive_avg_pool3d(x, (2, 3, 1)), normal(1, 2, 5, 7, 4))
+
+
+def test_linear():
+    check(lambda x, w, b: F.linear(x, w, b), lambda x, w, b: TF.linear(x, w, b),
+          normal(2, 3, 5), normal(7, 5), normal(7))
+    with pytest.raises(ValueError, match=r"linear: input \[2, 5\] and weight \[7, 4\]"):
+        F.linear(harp.tensor(normal(2, 5)), harp.tensor(normal(7, 4)))
+
+
+def test_layer_group_instance_norm():
+    x = normal(2, 6, 5, 3)
+    check(lambda x, g, b: F.layer_norm(x, [5, 3], g, b),
+          lambda x, g, b: TF.layer_norm(x, [5, 3], g, b), x, normal(5, 3), normal(5, 3))
+    check(lambda x, g, b: F.group_norm(x, 3, g, b),
+          lambda x, g, b: TF.group_norm(x, 3, g, b), x, normal(6), normal(6))
+    check(lambda x: F.instance_norm(x), lambda x: TF.instance_norm(x), x)
+    with pytest.raises(ValueError, match=r"normalized_shape \[4\] does not end input"):
+        F.layer_norm(harp.tensor(x), 4)
+    with pytest.raises(ValueError, match="num_groups=4 must divide"):
+        F.group_norm(harp.tensor(x), 4)
+
+
+def test_batch_norm_training_and_eval():
+    x, g, b = normal(4, 3, 5, 2), normal(3), normal(3)
+    hm, hv = harp.tensor(np.zeros(3)), harp.tensor(np.ones(3))
+    tm, tv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    for _ in range(3):
+        check(lambda x, g, b: F.batch_norm(x, hm, hv, g, b, training=True, momentum=0.2),
+              lambda x, g, b: TF.batch_norm(x, tm, tv, g, b, training=True, momentum=0.2),
+              x, g, b)
+    np.testing.assert_allclose(hm.numpy(), tm.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(hv.numpy(), tv.numpy(), rtol=1e-12)
+    check(lambda x, g, b: F.batch_norm(x, hm, hv, g, b),
+          lambda x, g, b: TF.batch_norm(x, tm, tv, g, b), x, g, b)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        F.batch_norm(harp.tensor(normal(1, 3)), hm, hv, training=True)
+
+
+def test_dropout():
+    x = harp.tensor(np.ones((4000,), np.float32))
+    first = F.dropout(x, 0.3).numpy()
+    assert abs((first == 0).mean() - 0.3) < 0.03
+    np.testing.assert_allclose(first[first != 0], 1 / 0.7, rtol=1e-6)
+    compiles = harp.compile_stats()["compiles"]
+    second = F.dropout(x, 0.3).numpy()
+    assert harp.compile_stats()["compiles"] == compiles  # the seed is an argument
+    assert (first != second).any()
+    np.testing.assert_array_equal(F.dropout(x, 0.3, seed=5).numpy(), F.dropout(x, 0.3, seed=5).numpy())
+    assert F.dropout(x, 0.3, training=False) is x
+    assert (F.dropout(x, 1.0).numpy() == 0).all()
+    # Gradient: the same mask, scaled.
+    w = harp.tensor(np.ones((64,)), requires_grad=True)
+    out = F.dropout(w, 0.5, seed=11)
+    out.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), out.numpy())
+    with pytest.raises(ValueError, match="p must be in"):
+        F.dropout(x, 1.5)
+
+
+def test_rand_seeded_matches_rand():
+    for dtype in (harp.float32, harp.float64):
+        for seed in (0, 42, 2 ** 40 + 5):
+            a = harp._harp.rand(dtype, [5, 7], seed).numpy()
+            b = harp._harp.rand_seeded(dtype, [5, 7], seed).numpy()
+            np.testing.assert_array_equal(a, b)
+
+
+def test_embedding_one_hot():
+    idx = np.array([[1, 2, 0], [9, 1, 1]])
+    check(lambda e: F.embedding(harp.tensor(idx), e, padding_idx=1),
+          lambda e: TF.embedding(torch.tensor(idx), e, padding_idx=1), normal(10, 4))
+    check(lambda e: F.embedding(harp.tensor(idx), e), lambda e: TF.embedding(torch.tensor(idx), e),
+          normal(10, 4))
+    np.testing.assert_array_equal(F.one_hot(harp.tensor(idx)).numpy(),
+                                  TF.one_hot(torch.tensor(idx)).numpy())
+    np.testing.assert_array_equal(F.one_hot(harp.tensor(idx), 12).numpy(),
+                                  TF.one_hot(torch.tensor(idx), 12).numpy())
+
+
+def test_pad():
+    x = normal(2, 3, 4)
+    check(lambda x: F.pad(x, (1, -2, 2, 0)), lambda x: TF.pad(x, (1, -2, 2, 0)), x)
+    check(lambda x: F.pad(x, (0, 1), value=2.5), lambda x: TF.pad(x, (0, 1), value=2.5), x)
+    with pytest.raises(ValueError, match="mode 'reflect' is not supported"):
+        F.pad(harp.tensor(x), (1, 1), mode="reflect")
+
+
+def _torch_attention(q, k, v, mask=None, causal=False, scale=None):
+    s = q @ k.transpose(-2, -1) * (scale if scale is not None else q.shape[-1] ** -0.5)
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return s.softmax(-1) @ v
+
+
+def test_scaled_dot_product_attention():
+    q, k, v = normal(2, 3, 5, 4), normal(2, 3, 6, 4), normal(2, 3, 6, 7)
+    check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+          lambda q, k, v: _torch_attention(q, k, v), q, k, v)
+    k5, v5 = normal(2, 3, 5, 4), normal(2, 3, 5, 7)
+    check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
+          lambda q, k, v: _torch_attention(q, k, v, causal=True, scale=0.3), q, k5, v5)
+    mask = rng.random((5, 6)) < 0.7
+    mask[:, 0] = True
+    check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=harp.tensor(mask)),
+          lambda q, k, v: _torch_attention(q, k, v, mask=torch.tensor(mask)), q, k, v)
+    bias = normal(5, 6)
+    check(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+          lambda q, k, v, m: _torch_attention(q, k, v, mask=m), q, k, v, bias)
