@@ -24,6 +24,11 @@ from ._harp import (DType, HarpError, Tensor, compile_stats,  # noqa: F401
                     where)
 
 from . import nn, optim  # noqa: E402,F401
+from ._ops import (broadcast_to, chunk, cumprod, cumsum, full_like,  # noqa: F401
+                   index_select, ones_like, rand_like, randn, randn_like,
+                   repeat_interleave, roll, split, stack, take_along_dim, tril,
+                   triu, unbind, zeros_like)
+from . import _ops as _ops_module
 
 # Ops built from Python carry the caller's file and line: frames inside
 # this package are skipped.
@@ -40,14 +45,24 @@ _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
           DType.float32: _np.float32, DType.float64: _np.float64}
 
 __all__ = [
-    "DType", "HarpError", "Tensor", "arange", "bool_", "cat", "compile_stats",
-    "concat", "constant", "conv", "dot", "float32", "float64", "fold", "full",
-    "gather", "get_cpu", "get_options", "int16", "int32", "int64", "int8",
+    "DType", "HarpError", "Tensor", "arange", "bool_", "broadcast_to", "cat",
+    "chunk", "compile_stats", "concat", "constant", "conv", "cumprod", "cumsum",
+    "dot", "float32", "float64", "fold", "full", "full_like", "gather",
+    "get_cpu", "get_options", "index_select", "int16", "int32", "int64", "int8",
     "interpolate_linear", "interpolate_nearest", "ir", "matmul", "nn", "norm",
-    "ones", "optim", "outer", "where",
-    "promote", "rand", "scatter_add", "set_cpu", "set_options", "softmax",
-    "tensor", "uint16", "uint32", "uint64", "uint8", "unfold", "zeros",
+    "ones", "ones_like", "optim", "outer", "promote", "rand", "rand_like",
+    "randn", "randn_like", "repeat_interleave", "roll", "scatter_add",
+    "set_cpu", "set_options", "softmax", "split", "stack", "take_along_dim",
+    "tensor", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
+    "unfold", "where", "zeros", "zeros_like",
 ]
+
+# The same ops as Tensor methods, with torch's names and argument order.
+for _name in ("broadcast_to", "chunk", "cumprod", "cumsum", "index_select",
+              "repeat", "repeat_interleave", "roll", "split", "take_along_dim",
+              "tril", "triu", "unbind"):
+    setattr(Tensor, _name, getattr(_ops_module, _name))
+del _name
 
 
 def _shape(shape):
