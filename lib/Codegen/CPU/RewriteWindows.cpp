@@ -247,17 +247,19 @@ static void deinterleaveStridedWindow(RewriterBase &rewriter,
   SmallVector<AffineMap> maps;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
+    if (input != window && !llvm::is_contained(phased, input)) {
+      // Read as before (a 0-d operand too: it has no last dim to replace).
+      inputs.push_back(input->get());
+      maps.push_back(widen(map));
+      continue;
+    }
     SmallVector<AffineExpr> results(map.getResults().drop_back());
     if (input == window) {
       results.append({dim(r), dim(ow) + dim(kw)});
       inputs.push_back(sorted.getResult(0));
-    } else if (llvm::is_contained(phased, input)) {
+    } else {
       results.append({dim(kw), dim(r)});
       inputs.push_back(padAndSplit(input->get(), phases * stride, stride));
-    } else {
-      inputs.push_back(input->get());
-      maps.push_back(widen(map));
-      continue;
     }
     maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
   }

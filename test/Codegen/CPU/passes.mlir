@@ -90,6 +90,30 @@ func.func @strided_pool(%x: tensor<9xf32>, %range: tensor<3xi8>, %range2: tensor
 
 // -----
 
+// A de-interleaved window kernel keeps a 0-d operand as it was (a max pool
+// fused with a scalar shift; the rewrite used to index the 0-d map's last
+// result and abort).
+// WIN-LABEL: func.func @strided_scalar
+// WIN: tensor.expand_shape {{.*}} into tensor<5x2xf32>
+// WIN: linalg.generic {indexing_maps = [#{{.*}}, #[[SCALAR:.*]], #{{.*}}, #{{.*}}]
+// WIN-SAME: ins(%{{.*}}, %arg1, %{{.*}} : tensor<2x5xf32>, tensor<f32>, tensor<1x2xi8>)
+#sw2 = affine_map<(o, k) -> (o * 2 + k)>
+#ss2 = affine_map<(o, k) -> ()>
+#sk2 = affine_map<(o, k) -> (k)>
+#so2 = affine_map<(o, k) -> (o)>
+func.func @strided_scalar(%x: tensor<9xf32>, %c: tensor<f32>, %range: tensor<2xi8>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#sw2, #ss2, #sk2, #so2], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %c, %range : tensor<9xf32>, tensor<f32>, tensor<2xi8>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %i: i8, %acc: f32):
+    %s = arith.addf %a, %b : f32
+    %m = arith.maximumf %acc, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 // A stride-2 window: de-interleaved by harp-rewrite-windows (the image
 // sorted by phase, the 3-tap filter padded to 2 x 2 taps, one more
 // reduction dim); untouched without the rewrites and by packing.
