@@ -265,3 +265,33 @@ def test_scaled_dot_product_attention():
     bias = normal(5, 6)
     check(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
           lambda q, k, v, m: _torch_attention(q, k, v, mask=m), q, k, v, bias)
+
+
+def test_pool_fused_with_scalar_operands():
+    # batch_norm (eval) and relu fuse into the max pool's kernel with a 0-d
+    # operand (eps): the strided-window rewrite must keep it (it aborted).
+    x = normal(3, 4, 8, 8, dtype=np.float32)
+    mean, var = normal(4, dtype=np.float32), np.abs(normal(4, dtype=np.float32)) + 0.5
+    g, b = normal(4, dtype=np.float32), normal(4, dtype=np.float32)
+
+    def harp_fn(x):
+        out = F.batch_norm(x, harp.tensor(mean), harp.tensor(var), harp.tensor(g), harp.tensor(b))
+        return F.max_pool2d(F.relu(out), 2)
+
+    def torch_fn(x):
+        out = TF.batch_norm(x, torch.tensor(mean), torch.tensor(var), torch.tensor(g), torch.tensor(b))
+        return TF.max_pool2d(TF.relu(out), 2)
+
+    check(harp_fn, torch_fn, x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4, 2, 6, 6), (4, 4, 6, 6), (3, 5, 10, 18), (2, 3, 34, 34)])
+def test_max_pool_gradient_after_normalization_f32(shape):
+    # The max-reduction's derivative selects the elements equal to the
+    # maximum, recomputing the normalized input in another kernel: both
+    # kernels must round alike in vector lanes and scalar remainders (with
+    # every vector multiply-add contracted into an FMA, most terms were lost).
+    x = normal(*shape, dtype=np.float32)
+    check(lambda x: F.max_pool2d(F.batch_norm(x, None, None, training=True), 2),
+          lambda x: TF.max_pool2d(TF.batch_norm(x, None, None, training=True), 2), x,
+          rtol=1e-4, atol=1e-4)

@@ -624,6 +624,43 @@ static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
                  worklist);
 }
 
+/// Lets the multiply-add of a reduction's accumulation, `out + a * b`
+/// (either order), be contracted into a fused multiply-add
+/// (`fastmath<contract>` on both ops, which the vectorized tiles and their
+/// remainders inherit): the register tiles of contractions are made of
+/// them, and one rounding instead of two is never less accurate. Nothing
+/// else is contracted: an element-wise expression that fusion recomputes
+/// in several kernels (a max-reduction's derivative compares a recomputed
+/// value with the maximum) must round the same way in each, in vector lanes
+/// and scalar remainders alike, so it keeps IEEE rounding per op.
+static void allowAccumulationContraction(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return;
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  auto add = yield.getValues().front().getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return;
+  Value out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  Value term;
+  if (add.getLhs() == out)
+    term = add.getRhs();
+  else if (add.getRhs() == out)
+    term = add.getLhs();
+  else
+    return;
+  auto mul = term.getDefiningOp<arith::MulFOp>();
+  if (!mul || !mul->hasOneUse())
+    return;
+  for (Operation *arith : {add.getOperation(), mul.getOperation()}) {
+    auto fastmath = cast<arith::ArithFastMathInterface>(arith);
+    arith->setAttr(
+        fastmath.getFastMathAttrName(),
+        arith::FastMathFlagsAttr::get(
+            arith->getContext(), fastmath.getFastMathFlagsAttr().getValue() |
+                                     arith::FastMathFlags::contract));
+  }
+}
+
 namespace {
 struct HarpTileAndVectorizePass
     : harp::impl::HarpTileAndVectorizePassBase<HarpTileAndVectorizePass> {
@@ -644,6 +681,7 @@ struct HarpTileAndVectorizePass
     // as well: their tile loops nest inside the existing ones.
     SmallVector<linalg::LinalgOp> worklist;
     func.walk([&](linalg::LinalgOp op) { worklist.push_back(op); });
+    func.walk(allowAccumulationContraction);
     IRRewriter rewriter(context);
     // Each op is visited once; the ops tiling creates are smaller (merges
     // reduce one vector, inits fill one) and plan no further partial tiles.

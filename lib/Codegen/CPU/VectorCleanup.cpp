@@ -37,25 +37,6 @@ namespace mlir::harp {
 using namespace mlir;
 
 namespace {
-/// Vector multiplies and adds may be contracted into fused multiply-adds
-/// (`fastmath<contract>`): the register tiles of contractions are made of
-/// them, and one rounding instead of two is never less accurate. LLVM forms
-/// the FMAs, which also sees through the unit-dim reshapes of a tile.
-template <typename ArithOp>
-struct AllowContraction : OpRewritePattern<ArithOp> {
-  using OpRewritePattern<ArithOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(ArithOp op,
-                                PatternRewriter &rewriter) const override {
-    arith::FastMathFlags flags = op.getFastmath();
-    if (!isa<VectorType>(op.getType()) ||
-        bitEnumContainsAll(flags, arith::FastMathFlags::contract))
-      return failure();
-    rewriter.modifyOpInPlace(
-        op, [&] { op.setFastmath(flags | arith::FastMathFlags::contract); });
-    return success();
-  }
-};
-
 /// `insert_slice(transfer_write(v, extract_slice(t)[0...]), t)` with the
 /// same offsets and sizes is `transfer_write(v, t)[offsets]`: the shape the
 /// accumulator of a convolution tile takes once its unit dims are dropped,
@@ -213,8 +194,6 @@ struct HarpVectorCleanupPass
            "math.atan2", "math.asin", "math.acos", "math.cbrt"},
           name);
     });
-    math.add<AllowContraction<arith::MulFOp>, AllowContraction<arith::AddFOp>,
-             AllowContraction<arith::SubFOp>>(context);
     if (failed(applyPatternsGreedily(func, std::move(math))))
       return signalPassFailure();
   }
