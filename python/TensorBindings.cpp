@@ -740,4 +740,36 @@ it (once per graph structure) and run it.)");
           "this tensor's shape and dtype) into this leaf, as an optimizer "
           "step does; tensors computed from it are recomputed when next "
           "needed. Returns the tensor.");
+
+  // Shape and data-movement methods composed in Python (harp/_ops.py, also
+  // exported as functions): the method forwards to the function of the
+  // same name, with the tensor first.
+  struct Composed {
+    const char *name, *doc;
+  };
+  for (Composed op : std::initializer_list<Composed>{
+           {"broadcast_to", "The tensor broadcast to `shape` (NumPy's rules)."},
+           {"chunk", "split() into `chunks` pieces along `dim`."},
+           {"cumprod", "Running products along `dim` (a parallel scan)."},
+           {"cumsum", "Running sums along `dim` (a parallel scan)."},
+           {"index_select", "The entries at the 1-D `index` along `dim`."},
+           {"repeat", "The tensor tiled sizes[i] times along dim i."},
+           {"repeat_interleave",
+            "Each element repeated `repeats` times along `dim`."},
+           {"roll", "Elements shifted cyclically by `shifts` along `dims`."},
+           {"split", "Views of consecutive pieces along `dim`."},
+           {"take_along_dim", "gather() with broadcasting along `dim`."},
+           {"tril", "The lower triangle of the last two dims."},
+           {"triu", "The upper triangle of the last two dims."},
+           {"unbind", "The slices along `dim`, that dim removed."}}) {
+    std::string name = op.name;
+    t.def(
+        op.name,
+        [name](const py::object &self, const py::args &args,
+               const py::kwargs &kwargs) {
+          py::object fn = py::module_::import("harp._ops").attr(name.c_str());
+          return fn(self, *args, **kwargs);
+        },
+        op.doc);
+  }
 }

@@ -28,7 +28,6 @@ from ._ops import (broadcast_to, chunk, cumprod, cumsum, full_like,  # noqa: F40
                    index_select, ones_like, rand_like, randn, randn_like,
                    repeat_interleave, roll, split, stack, take_along_dim, tril,
                    triu, unbind, zeros_like)
-from . import _ops as _ops_module
 
 # Ops built from Python carry the caller's file and line: frames inside
 # this package are skipped.
@@ -49,20 +48,14 @@ __all__ = [
     "chunk", "compile_stats", "concat", "constant", "conv", "cumprod", "cumsum",
     "dot", "float32", "float64", "fold", "full", "full_like", "gather",
     "get_cpu", "get_options", "index_select", "int16", "int32", "int64", "int8",
-    "interpolate_linear", "interpolate_nearest", "ir", "matmul", "nn", "norm",
-    "ones", "ones_like", "optim", "outer", "promote", "rand", "rand_like",
+    "interpolate_linear", "interpolate_nearest", "ir", "manual_seed", "matmul",
+    "nn", "norm", "ones", "ones_like", "optim", "outer", "promote", "rand", "rand_like",
     "randn", "randn_like", "repeat_interleave", "roll", "scatter_add",
     "set_cpu", "set_options", "softmax", "split", "stack", "take_along_dim",
     "tensor", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
     "unfold", "where", "zeros", "zeros_like",
 ]
 
-# The same ops as Tensor methods, with torch's names and argument order.
-for _name in ("broadcast_to", "chunk", "cumprod", "cumsum", "index_select",
-              "repeat", "repeat_interleave", "roll", "split", "take_along_dim",
-              "tril", "triu", "unbind"):
-    setattr(Tensor, _name, getattr(_ops_module, _name))
-del _name
 
 
 def _shape(shape):
@@ -130,6 +123,14 @@ def rand(*shape, seed=0, dtype=float32):
     """Uniform values in [0, 1) from a counter-based generator: the same
     `seed` gives the same values on every machine."""
     return _harp.rand(dtype, _shape(shape), seed)
+
+
+def manual_seed(seed):
+    """Seeds harp's random streams, as torch.manual_seed: the generator of
+    harp.nn.init (so modules' default initialisation) and the sequence of
+    seeds dropout draws."""
+    nn.init.manual_seed(seed)
+    nn.functional.manual_seed(seed)
 
 
 def matmul(input, other):
