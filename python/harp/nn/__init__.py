@@ -1,6 +1,9 @@
-"""harp.nn: neural-network functions with torch.nn's names (modules come
-with the rest of the op catalogue)."""
+"""harp.nn: torch.nn's modules (harp.nn.Linear, Conv2d, BatchNorm2d,
+Sequential, MultiheadAttention, losses, ...), functions (harp.nn.functional)
+and initialisers (harp.nn.init) over harp tensors."""
 
-from . import functional  # noqa: F401
+from . import functional, init  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
 
-__all__ = ["functional"]
+__all__ = ["functional", "init"] + list(_modules_all)
