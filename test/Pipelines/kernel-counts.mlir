@@ -189,8 +189,9 @@ func.func @conv2d(%x: tensor<1x8x14x14xf32>, %w: tensor<16x8x3x3xf32>) -> tensor
 
 // -----
 
-// relu(x @ W + b): one loop over rows; each computes its row of x @ W and
-// applies bias and relu to it at once.
+// relu(x @ W + b): one loop over rows (32 wide, above harp-fuse-epilogues'
+// min-row); each computes its row of x @ W and applies bias and relu to it
+// at once.
 // CHECK-LABEL: func.func @relu_linear
 // CHECK-NOT: linalg.generic
 // CHECK: scf.for
@@ -204,21 +205,21 @@ func.func @conv2d(%x: tensor<1x8x14x14xf32>, %w: tensor<16x8x3x3xf32>) -> tensor
 // CHECK: return
 // UNFUSED-LABEL: func.func @relu_linear
 // UNFUSED-COUNT-2: linalg.generic
-func.func @relu_linear(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
-  %xb = harp.view %x <(i, j, k) -> (i, k)> : tensor<8x16xf32> -> tensor<8x4x16xf32>
-  %wb = harp.view %w <(i, j, k) -> (k, j)> : tensor<16x4xf32> -> tensor<8x4x16xf32>
-  %mm = harp.map_reduce ins(%xb, %wb : tensor<8x4x16xf32>, tensor<8x4x16xf32>) {
+func.func @relu_linear(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %xb = harp.view %x <(i, j, k) -> (i, k)> : tensor<8x16xf32> -> tensor<8x32x16xf32>
+  %wb = harp.view %w <(i, j, k) -> (k, j)> : tensor<16x32xf32> -> tensor<8x32x16xf32>
+  %mm = harp.map_reduce ins(%xb, %wb : tensor<8x32x16xf32>, tensor<8x32x16xf32>) {
   ^bb0(%a: f32, %c: f32):
     %p = arith.mulf %a, %c : f32
     harp.yield %p : f32
-  } reduce(sum, dims = [2]) : tensor<8x4xf32>
-  %bb = harp.view %b <(i, j) -> (j)> : tensor<4xf32> -> tensor<8x4xf32>
-  %y = harp.map_reduce ins(%mm, %bb : tensor<8x4xf32>, tensor<8x4xf32>) {
+  } reduce(sum, dims = [2]) : tensor<8x32xf32>
+  %bb = harp.view %b <(i, j) -> (j)> : tensor<32xf32> -> tensor<8x32xf32>
+  %y = harp.map_reduce ins(%mm, %bb : tensor<8x32xf32>, tensor<8x32xf32>) {
   ^bb0(%a: f32, %c: f32):
     %s = arith.addf %a, %c : f32
     %z = arith.constant 0.0 : f32
     %r = arith.maximumf %s, %z : f32
     harp.yield %r : f32
-  } : tensor<8x4xf32>
-  return %y : tensor<8x4xf32>
+  } : tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
 }

@@ -23,14 +23,25 @@ static bool isReduction(linalg::GenericOp op) {
 }
 
 /// An all-parallel generic reading a reduction that only it reads (not a
-/// contraction unless `contractions`).
-static bool isEpilogue(linalg::GenericOp op, bool contractions) {
+/// contraction unless `contractions`), element by element or broadcast (a
+/// projected permutation: a softmax's row maximum; through windows the
+/// slices of neighbouring rows would overlap and be computed again), with
+/// rows of at least `minRow` elements: a row costs a loop iteration, slices
+/// and a kernel of its own, which a short row does not repay (the 2-element
+/// rows of a 2x2 max pool's derivative made 131072 scalar kernels: 90 ms
+/// for what takes 5 as separate kernels).
+static bool isEpilogue(linalg::GenericOp op, bool contractions,
+                       int64_t minRow) {
   if (op.getNumReductionLoops() != 0 || op.getNumLoops() < 2 ||
       op.getNumDpsInits() != 1 || !harp::hasMonotoneMaps(op))
     return false;
-  return llvm::any_of(op.getDpsInputs(), [&](Value input) {
-    auto producer = input.getDefiningOp<linalg::GenericOp>();
-    return producer && isReduction(producer) && input.hasOneUse() &&
+  int64_t row = op.getStaticLoopRanges().back();
+  if (!ShapedType::isDynamic(row) && row < minRow)
+    return false;
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    auto producer = input->get().getDefiningOp<linalg::GenericOp>();
+    return producer && isReduction(producer) && input->get().hasOneUse() &&
+           op.getMatchingIndexingMap(input).isProjectedPermutation() &&
            (contractions || !linalg::isaContractionOpInterface(producer));
   });
 }
@@ -43,7 +54,7 @@ struct HarpFuseEpiloguesPass
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> epilogues;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isEpilogue(op, contractions))
+      if (isEpilogue(op, contractions, minRow))
         epilogues.push_back(op);
     });
     IRRewriter rewriter(&getContext());

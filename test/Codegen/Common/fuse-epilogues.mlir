@@ -1,5 +1,6 @@
-// RUN: harp-opt %s --convert-harp-to-linalg --canonicalize --harp-fuse-epilogues --split-input-file | FileCheck %s
-// RUN: harp-opt %s --convert-harp-to-linalg --canonicalize --harp-fuse-epilogues=contractions=false --split-input-file | FileCheck %s --check-prefix=NOCONTRACT
+// RUN: harp-opt %s --convert-harp-to-linalg --canonicalize --harp-fuse-epilogues=min-row=1 --split-input-file | FileCheck %s
+// RUN: harp-opt %s --convert-harp-to-linalg --canonicalize --harp-fuse-epilogues="contractions=false min-row=1" --split-input-file | FileCheck %s --check-prefix=NOCONTRACT
+// RUN: harp-opt %s --convert-harp-to-linalg --canonicalize --harp-fuse-epilogues --split-input-file | FileCheck %s --check-prefix=ROW16
 
 // The reduction read only by an element-wise kernel moves into a loop over
 // that kernel's rows.
@@ -138,4 +139,66 @@ func.func @flipped_reduction(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
     harp.yield %q : f32
   } : tensor<4x6xf32>
   return %y : tensor<4x6xf32>
+}
+
+// -----
+
+// Rows shorter than min-row (16 by default) are not worth a loop iteration
+// and a kernel each; rows of 16 are fused.
+// ROW16-LABEL: func.func @short_rows
+// ROW16-NOT: scf.for
+// ROW16: return
+// ROW16-LABEL: func.func @long_rows
+// ROW16: scf.for
+// CHECK-LABEL: func.func @short_rows
+// CHECK: scf.for
+// CHECK-LABEL: func.func @long_rows
+// CHECK: scf.for
+func.func @short_rows(%x: tensor<64x15xf32>) -> tensor<64x15xf32> {
+  %s = harp.map_reduce ins(%x : tensor<64x15xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(max, dims = [1]) : tensor<64xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<64xf32> -> tensor<64x15xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<64x15xf32>, tensor<64x15xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %b, %a : f32
+    harp.yield %d : f32
+  } : tensor<64x15xf32>
+  return %y : tensor<64x15xf32>
+}
+func.func @long_rows(%x: tensor<64x16xf32>) -> tensor<64x16xf32> {
+  %s = harp.map_reduce ins(%x : tensor<64x16xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(max, dims = [1]) : tensor<64xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<64xf32> -> tensor<64x16xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<64x16xf32>, tensor<64x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %b, %a : f32
+    harp.yield %d : f32
+  } : tensor<64x16xf32>
+  return %y : tensor<64x16xf32>
+}
+
+// -----
+
+// An epilogue reading the reduction through windows (overlapping rows)
+// keeps the reduction in its own kernel.
+// CHECK-LABEL: func.func @windowed_read
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]
+func.func @windowed_read(%x: tensor<8x20x4xf32>) -> tensor<8x9x4xf32> {
+  %s = harp.map_reduce ins(%x : tensor<8x20x4xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [2]) : tensor<8x20xf32>
+  %w = harp.view %s <(d0, d1, d2) -> (d0, d1 * 2 + d2)> : tensor<8x20xf32> -> tensor<8x9x4xf32>
+  %y = harp.map_reduce ins(%w : tensor<8x9x4xf32>) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    harp.yield %e : f32
+  } : tensor<8x9x4xf32>
+  return %y : tensor<8x9x4xf32>
 }

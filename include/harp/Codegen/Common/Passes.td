@@ -33,6 +33,10 @@ def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
     }
     ```
 
+    Only kernels whose rows have at least `min-row` elements (16) are
+    tiled so, and only where they read the reduction element by element or
+    broadcast (not through windows, whose rows would overlap).
+
     With `contractions=false` a contraction (matmul) keeps its own kernel:
     `harp-to-llvm` does so when it vectorizes, because a row of a matmul is
     a matrix-vector product, while the whole matmul gets register tiles and
@@ -41,7 +45,10 @@ def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
   }];
   let options = [
     Option<"contractions", "contractions", "bool", /*default=*/"true",
-           "Also fuse contractions (matmuls) into their epilogues">
+           "Also fuse contractions (matmuls) into their epilogues">,
+    Option<"minRow", "min-row", "int64_t", /*default=*/"16",
+           "Fuse only epilogues whose rows (innermost loop) have at least "
+           "this many elements">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
