@@ -421,8 +421,105 @@ static Value reshapeAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
   return view(b, loc, ybar, inverseLayout, sourceType.getShape());
 }
 
-/// Any other view (unfold windows, diagonals): scatter-add the cotangent to
-/// the linear source index each result element reads.
+/// Views whose source indices are sums of result dims, each result dim read
+/// by at most one source index (sliding windows: `s = stride * o + dilation
+/// * k`, pooling and unfold): for each source index one of its dims, the
+/// widest, is solved for (`o = (s - dilation * k) / stride`, masked where not
+/// an integer or out of range) and the others (`k`) become dims of the
+/// adjoint that are summed over, with the broadcast dims: the cotangent read
+/// back as a fold, with no copy and no scatter.
+static Value windowAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
+  ViewAttr layout = op.getLayout();
+  AffineMap map = layout.getMap();
+  ArrayRef<int64_t> resultShape = op.getType().getShape();
+  ArrayRef<int64_t> sourceShape = op.getSource().getType().getShape();
+  unsigned rank = resultShape.size(), srcRank = sourceShape.size();
+  MLIRContext *ctx = b.getContext();
+
+  // Each source index as coefficients over the result dims and a constant;
+  // the dim solved for in each (-1 for a constant index).
+  SmallVector<SmallVector<int64_t>> coefficients;
+  SmallVector<int> usedBy(rank, -1), solved;
+  for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+    SmallVector<int64_t> flat;
+    if (failed(getFlattenedAffineExpr(expr, rank, 0, &flat)) ||
+        flat.size() != rank + 1)
+      return Value();
+    int primary = -1;
+    for (unsigned d = 0; d < rank; ++d) {
+      if (flat[d] == 0)
+        continue;
+      if (usedBy[d] >= 0)
+        return Value();
+      usedBy[d] = j;
+      if (primary < 0 || resultShape[d] > resultShape[primary])
+        primary = d;
+    }
+    solved.push_back(primary);
+    coefficients.push_back(std::move(flat));
+  }
+  // Adjoint domain: the source dims, then every result dim not solved for.
+  SmallVector<int64_t> adjShape(sourceShape);
+  SmallVector<AffineExpr> resultIndex(rank);
+  SmallVector<unsigned> extraDims;
+  for (unsigned k = 0; k < rank; ++k) {
+    if (llvm::is_contained(solved, static_cast<int>(k)))
+      continue;
+    resultIndex[k] = getAffineDimExpr(srcRank + extraDims.size(), ctx);
+    extraDims.push_back(k);
+    adjShape.push_back(resultShape[k]);
+  }
+  unsigned n = adjShape.size();
+  SmallVector<AffineExpr> ge, eq;
+  for (auto [j, flat] : llvm::enumerate(coefficients)) {
+    AffineExpr rest = getAffineDimExpr(j, ctx) - flat[rank];
+    int primary = solved[j];
+    for (unsigned d = 0; d < rank; ++d)
+      if (flat[d] != 0 && static_cast<int>(d) != primary)
+        rest = rest - resultIndex[d] * flat[d];
+    if (primary < 0) {
+      eq.push_back(rest);
+      continue;
+    }
+    int64_t a = flat[primary];
+    AffineExpr num = a > 0 ? rest : -rest;
+    int64_t step = a > 0 ? a : -a;
+    AffineExpr k = step == 1 ? num : num.floorDiv(step);
+    if (step != 1)
+      eq.push_back(num % step);
+    resultIndex[primary] = k;
+    ge.push_back(k);
+    ge.push_back(resultShape[primary] - 1 - k);
+  }
+  if (IntegerSet mask = layout.getMask()) {
+    for (auto [expr, isEq] :
+         llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
+      AffineExpr pulled = expr.replaceDimsAndSymbols(resultIndex, {});
+      (isEq ? eq : ge).push_back(pulled);
+    }
+  }
+  SmallVector<AffineExpr> constraints(ge);
+  SmallVector<bool> flags(ge.size(), false);
+  llvm::append_range(constraints, eq);
+  flags.append(eq.size(), true);
+  IntegerSet adjMask = constraints.empty()
+                           ? IntegerSet()
+                           : IntegerSet::get(n, 0, constraints, flags);
+  ViewAttr adjLayout =
+      ViewAttr::get(ctx, AffineMap::get(n, 0, resultIndex, ctx), adjMask,
+                    PadKind::Zero, Attribute());
+  adjLayout = simplifyLayout(adjLayout, adjShape);
+  Value read = view(b, loc, ybar, adjLayout, adjShape);
+  if (extraDims.empty())
+    return read;
+  SmallVector<int64_t> summed;
+  for (unsigned d = srcRank; d < n; ++d)
+    summed.push_back(d);
+  return sumOver(b, loc, read, summed);
+}
+
+/// Any other view (diagonals, reshapes of windows): scatter-add the cotangent
+/// to the linear source index each result element reads.
 static Value scatterAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
   ViewAttr layout = op.getLayout();
   RankedTensorType resultType = op.getType();
@@ -503,6 +600,8 @@ ViewOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
   Value adjoint = singleDimAdjoint(b, loc, *this, ybar);
   if (!adjoint)
     adjoint = reshapeAdjoint(b, loc, *this, ybar);
+  if (!adjoint)
+    adjoint = windowAdjoint(b, loc, *this, ybar);
   if (!adjoint)
     adjoint = scatterAdjoint(b, loc, *this, ybar);
   operandCotangents[0] = adjoint;

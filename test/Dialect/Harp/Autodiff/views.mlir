@@ -99,12 +99,15 @@ func.func @use_reshape(%x: tensor<3x4xf32>, %s: tensor<2x6xf32>) -> tensor<3x4xf
 
 // -----
 
-// Unfold (overlapping windows): fold by scatter-add to the linear index.
+// Unfold (overlapping windows, s = 2 o + k): a fold, no copy. Each source
+// element s reads window o = (s - k) / 2 for every tap k where that is an
+// integer in range, summed over the taps.
 // CHECK-LABEL: func.func private @__harp_grad_unfold_1
-// CHECK: %[[IDX:.*]] = harp.map_reduce {
-// CHECK: harp.index 0
-// CHECK: } : tensor<4x3xi64>
-// CHECK: harp.scatter_add %{{.*}} into %{{.*}}[%{{.*}}] dim(0) : tensor<12xf32> into tensor<10xf32>[tensor<12xi64>]
+// CHECK-SAME: (%{{.*}}: tensor<10xf32>, %[[S:.*]]: tensor<4x3xf32>)
+// CHECK: %[[F:.*]] = harp.view %[[S]] <(d0, d1) -> ((d0 - d1) floordiv 2, d1), mask_ge = (d0, d1) -> ((d0 - d1) floordiv 2, -((d0 - d1) floordiv 2) + 3), mask_eq = (d0, d1) -> ((d0 - d1) mod 2)> : tensor<4x3xf32> -> tensor<10x3xf32>
+// CHECK: harp.map_reduce ins(%[[F]] : tensor<10x3xf32>)
+// CHECK: reduce(sum, dims = [1]) : tensor<10xf32>
+// CHECK-NOT: harp.scatter_add
 func.func @unfold(%x: tensor<10xf32>) -> tensor<4x3xf32> {
   %v = harp.view %x <(d0, d1) -> (d0 * 2 + d1)> : tensor<10xf32> -> tensor<4x3xf32>
   return %v : tensor<4x3xf32>
@@ -112,6 +115,24 @@ func.func @unfold(%x: tensor<10xf32>) -> tensor<4x3xf32> {
 func.func @use_unfold(%x: tensor<10xf32>, %s: tensor<4x3xf32>) -> tensor<10xf32> {
   %y, %g = harp.autodiff @unfold(%x) seed(%s : tensor<4x3xf32>) wrt [0] : (tensor<10xf32>) -> (tensor<4x3xf32>, tensor<10xf32>)
   return %g : tensor<10xf32>
+}
+
+// -----
+
+// A diagonal reads one result dim in two source indices: scatter-add to
+// the linear source index.
+// CHECK-LABEL: func.func private @__harp_grad_diagonal_1
+// CHECK: %[[IDX:.*]] = harp.map_reduce {
+// CHECK: harp.index 0
+// CHECK: } : tensor<3xi64>
+// CHECK: harp.scatter_add %{{.*}} into %{{.*}}[%{{.*}}] dim(0) : tensor<3xf32> into tensor<9xf32>[tensor<3xi64>]
+func.func @diagonal(%x: tensor<3x3xf32>) -> tensor<3xf32> {
+  %v = harp.view %x <(d0) -> (d0, d0)> : tensor<3x3xf32> -> tensor<3xf32>
+  return %v : tensor<3xf32>
+}
+func.func @use_diagonal(%x: tensor<3x3xf32>, %s: tensor<3xf32>) -> tensor<3x3xf32> {
+  %y, %g = harp.autodiff @diagonal(%x) seed(%s : tensor<3xf32>) wrt [0] : (tensor<3x3xf32>) -> (tensor<3xf32>, tensor<3x3xf32>)
+  return %g : tensor<3x3xf32>
 }
 
 // -----
