@@ -134,10 +134,14 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
     unsigned firstProducerArg = inputs.size();
     // The producer's operands are read where it was: through the layout's
     // map and mask. Their pad is never observed (the select below decides),
-    // so it is zero, which every element type has.
+    // but the producer's ops still run on it: it is one, which every element
+    // type has and no op traps or turns into NaN on (zero would make an
+    // integer division trap, and a float 0 / 0 that LLVM 22's x86 backend
+    // takes for zero: it then drops the select's mask and the NaN leaks).
     ViewAttr operandLayout =
         layout ? ViewAttr::get(ctx, layout.getMap(), layout.getMask(),
-                               PadKind::Zero, Attribute())
+                               layout.hasMask() ? PadKind::One : PadKind::Zero,
+                               Attribute())
                : ViewAttr();
     for (Value input : producer.getInputs()) {
       if (!operandLayout) {
