@@ -661,6 +661,56 @@ static void allowAccumulationContraction(linalg::GenericOp op) {
   }
 }
 
+/// Whether `slice` is a contiguous block of its source in row-major order:
+/// unit strides, size one in the dims before some dim, and every dim after
+/// that one taken whole.
+static bool isContiguousSlice(tensor::ExtractSliceOp slice) {
+  if (!slice.hasUnitStride())
+    return false;
+  ArrayRef<int64_t> source = slice.getSourceType().getShape();
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  size_t d = 0;
+  while (d < source.size() && getConstantIntValue(sizes[d]) == 1)
+    ++d;
+  for (++d; d < source.size(); ++d)
+    if (getConstantIntValue(sizes[d]) != source[d] ||
+        !isZeroInteger(offsets[d]))
+      return false;
+  return true;
+}
+
+/// Gives every value a kernel reads element by element (`tensor.extract` in
+/// its body: the vectorizer makes it a `vector.gather` on indices
+/// linearized over the value's own shape) a contiguous buffer: a strided
+/// slice of a larger tensor (the result of a window kernel computed on a
+/// wider grid) is copied first. The gather's lowering adds the linearized
+/// indices to the buffer's base as if it were dense, so it read a slice of
+/// a [4, 4, 6, 8] grid as [4, 4, 6, 6] and the gradient of a 2x2 max pool
+/// after a convolution came out wrong.
+static void copyStridedGatherSources(RewriterBase &rewriter,
+                                     linalg::GenericOp op) {
+  DenseMap<Value, Value> copies;
+  op.getBody()->walk([&](tensor::ExtractOp extract) {
+    Value source = extract.getTensor();
+    auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || isContiguousSlice(slice))
+      return;
+    Value &copy = copies[source];
+    if (!copy) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(op);
+      auto type = cast<RankedTensorType>(source.getType());
+      Value empty = tensor::EmptyOp::create(
+          rewriter, op.getLoc(), type.getShape(), type.getElementType());
+      copy = linalg::CopyOp::create(rewriter, op.getLoc(), source, empty)
+                 .getResult(0);
+    }
+    rewriter.modifyOpInPlace(extract,
+                             [&] { extract.getTensorMutable().assign(copy); });
+  });
+}
+
 namespace {
 struct HarpTileAndVectorizePass
     : harp::impl::HarpTileAndVectorizePassBase<HarpTileAndVectorizePass> {
@@ -682,6 +732,13 @@ struct HarpTileAndVectorizePass
     SmallVector<linalg::LinalgOp> worklist;
     func.walk([&](linalg::LinalgOp op) { worklist.push_back(op); });
     func.walk(allowAccumulationContraction);
+    {
+      IRRewriter copier(context);
+      SmallVector<linalg::GenericOp> generics;
+      func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+      for (linalg::GenericOp op : generics)
+        copyStridedGatherSources(copier, op);
+    }
     IRRewriter rewriter(context);
     // Each op is visited once; the ops tiling creates are smaller (merges
     // reduce one vector, inits fill one) and plan no further partial tiles.

@@ -140,3 +140,39 @@ func.func @strided(%x: tensor<1x2x9x9xf32>, %f: tensor<4x2x3x3xf32>, %init: tens
   } -> tensor<1x4x4x4xf32>
   return %r : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A kernel gathering from a strided slice (a window kernel's result cut from
+// its wider grid) reads a contiguous copy: the gather's lowering linearizes
+// indices over the value's own shape. A slice of whole rows is contiguous
+// and read in place.
+// TILE-LABEL: func.func @gather_from_strided_slice
+// TILE: %[[S:.*]] = tensor.extract_slice %arg0[0, 0] [4, 6] [1, 1] : tensor<4x8xf32> to tensor<4x6xf32>
+// TILE: %[[ROWS:.*]] = tensor.extract_slice %arg0[1, 0] [2, 8] [1, 1] : tensor<4x8xf32> to tensor<2x8xf32>
+// TILE: %[[C:.*]] = linalg.copy ins(%[[S]] : tensor<4x6xf32>)
+// TILE: vector.gather %[[C]]
+// TILE: vector.gather %[[ROWS]]
+func.func @gather_from_strided_slice(%grid: tensor<4x8xf32>, %idx: tensor<16xi64>) -> tensor<16xf32> {
+  %s = tensor.extract_slice %grid[0, 0] [4, 6] [1, 1] : tensor<4x8xf32> to tensor<4x6xf32>
+  %whole = tensor.extract_slice %grid[1, 0] [2, 8] [1, 1] : tensor<4x8xf32> to tensor<2x8xf32>
+  %e = tensor.empty() : tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%idx : tensor<16xi64>) outs(%e : tensor<16xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %k = arith.index_cast %i : i64 to index
+    %c6 = arith.constant 6 : index
+    %c8 = arith.constant 8 : index
+    %row = arith.divui %k, %c6 : index
+    %col = arith.remui %k, %c6 : index
+    %a = tensor.extract %s[%row, %col] : tensor<4x6xf32>
+    %row2 = arith.remui %row, %c6 : index
+    %c1 = arith.constant 1 : index
+    %r2 = arith.andi %row, %c1 : index
+    %col2 = arith.remui %k, %c8 : index
+    %b = tensor.extract %whole[%r2, %col2] : tensor<2x8xf32>
+    %sum = arith.addf %a, %b : f32
+    linalg.yield %sum : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+
