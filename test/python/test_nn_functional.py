@@ -295,3 +295,42 @@ def test_max_pool_gradient_after_normalization_f32(shape):
     check(lambda x: F.max_pool2d(F.batch_norm(x, None, None, training=True), 2),
           lambda x: TF.max_pool2d(TF.batch_norm(x, None, None, training=True), 2), x,
           rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("args", [(2,), (3, 2, 1), (3, 1, 1), (2, 2, 0, 1, True), (3, 2, 1, 2)])
+def test_max_pool1d_gradient_f64(args):
+    # The window view's derivative is a fold (a masked view with floordiv and
+    # mod); fused with the max's derivative, its masked lanes once computed
+    # 0 / 0 and LLVM dropped the mask: NaN everywhere.
+    x = normal(2, 3, 9)
+    check(lambda x: F.max_pool1d(x, *args), lambda x: TF.max_pool1d(x, *args), x)
+
+
+def test_unfold_gradient_is_a_fold():
+    # harp.unfold's gradient against torch's Tensor.unfold (1-D windows per
+    # dim) for strides below, at and above the kernel.
+    for size, step in ((3, 1), (3, 2), (2, 2), (2, 3)):
+        check(lambda x: harp.unfold(x, [size], step), lambda x: x.unfold(-1, size, step), normal(2, 11))
+        check(lambda x: harp.unfold(x, [size, size], step),
+              lambda x: x.unfold(-2, size, step).unfold(-2, size, step), normal(2, 9, 10))
+
+
+def test_fused_integer_division_under_a_pad():
+    # A fused producer read through a masked view runs on the pad in the
+    # masked lanes: an integer division there must not divide by zero.
+    a = harp.tensor(np.arange(1, 13, dtype=np.int32).reshape(3, 4))
+    b = harp.tensor(np.full((3, 4), 3, np.int32))
+    out = F.pad(a // b, (2, 1, 1, 1)).numpy()
+    np.testing.assert_array_equal(out, np.pad(np.arange(1, 13).reshape(3, 4) // 3, ((1, 1), (2, 1))))
+
+
+@pytest.mark.parametrize("size", [6, 7, 12])
+def test_conv_then_pool_gradients_f32(size):
+    # The convolution computed on a grid as wide as its padded image and cut
+    # to its width (harp-rewrite-windows) is read element by element by the
+    # pool's derivative: the gather needs a contiguous copy of the cut.
+    x, w = normal(4, 3, size, size, dtype=np.float32), normal(4, 3, 3, 3, dtype=np.float32)
+    check(lambda x, w: F.max_pool2d(F.conv2d(x, w, padding=1), 2),
+          lambda x, w: TF.max_pool2d(TF.conv2d(x, w, padding=1), 2), x, w, rtol=1e-4, atol=1e-4)
+    check(lambda x, w: F.avg_pool2d(F.conv2d(x, w, padding=1), 2),
+          lambda x, w: TF.avg_pool2d(TF.conv2d(x, w, padding=1), 2), x, w, rtol=1e-4, atol=1e-4)
