@@ -9,7 +9,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   python3 python3-dev python3-numpy python3-pytest python3-pytest-xdist
   python3-hypothesis pybind11-dev python3-torch
-  python3-sklearn libopenblas0-pthread libomp5-14
+  python3-sklearn python3-matplotlib libopenblas0-pthread libomp5-14
   libgtest-dev
 )
 

@@ -350,6 +350,22 @@ def test_digits_example_trains():
     assert accuracy >= 95.0
 
 
+def test_cnn_digits_example_trains(tmp_path):
+    # The main job, shortened: 4 epochs reach >= 97% (12 reach >= 98%); the
+    # curves are written as PNG files.
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "cnn_digits.py"),
+                           "--epochs", "4", "--min-accuracy", "0.95", "--no-torch",
+                           "--out", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    accuracy = float(re.search(r"test accuracy ([0-9.]+)%", proc.stdout).group(1))
+    assert accuracy >= 95.0
+    assert "epoch  4/4 [" in proc.stdout
+    for name in ("cnn_digits_loss.png", "cnn_digits_accuracy.png"):
+        with open(tmp_path / name, "rb") as png:
+            assert png.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
 def test_ir_call_devices():
     """harp.ir.call takes a device: an unknown one is a ValueError; cuda
     without a usable GPU says why."""
