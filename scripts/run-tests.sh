@@ -45,9 +45,10 @@ py_status=${PIPESTATUS[0]}
 
 # Every op family, every code-generation path (register tiles, packing,
 # partial reductions, transposes, windows, remainders), the regressions, the
-# OpInfo samples and the random programs, per profile. (Not the digits
-# example, the harp-run CLI tests or the API surface tests, which do not
-# depend on the vector width.)
+# OpInfo samples, the random programs and the nn layers and shape ops
+# (pooling, convolution groups, scans: windows and gathers on odd widths),
+# per profile. (Not the examples, the harp-run CLI tests, the module and
+# API surface tests, which do not depend on the vector width.)
 profile_suites=(
   test/Integration/CPU/test_map_reduce.py test/Integration/CPU/test_views.py
   test/Integration/CPU/test_data_movement.py
@@ -56,6 +57,7 @@ profile_suites=(
   test/python/test_regressions.py test/python/test_remainders.py
   test/python/test_opinfo.py
   test/python/test_differential.py
+  test/python/test_nn_functional.py test/python/test_shape_ops.py
 )
 extra_logs=()
 extra_status=0
