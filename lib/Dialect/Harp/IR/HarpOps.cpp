@@ -54,7 +54,7 @@ parseSeed(OpAsmParser &parser,
         RankedTensorType::get({}, parser.getBuilder().getI64Type());
     return success();
   }
-  int64_t value;
+  int64_t value = 0;
   if (parser.parseInteger(value))
     return failure();
   seed = parser.getBuilder().getI64IntegerAttr(value);
