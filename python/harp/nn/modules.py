@@ -1253,6 +1253,24 @@ class AdaptiveMaxPool3d(_AdaptivePool):
 #===------------------------------------------------------------------------===#
 
 
+def _affine_parameters(module, shape, enabled):
+    """The weight (ones) and bias (zeros) of shape `shape` a normalization
+    layer scales and shifts by, or None for both when not `enabled`."""
+    if enabled:
+        module.weight = Parameter(np.ones(shape, np.float32))
+        module.bias = Parameter(np.zeros(shape, np.float32))
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module):
+    """Weight 1, bias 0 (when the layer has them)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+        init.zeros_(module.bias)
+
+
 class _BatchNorm(Module):
     """Batch normalization over dim 1 (torch.nn.BatchNormNd): in training
     the batch's mean and biased variance normalize and the running
@@ -1270,12 +1288,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(np.ones(num_features, np.float32))
-            self.bias = Parameter(np.zeros(num_features, np.float32))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features, affine)
         if track_running_stats:
             self.register_buffer("running_mean", np.zeros(num_features, np.float32))
             self.register_buffer("running_var", np.ones(num_features, np.float32))
@@ -1295,9 +1308,7 @@ class _BatchNorm(Module):
     def reset_parameters(self):
         """reset_running_stats(), weight 1 and bias 0."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input(self, input):
         shape = list(input.shape)
@@ -1362,18 +1373,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(int(d) for d in normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(np.ones(self.normalized_shape, np.float32))
-            self.bias = Parameter(np.zeros(self.normalized_shape, np.float32))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine)
 
     def reset_parameters(self):
         """Weight 1, bias 0."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         k = len(self.normalized_shape)
@@ -1403,18 +1407,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(np.ones(num_channels, np.float32))
-            self.bias = Parameter(np.zeros(num_channels, np.float32))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_channels, affine)
 
     def reset_parameters(self):
         """Weight 1, bias 0."""
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         shape = list(input.shape)
@@ -1618,17 +1615,6 @@ def _legacy_reduction(size_average, reduce):
     return "sum" if reduce else "none"
 
 
-def _reduce(loss, reduction, name):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError("%s: reduction must be 'mean', 'sum' or 'none', got %r"
-                     % (name, reduction))
-
-
 class _Loss(Module):
     """A loss: forward(input, target) reduced by `reduction` ("mean",
     "sum" or "none"; size_average / reduce are torch's deprecated
@@ -1713,7 +1699,7 @@ class BCELoss(_Loss):
         if self.weight is None:
             return F.binary_cross_entropy(input, target, reduction=self.reduction)
         loss = F.binary_cross_entropy(input, target, reduction="none") * self.weight
-        return _reduce(loss, self.reduction, self._get_name())
+        return F._reduce(loss, self.reduction, self._get_name())
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -1740,7 +1726,7 @@ class BCEWithLogitsLoss(_Loss):
             loss = (1 - target) * input + log_weight * softplus
         if self.weight is not None:
             loss = loss * self.weight
-        return _reduce(loss, self.reduction, self._get_name())
+        return F._reduce(loss, self.reduction, self._get_name())
 
 
 #===------------------------------------------------------------------------===#

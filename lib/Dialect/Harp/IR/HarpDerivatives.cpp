@@ -292,116 +292,6 @@ MapReduceOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
 // view
 //===----------------------------------------------------------------------===//
 
-/// A source index read as `coefficient * d_dim + constant` (dim = -1 for a
-/// constant index).
-struct SingleDimRead {
-  int64_t dim = -1;
-  int64_t coefficient = 0;
-  int64_t constant = 0;
-};
-
-static std::optional<SingleDimRead> asSingleDimRead(AffineExpr expr,
-                                                    unsigned rank) {
-  SmallVector<int64_t> flat;
-  if (failed(getFlattenedAffineExpr(expr, rank, 0, &flat)) ||
-      flat.size() != rank + 1)
-    return std::nullopt; // floordiv/mod add local columns
-  SingleDimRead read;
-  read.constant = flat.back();
-  for (unsigned d = 0; d < rank; ++d) {
-    if (flat[d] == 0)
-      continue;
-    if (read.dim >= 0)
-      return std::nullopt;
-    read.dim = d;
-    read.coefficient = flat[d];
-  }
-  return read;
-}
-
-/// Views whose source indices each read at most one result dim (transpose,
-/// broadcast, slices with steps, flips, pads, squeezes): the adjoint is the
-/// cotangent read back through the inverse index map, masked where no
-/// result element lands, summed over broadcast dims. No copy.
-static Value singleDimAdjoint(OpBuilder &b, Location loc, ViewOp op,
-                              Value ybar) {
-  ViewAttr layout = op.getLayout();
-  AffineMap map = layout.getMap();
-  ArrayRef<int64_t> resultShape = op.getType().getShape();
-  ArrayRef<int64_t> sourceShape = op.getSource().getType().getShape();
-  unsigned rank = resultShape.size(), srcRank = sourceShape.size();
-  MLIRContext *ctx = b.getContext();
-
-  SmallVector<SingleDimRead> reads;
-  SmallVector<int> readBy(rank, -1);
-  for (auto [j, expr] : llvm::enumerate(map.getResults())) {
-    std::optional<SingleDimRead> read = asSingleDimRead(expr, rank);
-    if (!read)
-      return Value();
-    if (read->dim >= 0) {
-      if (readBy[read->dim] >= 0)
-        return Value();
-      readBy[read->dim] = j;
-    }
-    reads.push_back(*read);
-  }
-  SmallVector<unsigned> broadcastDims;
-  for (unsigned k = 0; k < rank; ++k)
-    if (readBy[k] < 0)
-      broadcastDims.push_back(k);
-
-  // Adjoint domain: the source dims, then the broadcast dims.
-  unsigned n = srcRank + broadcastDims.size();
-  SmallVector<int64_t> adjShape(sourceShape);
-  SmallVector<AffineExpr> resultIndex(rank);
-  SmallVector<AffineExpr> ge, eq;
-  for (auto [pos, k] : llvm::enumerate(broadcastDims)) {
-    adjShape.push_back(resultShape[k]);
-    resultIndex[k] = getAffineDimExpr(srcRank + pos, ctx);
-  }
-  for (auto [j, read] : llvm::enumerate(reads)) {
-    AffineExpr s = getAffineDimExpr(j, ctx);
-    if (read.dim < 0) {
-      eq.push_back(s - read.constant);
-      continue;
-    }
-    int64_t a = read.coefficient;
-    AffineExpr num = a > 0 ? s - read.constant : read.constant - s;
-    int64_t step = a > 0 ? a : -a;
-    AffineExpr k = step == 1 ? num : num.floorDiv(step);
-    if (step != 1)
-      eq.push_back(num % step);
-    resultIndex[read.dim] = k;
-    ge.push_back(k);
-    ge.push_back(resultShape[read.dim] - 1 - k);
-  }
-  if (IntegerSet mask = layout.getMask()) {
-    for (auto [expr, isEq] :
-         llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
-      AffineExpr pulled = expr.replaceDimsAndSymbols(resultIndex, {});
-      (isEq ? eq : ge).push_back(pulled);
-    }
-  }
-  SmallVector<AffineExpr> constraints(ge);
-  SmallVector<bool> flags(ge.size(), false);
-  llvm::append_range(constraints, eq);
-  flags.append(eq.size(), true);
-  IntegerSet adjMask = constraints.empty()
-                           ? IntegerSet()
-                           : IntegerSet::get(n, 0, constraints, flags);
-  ViewAttr adjLayout =
-      ViewAttr::get(ctx, AffineMap::get(n, 0, resultIndex, ctx), adjMask,
-                    PadKind::Zero, Attribute());
-  adjLayout = simplifyLayout(adjLayout, adjShape);
-  Value read = view(b, loc, ybar, adjLayout, adjShape);
-  if (broadcastDims.empty())
-    return read;
-  SmallVector<int64_t> summed;
-  for (unsigned d = srcRank; d < n; ++d)
-    summed.push_back(d);
-  return sumOver(b, loc, read, summed);
-}
-
 /// Reshapes (a bijection between the boxes, row-major): the inverse reshape.
 static Value reshapeAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
   ViewAttr layout = op.getLayout();
@@ -422,13 +312,16 @@ static Value reshapeAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
 }
 
 /// Views whose source indices are sums of result dims, each result dim read
-/// by at most one source index (sliding windows: `s = stride * o + dilation
-/// * k`, pooling and unfold): for each source index one of its dims, the
-/// widest, is solved for (`o = (s - dilation * k) / stride`, masked where not
-/// an integer or out of range) and the others (`k`) become dims of the
-/// adjoint that are summed over, with the broadcast dims: the cotangent read
-/// back as a fold, with no copy and no scatter.
-static Value windowAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
+/// by at most one source index: transposes, broadcasts, slices with steps,
+/// flips, pads, squeezes, triangular masks (one dim per index) and sliding
+/// windows (`s = stride * o + dilation * k`: pooling, unfold). For each
+/// source index one of its dims, the widest, is solved for (`o = (s -
+/// dilation * k) / stride`, masked where not an integer or out of range);
+/// the others (`k`) become dims of the adjoint summed over, with the
+/// broadcast dims. The cotangent is read back through that inverse map (a
+/// fold for windows), with no copy and no scatter.
+static Value inverseMapAdjoint(OpBuilder &b, Location loc, ViewOp op,
+                               Value ybar) {
   ViewAttr layout = op.getLayout();
   AffineMap map = layout.getMap();
   ArrayRef<int64_t> resultShape = op.getType().getShape();
@@ -597,11 +490,11 @@ ViewOp::buildCotangents(OpBuilder &b, ArrayRef<Value> resultCotangents,
   if (!ybar || !needed[0] || !isDifferentiableType(getType()))
     return success();
   Location loc = getLoc();
-  Value adjoint = singleDimAdjoint(b, loc, *this, ybar);
+  // Reshapes first: a split dim is also a sum of dims, which the inverse
+  // map would read back as a masked sum instead of a plain view.
+  Value adjoint = reshapeAdjoint(b, loc, *this, ybar);
   if (!adjoint)
-    adjoint = reshapeAdjoint(b, loc, *this, ybar);
-  if (!adjoint)
-    adjoint = windowAdjoint(b, loc, *this, ybar);
+    adjoint = inverseMapAdjoint(b, loc, *this, ybar);
   if (!adjoint)
     adjoint = scatterAdjoint(b, loc, *this, ybar);
   operandCotangents[0] = adjoint;
