@@ -124,6 +124,12 @@ public:
                   std::to_string(detail::shapeOf(this->node).size()));
   }
 
+  /// A tensor of static rank seen as one of dynamic rank (the same node).
+  template <typename E, typename DD = D,
+            typename = std::enable_if_t<std::is_same_v<DD, DimDyn> &&
+                                        !std::is_same_v<E, DimDyn>>>
+  Tensor(const Tensor<T, E> &o) : node(o.node) {}
+
   // Construction.
   /// A tensor holding `values` on `backend` (backend::get("cpu") unless
   /// given).

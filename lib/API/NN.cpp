@@ -1,0 +1,835 @@
+//===- NN.cpp - layers and losses of harp::nn -----------------------------===//
+//
+// Each layer is composed from the graph's ops (views, element-wise ops,
+// reductions, matmul, gather), so its gradient comes from the autodiff pass
+// like any other graph's. Shapes are checked here first, so a mistake names
+// the layer rather than the op it is built from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/API/NN.h"
+
+#include "Node.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace harp;
+using namespace harp::detail;
+using harp::nn::Reduction;
+using Shape = std::vector<int64_t>;
+
+namespace {
+
+NodePtr num(const NodePtr &like, double value) {
+  return scalar(dtypeOf(like), value);
+}
+NodePtr add(NodePtr a, NodePtr b) { return binary(BinaryOp::Add, a, b); }
+NodePtr sub(NodePtr a, NodePtr b) { return binary(BinaryOp::Sub, a, b); }
+NodePtr mul(NodePtr a, NodePtr b) { return binary(BinaryOp::Mul, a, b); }
+NodePtr div(NodePtr a, NodePtr b) { return binary(BinaryOp::Div, a, b); }
+NodePtr scale(NodePtr a, double s) { return mul(a, num(a, s)); }
+NodePtr sum(NodePtr a, Shape axes, bool keepdim = false) {
+  return reduce(ReduceOp::Sum, a, std::move(axes), keepdim);
+}
+NodePtr mean(NodePtr a, Shape axes, bool keepdim = false) {
+  return reduce(ReduceOp::Mean, a, std::move(axes), keepdim);
+}
+Shape range(int64_t begin, int64_t end) {
+  Shape r(static_cast<size_t>(std::max<int64_t>(end - begin, 0)));
+  std::iota(r.begin(), r.end(), begin);
+  return r;
+}
+Shape join(Shape a, const Shape &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+int64_t product(const Shape &s) {
+  return std::accumulate(s.begin(), s.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+const Shape &shape(const NodePtr &n) { return shapeOf(n); }
+std::string str(const NodePtr &n) { return shapeStr(shapeOf(n)); }
+
+void requireFloat(const std::string &op, const NodePtr &x,
+                  const char *what = "input") {
+  if (!isFloat(dtypeOf(x)))
+    throw Error(op + ": " + what + " must be f32 or f64, got " +
+                dtypeName(dtypeOf(x)));
+}
+
+void requireInteger(const std::string &op, const NodePtr &x, const char *what) {
+  DType d = dtypeOf(x);
+  if (isFloat(d) || d == DType::Bool)
+    throw Error(op + ": " + what + " must hold integers, got " + dtypeName(d));
+}
+
+/// `value` (1 or `count` numbers) as `count` numbers.
+Shape perDim(const std::string &op, const char *name, const Shape &value,
+             size_t count) {
+  if (value.size() == 1)
+    return Shape(count, value[0]);
+  if (value.size() != count)
+    throw Error(op + ": " + name + " needs 1 or " + std::to_string(count) +
+                " values, got " + shapeStr(value));
+  return value;
+}
+
+/// Checks that `t` (if given) has shape [c].
+void requireChannels(const std::string &op, const char *name, const NodePtr &t,
+                     int64_t c, const NodePtr &x) {
+  if (t && shape(t) != Shape{c})
+    throw Error(op + ": " + name + " must have shape [" + std::to_string(c) +
+                "] for input " + str(x) + ", got " + str(t));
+}
+
+/// x [N, C, spatial...] with 1 to 3 spatial dims; returns their count.
+size_t spatialDims(const std::string &op, const NodePtr &x) {
+  size_t rank = shape(x).size();
+  if (rank < 3 || rank > 5)
+    throw Error(op +
+                ": expected input [N, C, spatial...] with 1 to 3 "
+                "spatial dims, got " +
+                str(x));
+  return rank - 2;
+}
+
+/// [1, c, 1...] for per-channel parameters of a rank-`rank` input.
+NodePtr perChannel(const NodePtr &t, int64_t c, size_t rank) {
+  Shape s(rank, 1);
+  s[1] = c;
+  return reshape(t, s);
+}
+
+NodePtr reduceLoss(const std::string &op, NodePtr loss, Reduction r) {
+  switch (r) {
+  case Reduction::None:
+    return loss;
+  case Reduction::Sum:
+    return sum(loss, {});
+  case Reduction::Mean:
+    return mean(loss, {});
+  }
+  throw Error(op + ": unknown reduction");
+}
+
+/// Writes `value` into the leaf `dst` (computed first, as it may read it).
+void assign(const NodePtr &dst, const NodePtr &value) {
+  const Array &data = realize(value);
+  setData(dst, data.data());
+}
+
+/// A constant tensor of `dtype` (f32 or f64) holding `values`.
+NodePtr constant(DType dtype, Shape s, const std::vector<double> &values) {
+  if (dtype == DType::F64)
+    return fromData(dtype, std::move(s), values.data());
+  std::vector<float> narrow(values.begin(), values.end());
+  return fromData(dtype, std::move(s), narrow.data());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Linear and convolution
+//===----------------------------------------------------------------------===//
+
+NodePtr harp::detail::nn::linear(NodePtr x, NodePtr w, NodePtr bias) {
+  requireFloat("linear", x);
+  const Shape &ws = shape(w), &xs = shape(x);
+  if (ws.size() != 2 || xs.empty() || xs.back() != ws[1])
+    throw Error("linear: input " + str(x) + " and weight " + str(w) +
+                " do not match (weight [out_features, " +
+                std::to_string(xs.empty() ? 0 : xs.back()) + "] expected)");
+  NodePtr out = matmul(x, permute(w, {1, 0}));
+  if (bias) {
+    if (shape(bias) != Shape{ws[0]})
+      throw Error("linear: bias must have shape [" + std::to_string(ws[0]) +
+                  "], got " + str(bias));
+    out = add(out, bias);
+  }
+  return out;
+}
+
+NodePtr harp::detail::nn::conv(NodePtr x, NodePtr w, NodePtr bias,
+                               const ConvOptions &options) {
+  const std::string op = "conv";
+  requireFloat(op, x);
+  const Shape ws = shape(w);
+  if (ws.size() < 3 || ws.size() > 5)
+    throw Error("conv: weight must be [out_channels, in_channels / groups, "
+                "kernel...] with 1 to 3 kernel dims, got " +
+                str(w));
+  size_t k = ws.size() - 2;
+  bool unbatched = shape(x).size() == k + 1;
+  if (unbatched)
+    x = reshape(x, join({1}, shape(x)));
+  if (shape(x).size() != k + 2)
+    throw Error("conv: input must be [N, C, spatial...] with " +
+                std::to_string(k) + " spatial dims for weight " + str(w) +
+                ", got " + str(x));
+  const Shape xs = shape(x);
+  int64_t n = xs[0], c = xs[1], f = ws[0], groups = options.groupCount;
+  if (groups < 1 || c % groups || f % groups)
+    throw Error("conv: groups=" + std::to_string(groups) +
+                " must divide the input channels (" + std::to_string(c) +
+                ") and the output channels (" + std::to_string(f) + ")");
+  if (ws[1] * groups != c)
+    throw Error("conv: input " + shapeStr(xs) + " has " + std::to_string(c) +
+                " channels but weight " + str(w) +
+                " with groups=" + std::to_string(groups) + " expects " +
+                std::to_string(ws[1] * groups));
+  Shape kernel(ws.begin() + 2, ws.end());
+  Shape stride = perDim(op, "stride", options.strides, k);
+  Shape dilation = perDim(op, "dilation", options.dilations, k);
+  Shape before, after;
+  if (options.samePadding) {
+    for (int64_t s : stride)
+      if (s != 1)
+        throw Error("conv: same padding needs stride 1, got " +
+                    shapeStr(stride));
+    for (size_t i = 0; i < k; ++i) {
+      int64_t total = dilation[i] * (kernel[i] - 1);
+      before.push_back(total / 2);
+      after.push_back(total - total / 2);
+    }
+  } else {
+    before = after = perDim(op, "padding", options.paddings, k);
+  }
+  for (size_t i = 0; i < k; ++i) {
+    if (stride[i] < 1 || dilation[i] < 1 || before[i] < 0)
+      throw Error("conv: stride " + shapeStr(stride) + " and dilation " +
+                  shapeStr(dilation) + " must be positive and padding " +
+                  shapeStr(before) + " not negative");
+    if (xs[2 + i] + before[i] + after[i] < dilation[i] * (kernel[i] - 1) + 1)
+      throw Error("conv: kernel " + shapeStr(kernel) + " (dilation " +
+                  shapeStr(dilation) + ") is larger than the padded input " +
+                  shapeStr(xs));
+  }
+  NodePtr out;
+  if (groups == 1 && before == after) {
+    out = detail::conv(x, w, stride, before, dilation);
+  } else {
+    if (before != Shape(k, 0) || after != Shape(k, 0))
+      x = pad(x, join({0, 0}, before), join({0, 0}, after), 0.0);
+    if (groups == 1) {
+      out = detail::conv(x, w, stride, Shape(k, 0), dilation);
+    } else {
+      // Per group g: out[n, g, f, o...] = sum over c and the kernel of
+      // windows[n, g, c, o..., k...] * weight[g, f, c, k...].
+      NodePtr windows = unfold(x, kernel, stride, dilation);
+      Shape outs(shape(windows).begin() + 2, shape(windows).begin() + 2 + k);
+      int64_t cg = c / groups, fg = f / groups;
+      windows = reshape(windows, join(join({n, groups, 1, cg}, outs), kernel));
+      NodePtr wr =
+          reshape(w, join(join({1, groups, fg, cg}, Shape(k, 1)), kernel));
+      Shape dims = join({3}, range(4 + k, 4 + 2 * k));
+      out = reshape(sum(mul(windows, wr), dims), join({n, f}, outs));
+    }
+  }
+  if (bias) {
+    requireChannels(op, "bias", bias, f, x);
+    out = add(out, perChannel(bias, f, k + 2));
+  }
+  if (unbatched)
+    out = reshape(out, Shape(shape(out).begin() + 1, shape(out).end()));
+  return out;
+}
+
+NodePtr harp::detail::nn::convTranspose(NodePtr x, NodePtr w, NodePtr bias,
+                                        const ConvTransposeOptions &options) {
+  const std::string op = "conv_transpose";
+  requireFloat(op, x);
+  const Shape ws = shape(w);
+  if (ws.size() < 3 || ws.size() > 5)
+    throw Error("conv_transpose: weight must be [in_channels, out_channels / "
+                "groups, kernel...] with 1 to 3 kernel dims, got " +
+                str(w));
+  size_t k = ws.size() - 2;
+  if (shape(x).size() != k + 2)
+    throw Error("conv_transpose: input must be [N, C, spatial...] with " +
+                std::to_string(k) + " spatial dims for weight " + str(w) +
+                ", got " + str(x));
+  const Shape xs = shape(x);
+  int64_t n = xs[0], c = xs[1], groups = options.groupCount;
+  if (groups < 1 || c % groups)
+    throw Error("conv_transpose: groups=" + std::to_string(groups) +
+                " must divide the input channels (" + std::to_string(c) + ")");
+  if (ws[0] != c)
+    throw Error("conv_transpose: input " + shapeStr(xs) + " has " +
+                std::to_string(c) + " channels but weight " + str(w) +
+                " expects " + std::to_string(ws[0]));
+  Shape kernel(ws.begin() + 2, ws.end());
+  Shape stride = perDim(op, "stride", options.strides, k);
+  Shape padding = perDim(op, "padding", options.paddings, k);
+  Shape outputPadding = perDim(op, "output_padding", options.outputPaddings, k);
+  Shape dilation = perDim(op, "dilation", options.dilations, k);
+  for (size_t i = 0; i < k; ++i) {
+    if (stride[i] < 1 || dilation[i] < 1 || padding[i] < 0 ||
+        outputPadding[i] < 0)
+      throw Error("conv_transpose: stride and dilation must be positive, "
+                  "padding and output_padding not negative");
+    if (outputPadding[i] >= std::max(stride[i], dilation[i]))
+      throw Error("conv_transpose: output_padding " + shapeStr(outputPadding) +
+                  " must be smaller than the stride " + shapeStr(stride) +
+                  " or the dilation " + shapeStr(dilation));
+  }
+  int64_t fg = ws[1], cg = c / groups, f = fg * groups;
+  Shape sizes(xs.begin() + 2, xs.end());
+  // cols[n, g, f, i..., k...] = sum over c of x[n, g, c, i...] w[g, c, f,
+  // k...]; then every window is added back at its place (fold, the adjoint
+  // of the convolution's sliding windows).
+  NodePtr xr = reshape(x, join(join({n, groups, cg, 1}, sizes), Shape(k, 1)));
+  NodePtr wr = reshape(w, join(join({1, groups, cg, fg}, Shape(k, 1)), kernel));
+  NodePtr cols =
+      reshape(sum(mul(xr, wr), {2}), join(join({n, f}, sizes), kernel));
+  Shape full(k);
+  for (size_t i = 0; i < k; ++i)
+    full[i] = (sizes[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1;
+  NodePtr out = fold(cols, full, stride, dilation);
+  if (outputPadding != Shape(k, 0))
+    out = pad(out, Shape(k + 2, 0), join({0, 0}, outputPadding), 0.0);
+  for (size_t i = 0; i < k; ++i) {
+    int64_t size = full[i] + outputPadding[i] - 2 * padding[i];
+    if (size <= 0)
+      throw Error("conv_transpose: padding " + shapeStr(padding) +
+                  " leaves no output for input " + shapeStr(xs));
+    if (padding[i])
+      out = slice(out, 2 + i, padding[i], padding[i] + size, 1);
+  }
+  if (bias) {
+    requireChannels(op, "bias", bias, f, x);
+    out = add(out, perChannel(bias, f, k + 2));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling, im2col and col2im
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct PoolGeometry {
+  Shape kernel, stride, dilation, before, after, outs;
+};
+
+/// torch's pooling geometry: with ceil_mode, a last window must start
+/// inside the input or its left padding.
+PoolGeometry poolGeometry(const std::string &op, const NodePtr &x,
+                          const harp::nn::PoolOptions &options, bool dilated) {
+  size_t k = spatialDims(op, x);
+  PoolGeometry g;
+  g.kernel = perDim(op, "kernel", options.kernel, k);
+  g.stride = options.strides.empty() ? g.kernel
+                                     : perDim(op, "stride", options.strides, k);
+  g.dilation =
+      dilated ? perDim(op, "dilation", options.dilations, k) : Shape(k, 1);
+  g.before = perDim(op, "padding", options.paddings, k);
+  for (size_t i = 0; i < k; ++i) {
+    if (g.kernel[i] < 1 || g.stride[i] < 1 || g.dilation[i] < 1)
+      throw Error(op + ": kernel " + shapeStr(g.kernel) + ", stride " +
+                  shapeStr(g.stride) + " and dilation " + shapeStr(g.dilation) +
+                  " must be positive");
+    if (g.before[i] < 0 || 2 * g.before[i] > g.kernel[i])
+      throw Error(op + ": padding " + shapeStr(g.before) +
+                  " must be between 0 and half the kernel " +
+                  shapeStr(g.kernel));
+    int64_t size = shape(x)[2 + i];
+    int64_t span = g.dilation[i] * (g.kernel[i] - 1) + 1;
+    int64_t room = size + 2 * g.before[i] - span;
+    if (room < 0)
+      throw Error(op + ": input " + str(x) + " is smaller than the window " +
+                  shapeStr(g.kernel) + " (dilation " + shapeStr(g.dilation) +
+                  ", padding " + shapeStr(g.before) + ")");
+    int64_t out =
+        (room + (options.ceilMode ? g.stride[i] - 1 : 0)) / g.stride[i] + 1;
+    if (options.ceilMode && (out - 1) * g.stride[i] >= size + g.before[i])
+      --out;
+    g.outs.push_back(out);
+    g.after.push_back(std::max(g.before[i], (out - 1) * g.stride[i] + span -
+                                                size - g.before[i]));
+  }
+  return g;
+}
+
+} // namespace
+
+NodePtr harp::detail::nn::maxPool(NodePtr x, const PoolOptions &options) {
+  requireFloat("max_pool", x);
+  PoolGeometry g = poolGeometry("max_pool", x, options, /*dilated=*/true);
+  size_t k = g.kernel.size();
+  if (g.before != Shape(k, 0) || g.after != Shape(k, 0))
+    x = pad(x, join({0, 0}, g.before), join({0, 0}, g.after), -INFINITY);
+  NodePtr windows = unfold(x, g.kernel, g.stride, g.dilation);
+  return reduce(ReduceOp::Max, windows, range(2 + k, 2 + 2 * k), false);
+}
+
+NodePtr harp::detail::nn::avgPool(NodePtr x, const PoolOptions &options) {
+  requireFloat("avg_pool", x);
+  PoolGeometry g = poolGeometry("avg_pool", x, options, /*dilated=*/false);
+  size_t k = g.kernel.size();
+  Shape sizes(shape(x).begin() + 2, shape(x).end());
+  if (g.before != Shape(k, 0) || g.after != Shape(k, 0))
+    x = pad(x, join({0, 0}, g.before), join({0, 0}, g.after), 0.0);
+  NodePtr windows = unfold(x, g.kernel, g.stride, g.dilation);
+  NodePtr total = sum(windows, range(2 + k, 2 + 2 * k));
+  if (options.divisorOverride)
+    return scale(total, 1.0 / double(options.divisorOverride));
+  // Each window's element count, as torch's: windows are clipped to the
+  // padded input (ceil_mode), and to the input itself unless
+  // count_include_pad; a box's count is the product of its sides.
+  std::vector<double> counts{1.0};
+  for (size_t i = 0; i < k; ++i) {
+    std::vector<double> next;
+    for (double prior : counts)
+      for (int64_t j = 0; j < g.outs[i]; ++j) {
+        int64_t start = j * g.stride[i] - g.before[i];
+        int64_t end = std::min(start + g.kernel[i], sizes[i] + g.before[i]);
+        if (!options.countIncludePad) {
+          end = std::min(end, sizes[i]);
+          start = std::max<int64_t>(start, 0);
+        }
+        next.push_back(prior * double(end - start));
+      }
+    counts = std::move(next);
+  }
+  bool uniform = std::all_of(counts.begin(), counts.end(),
+                             [&](double v) { return v == counts[0]; });
+  if (uniform)
+    return scale(total, 1.0 / counts[0]);
+  for (double &v : counts)
+    v = 1.0 / v;
+  return mul(total, constant(dtypeOf(total), g.outs, counts));
+}
+
+NodePtr harp::detail::nn::adaptiveAvgPool(NodePtr x, Shape outputSize) {
+  const std::string op = "adaptive_avg_pool";
+  requireFloat(op, x);
+  size_t k = spatialDims(op, x);
+  Shape sizes = perDim(op, "output size", outputSize, k);
+  size_t rank = k + 2;
+  NodePtr out = x;
+  for (size_t i = 0; i < k; ++i) {
+    int64_t dim = 2 + i, size = shape(x)[dim], o = sizes[i];
+    if (o < 1)
+      throw Error(op + ": output size must be positive, got " +
+                  shapeStr(sizes));
+    if (o == size)
+      continue;
+    if (o == 1) {
+      out = mean(out, {dim}, /*keepdim=*/true);
+      continue;
+    }
+    // A separable average: the dim times a [size, o] matrix of 1 / count,
+    // window j spanning [floor(j size / o), ceil((j + 1) size / o)).
+    std::vector<double> weights(size * o, 0.0);
+    for (int64_t j = 0; j < o; ++j) {
+      int64_t start = j * size / o, end = ((j + 1) * size + o - 1) / o;
+      for (int64_t s = start; s < end; ++s)
+        weights[s * o + j] = 1.0 / double(end - start);
+    }
+    Shape perm = range(0, rank);
+    std::swap(perm[dim], perm[rank - 1]);
+    out = permute(
+        matmul(permute(out, perm), constant(dtypeOf(x), {size, o}, weights)),
+        perm);
+  }
+  return out;
+}
+
+NodePtr harp::detail::nn::globalAvgPool(NodePtr x) {
+  requireFloat("global_avg_pool", x);
+  size_t k = spatialDims("global_avg_pool", x);
+  return mean(x, range(2, 2 + k), /*keepdim=*/true);
+}
+
+NodePtr harp::detail::nn::im2col(NodePtr x, Shape kernel, Shape stride,
+                                 Shape padding) {
+  const std::string op = "im2col";
+  size_t k = spatialDims(op, x);
+  kernel = perDim(op, "kernel", kernel, k);
+  stride = perDim(op, "stride", stride, k);
+  padding = perDim(op, "padding", padding, k);
+  for (size_t i = 0; i < k; ++i)
+    if (kernel[i] < 1 || stride[i] < 1 || padding[i] < 0)
+      throw Error("im2col: kernel " + shapeStr(kernel) + " and stride " +
+                  shapeStr(stride) + " must be positive, padding " +
+                  shapeStr(padding) + " not negative");
+  if (padding != Shape(k, 0))
+    x = pad(x, join({0, 0}, padding), join({0, 0}, padding), 0.0);
+  for (size_t i = 0; i < k; ++i)
+    if (shape(x)[2 + i] < kernel[i])
+      throw Error("im2col: kernel " + shapeStr(kernel) +
+                  " is larger than the padded input " + str(x));
+  // [N, C, out..., kernel...] -> [N, C, kernel..., out...] -> [N, C *
+  // prod(kernel), prod(out)].
+  NodePtr windows = unfold(x, kernel, stride, Shape(k, 1));
+  int64_t n = shape(x)[0], c = shape(x)[1];
+  Shape outs(shape(windows).begin() + 2, shape(windows).begin() + 2 + k);
+  NodePtr moved = permute(
+      windows, join(join({0, 1}, range(2 + k, 2 + 2 * k)), range(2, 2 + k)));
+  return reshape(moved, {n, c * product(kernel), product(outs)});
+}
+
+NodePtr harp::detail::nn::col2im(NodePtr cols, Shape outputSize, Shape kernel,
+                                 Shape stride, Shape padding) {
+  const std::string op = "col2im";
+  size_t k = outputSize.size();
+  if (k < 1 || k > 3)
+    throw Error("col2im: output size needs 1 to 3 dims, got " +
+                shapeStr(outputSize));
+  kernel = perDim(op, "kernel", kernel, k);
+  stride = perDim(op, "stride", stride, k);
+  padding = perDim(op, "padding", padding, k);
+  const Shape cs = shape(cols);
+  int64_t windows = product(kernel);
+  if (cs.size() != 3 || windows < 1 || cs[1] % windows)
+    throw Error("col2im: columns must be [N, C * " + std::to_string(windows) +
+                ", L] for kernel " + shapeStr(kernel) + ", got " + str(cols));
+  Shape padded(k), outs(k);
+  for (size_t i = 0; i < k; ++i) {
+    if (kernel[i] < 1 || stride[i] < 1 || padding[i] < 0)
+      throw Error("col2im: kernel " + shapeStr(kernel) + " and stride " +
+                  shapeStr(stride) + " must be positive, padding " +
+                  shapeStr(padding) + " not negative");
+    padded[i] = outputSize[i] + 2 * padding[i];
+    if (padded[i] < kernel[i])
+      throw Error("col2im: kernel " + shapeStr(kernel) +
+                  " is larger than the padded output " + shapeStr(padded));
+    outs[i] = (padded[i] - kernel[i]) / stride[i] + 1;
+  }
+  if (product(outs) != cs[2])
+    throw Error("col2im: " + std::to_string(cs[2]) + " columns, but output " +
+                shapeStr(outputSize) + " with kernel " + shapeStr(kernel) +
+                ", stride " + shapeStr(stride) + " and padding " +
+                shapeStr(padding) + " has " + std::to_string(product(outs)) +
+                " windows");
+  int64_t n = cs[0], c = cs[1] / windows;
+  NodePtr split = reshape(cols, join(join({n, c}, kernel), outs));
+  NodePtr moved = permute(
+      split, join(join({0, 1}, range(2 + k, 2 + 2 * k)), range(2, 2 + k)));
+  NodePtr out = fold(moved, padded, stride, Shape(k, 1));
+  for (size_t i = 0; i < k; ++i)
+    if (padding[i])
+      out = slice(out, 2 + i, padding[i], padding[i] + outputSize[i], 1);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization, dropout, embedding
+//===----------------------------------------------------------------------===//
+
+NodePtr harp::detail::nn::batchNorm(NodePtr x, NodePtr runningMean,
+                                    NodePtr runningVar, NodePtr weight,
+                                    NodePtr bias, bool training,
+                                    double momentum, double eps) {
+  const std::string op = "batch_norm";
+  requireFloat(op, x);
+  const Shape xs = shape(x);
+  if (xs.size() < 2)
+    throw Error("batch_norm: expected input [N, C, ...], got " + str(x));
+  int64_t c = xs[1];
+  requireChannels(op, "running_mean", runningMean, c, x);
+  requireChannels(op, "running_var", runningVar, c, x);
+  requireChannels(op, "weight", weight, c, x);
+  requireChannels(op, "bias", bias, c, x);
+  size_t rank = xs.size();
+  NodePtr m, v;
+  if (training) {
+    int64_t count = numElements(xs) / c;
+    if (count <= 1)
+      throw Error("batch_norm: expected more than 1 value per channel when "
+                  "training, got input " +
+                  str(x));
+    Shape dims = join({0}, range(2, rank));
+    m = mean(x, dims, /*keepdim=*/true);
+    v = mean(unary(UnaryOp::Square, sub(x, m)), dims, /*keepdim=*/true);
+    if (runningMean && runningVar) {
+      // torch's rule: the unbiased variance, weighted by momentum; the
+      // statistics carry no gradient.
+      NodePtr batchMean = reshape(detach(m), {c});
+      NodePtr batchVar = reshape(detach(v), {c});
+      assign(runningMean,
+             add(scale(runningMean, 1 - momentum), scale(batchMean, momentum)));
+      assign(runningVar,
+             add(scale(runningVar, 1 - momentum),
+                 scale(batchVar, momentum * count / double(count - 1))));
+    } else if (runningMean || runningVar) {
+      throw Error("batch_norm: give both running_mean and running_var, or "
+                  "neither");
+    }
+  } else {
+    if (!runningMean || !runningVar)
+      throw Error("batch_norm: evaluation needs running_mean and running_var");
+    m = perChannel(runningMean, c, rank);
+    v = perChannel(runningVar, c, rank);
+  }
+  NodePtr out = mul(sub(x, m), unary(UnaryOp::Rsqrt, add(v, num(v, eps))));
+  if (weight)
+    out = mul(out, perChannel(weight, c, rank));
+  if (bias)
+    out = add(out, perChannel(bias, c, rank));
+  return out;
+}
+
+NodePtr harp::detail::nn::layerNorm(NodePtr x, Shape normalizedShape,
+                                    NodePtr weight, NodePtr bias, double eps) {
+  requireFloat("layer_norm", x);
+  const Shape xs = shape(x);
+  size_t k = normalizedShape.size();
+  if (k == 0 || k > xs.size() ||
+      !std::equal(normalizedShape.begin(), normalizedShape.end(), xs.end() - k))
+    throw Error("layer_norm: normalized shape " + shapeStr(normalizedShape) +
+                " does not end input " + shapeStr(xs));
+  for (auto [t, name] : {std::pair{weight, "weight"}, {bias, "bias"}})
+    if (t && shape(t) != normalizedShape)
+      throw Error(std::string("layer_norm: ") + name + " must have shape " +
+                  shapeStr(normalizedShape) + ", got " + str(t));
+  Shape dims = range(xs.size() - k, xs.size());
+  NodePtr centered = sub(x, mean(x, dims, /*keepdim=*/true));
+  NodePtr var = mean(unary(UnaryOp::Square, centered), dims, true);
+  NodePtr out = mul(centered, unary(UnaryOp::Rsqrt, add(var, num(var, eps))));
+  if (weight)
+    out = mul(out, weight);
+  if (bias)
+    out = add(out, bias);
+  return out;
+}
+
+NodePtr harp::detail::nn::groupNorm(NodePtr x, int64_t groups, NodePtr weight,
+                                    NodePtr bias, double eps) {
+  const std::string op = "group_norm";
+  requireFloat(op, x);
+  const Shape xs = shape(x);
+  if (xs.size() < 2 || groups < 1 || xs[1] % groups)
+    throw Error("group_norm: groups=" + std::to_string(groups) +
+                " must divide the channels of input " + shapeStr(xs));
+  int64_t c = xs[1];
+  requireChannels(op, "weight", weight, c, x);
+  requireChannels(op, "bias", bias, c, x);
+  NodePtr grouped = reshape(x, {xs[0], groups, -1});
+  NodePtr centered = sub(grouped, mean(grouped, {2}, /*keepdim=*/true));
+  NodePtr var = mean(unary(UnaryOp::Square, centered), {2}, true);
+  NodePtr out = reshape(
+      mul(centered, unary(UnaryOp::Rsqrt, add(var, num(var, eps)))), xs);
+  if (weight)
+    out = mul(out, perChannel(weight, c, xs.size()));
+  if (bias)
+    out = add(out, perChannel(bias, c, xs.size()));
+  return out;
+}
+
+NodePtr harp::detail::nn::dropout(NodePtr x, double p, bool training,
+                                  uint64_t seed) {
+  requireFloat("dropout", x);
+  if (!(p >= 0.0 && p <= 1.0))
+    throw Error("dropout: p must be in [0, 1], got " + std::to_string(p));
+  if (!training || p == 0.0)
+    return x;
+  if (p == 1.0)
+    return scale(x, 0.0);
+  // The seed is an argument of the compiled code (a 0-d i64 leaf).
+  int64_t bits = static_cast<int64_t>(seed & 0x7FFFFFFFFFFFFFFFull);
+  NodePtr draw = rand(dtypeOf(x), shape(x), scalar(DType::I64, &bits));
+  return where(binary(BinaryOp::Ge, draw, num(draw, p)),
+               scale(x, 1.0 / (1.0 - p)), num(x, 0.0));
+}
+
+NodePtr harp::detail::nn::embedding(NodePtr indices, NodePtr weight) {
+  requireInteger("embedding", indices, "indices");
+  if (shape(weight).size() != 2)
+    throw Error("embedding: weight must be [num_embeddings, dim], got " +
+                str(weight));
+  int64_t dim = shape(weight)[1], count = numElements(shape(indices));
+  NodePtr flat = expand(reshape(indices, {count, 1}), {count, dim});
+  return reshape(gather(weight, flat, 0), join(shape(indices), {dim}));
+}
+
+NodePtr harp::detail::nn::oneHot(NodePtr indices, int64_t classes) {
+  requireInteger("one_hot", indices, "indices");
+  if (classes < 1)
+    throw Error("one_hot: needs a positive number of classes, got " +
+                std::to_string(classes));
+  NodePtr labels = reshape(indices, join(shape(indices), {1}));
+  return cast(
+      binary(BinaryOp::Eq, labels, arange(dtypeOf(indices), classes, 0, 1)),
+      DType::I64);
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// [N, ...] class indices as [N, classes, ...] floats of `dtype`.
+NodePtr classMask(const NodePtr &target, int64_t classes, DType dtype) {
+  Shape s = shape(target), labels = s;
+  labels.insert(labels.begin() + 1, 1);
+  Shape along(s.size() + 1, 1);
+  along[1] = classes;
+  NodePtr ids = reshape(arange(dtypeOf(target), classes, 0, 1), along);
+  return cast(binary(BinaryOp::Eq, reshape(target, labels), ids), dtype);
+}
+
+/// Checks input [N, C, ...] against class indices [N, ...].
+void requireClasses(const std::string &op, const NodePtr &input,
+                    const NodePtr &target) {
+  const Shape &is = shape(input), &ts = shape(target);
+  Shape expected = is;
+  if (!expected.empty())
+    expected.erase(expected.begin() + 1);
+  if (is.size() < 2 || ts != expected)
+    throw Error(op + ": input " + shapeStr(is) +
+                " must be [N, C, ...] and target its shape without dim 1 (" +
+                shapeStr(expected) + "), got target " + shapeStr(ts));
+}
+
+} // namespace
+
+NodePtr harp::detail::nn::nllLoss(NodePtr input, NodePtr target,
+                                  int64_t ignoreIndex, Reduction reduction) {
+  const std::string op = "nll_loss";
+  requireFloat(op, input);
+  requireInteger(op, target, "target");
+  requireClasses(op, input, target);
+  DType dtype = dtypeOf(input);
+  NodePtr picked =
+      sum(mul(input, classMask(target, shape(input)[1], dtype)), {1});
+  NodePtr keep = cast(binary(BinaryOp::Ne, target,
+                             scalar(dtypeOf(target), double(ignoreIndex))),
+                      dtype);
+  NodePtr loss = mul(unary(UnaryOp::Neg, picked), keep);
+  if (reduction == Reduction::Mean)
+    return div(sum(loss, {}), sum(keep, {}));
+  return reduceLoss(op, loss, reduction);
+}
+
+NodePtr harp::detail::nn::crossEntropy(NodePtr input, NodePtr target,
+                                       const CrossEntropyOptions &options) {
+  const std::string op = "cross_entropy";
+  requireFloat(op, input);
+  double eps = options.labelSmoothing;
+  if (!(eps >= 0.0 && eps <= 1.0))
+    throw Error("cross_entropy: label_smoothing must be in [0, 1], got " +
+                std::to_string(eps));
+  if (shape(input).size() < 2)
+    throw Error("cross_entropy: input must be [N, C, ...], got " + str(input));
+  DType dtype = dtypeOf(input);
+  int64_t classes = shape(input)[1];
+  NodePtr logp = logSoftmax(input, 1);
+  if (isFloat(dtypeOf(target))) {
+    if (shape(target) != shape(input) || dtypeOf(target) != dtype)
+      throw Error("cross_entropy: probabilities " + str(target) + " (" +
+                  dtypeName(dtypeOf(target)) +
+                  ") must have the input's shape " + str(input) +
+                  " and dtype " + dtypeName(dtype));
+    NodePtr smoothed = add(scale(target, 1 - eps), num(input, eps / classes));
+    NodePtr loss = unary(UnaryOp::Neg, sum(mul(logp, smoothed), {1}));
+    return reduceLoss(op, loss, options.reductionKind);
+  }
+  requireInteger(op, target, "target");
+  requireClasses(op, input, target);
+  NodePtr keep =
+      cast(binary(BinaryOp::Ne, target,
+                  scalar(dtypeOf(target), double(options.ignoreIndex))),
+           dtype);
+  NodePtr picked = sum(mul(logp, classMask(target, classes, dtype)), {1});
+  NodePtr loss = sub(scale(picked, -(1 - eps)),
+                     scale(sum(logp, {1}), eps / double(classes)));
+  loss = mul(loss, keep);
+  if (options.reductionKind == Reduction::Mean)
+    return div(sum(loss, {}), sum(keep, {}));
+  return reduceLoss(op, loss, options.reductionKind);
+}
+
+namespace {
+void requireSameShape(const std::string &op, const NodePtr &input,
+                      const NodePtr &target) {
+  if (shape(input) != shape(target))
+    throw Error(op + ": input " + str(input) + " and target " + str(target) +
+                " must have the same shape");
+}
+} // namespace
+
+NodePtr harp::detail::nn::mseLoss(NodePtr input, NodePtr target,
+                                  Reduction reduction) {
+  requireSameShape("mse_loss", input, target);
+  return reduceLoss("mse_loss", unary(UnaryOp::Square, sub(input, target)),
+                    reduction);
+}
+
+NodePtr harp::detail::nn::l1Loss(NodePtr input, NodePtr target,
+                                 Reduction reduction) {
+  requireSameShape("l1_loss", input, target);
+  return reduceLoss("l1_loss", unary(UnaryOp::Abs, sub(input, target)),
+                    reduction);
+}
+
+NodePtr harp::detail::nn::binaryCrossEntropy(NodePtr input, NodePtr target,
+                                             Reduction reduction) {
+  const std::string op = "binary_cross_entropy";
+  requireFloat(op, input);
+  requireSameShape(op, input, target);
+  NodePtr logP = clamp(unary(UnaryOp::Log, input), -100.0, std::nullopt);
+  NodePtr logQ = clamp(unary(UnaryOp::Log, sub(num(input, 1.0), input)), -100.0,
+                       std::nullopt);
+  NodePtr loss =
+      unary(UnaryOp::Neg,
+            add(mul(target, logP), mul(sub(num(target, 1.0), target), logQ)));
+  return reduceLoss(op, loss, reduction);
+}
+
+NodePtr harp::detail::nn::binaryCrossEntropyWithLogits(NodePtr input,
+                                                       NodePtr target,
+                                                       Reduction reduction) {
+  const std::string op = "binary_cross_entropy_with_logits";
+  requireFloat(op, input);
+  requireSameShape(op, input, target);
+  // max(x, 0) - x t + log(1 + exp(-|x|)).
+  NodePtr tail = unary(
+      UnaryOp::Log1p,
+      unary(UnaryOp::Exp, unary(UnaryOp::Neg, unary(UnaryOp::Abs, input))));
+  NodePtr loss =
+      add(sub(unary(UnaryOp::Relu, input), mul(input, target)), tail);
+  return reduceLoss(op, loss, reduction);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+NodePtr harp::detail::nn::attention(NodePtr q, NodePtr k, NodePtr v,
+                                    NodePtr mask, bool causal,
+                                    std::optional<double> scaleFactor) {
+  const std::string op = "scaled_dot_product_attention";
+  requireFloat(op, q);
+  const Shape &qs = shape(q), &ks = shape(k), &vs = shape(v);
+  if (qs.size() < 2 || ks.size() < 2 || vs.size() < 2 ||
+      qs.back() != ks.back() || ks[ks.size() - 2] != vs[vs.size() - 2])
+    throw Error(op + ": query " + shapeStr(qs) + ", key " + shapeStr(ks) +
+                " and value " + shapeStr(vs) +
+                " do not match ([..., L, E], [..., S, E], [..., S, Ev])");
+  int64_t length = qs[qs.size() - 2], source = ks[ks.size() - 2];
+  double factor =
+      scaleFactor ? *scaleFactor : 1.0 / std::sqrt(double(qs.back()));
+  Shape perm = range(0, ks.size());
+  std::swap(perm[ks.size() - 1], perm[ks.size() - 2]);
+  NodePtr scores = scale(matmul(q, permute(k, perm)), factor);
+  if (causal) {
+    if (mask)
+      throw Error(op + ": give a mask or causal, not both");
+    std::vector<uint8_t> keep(length * source);
+    for (int64_t i = 0; i < length; ++i)
+      for (int64_t j = 0; j < source; ++j)
+        keep[i * source + j] = j <= i;
+    mask = fromData(DType::Bool, {length, source}, keep.data());
+  }
+  if (mask) {
+    if (dtypeOf(mask) != DType::Bool)
+      throw Error(op + ": the mask must be bool (true keeps), got " +
+                  dtypeName(dtypeOf(mask)));
+    scores = where(mask, scores, num(scores, -INFINITY));
+  }
+  return matmul(softmax(scores, -1), v);
+}
