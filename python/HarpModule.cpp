@@ -380,4 +380,5 @@ PYBIND11_MODULE(_harp, m) {
       "parse).");
 
   bindIr(m);
+  bindNN(m);
 }

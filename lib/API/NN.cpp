@@ -151,12 +151,13 @@ NodePtr harp::detail::nn::linear(NodePtr x, NodePtr w, NodePtr bias) {
 }
 
 NodePtr harp::detail::nn::conv(NodePtr x, NodePtr w, NodePtr bias,
-                               const ConvOptions &options) {
-  const std::string op = "conv";
+                               const ConvOptions &options,
+                               const std::string &op) {
   requireFloat(op, x);
   const Shape ws = shape(w);
   if (ws.size() < 3 || ws.size() > 5)
-    throw Error("conv: weight must be [out_channels, in_channels / groups, "
+    throw Error(op +
+                ": weight must be [out_channels, in_channels / groups, "
                 "kernel...] with 1 to 3 kernel dims, got " +
                 str(w));
   size_t k = ws.size() - 2;
@@ -164,17 +165,17 @@ NodePtr harp::detail::nn::conv(NodePtr x, NodePtr w, NodePtr bias,
   if (unbatched)
     x = reshape(x, join({1}, shape(x)));
   if (shape(x).size() != k + 2)
-    throw Error("conv: input must be [N, C, spatial...] with " +
+    throw Error(op + ": input must be [N, C, spatial...] with " +
                 std::to_string(k) + " spatial dims for weight " + str(w) +
                 ", got " + str(x));
   const Shape xs = shape(x);
   int64_t n = xs[0], c = xs[1], f = ws[0], groups = options.groupCount;
   if (groups < 1 || c % groups || f % groups)
-    throw Error("conv: groups=" + std::to_string(groups) +
+    throw Error(op + ": groups=" + std::to_string(groups) +
                 " must divide the input channels (" + std::to_string(c) +
                 ") and the output channels (" + std::to_string(f) + ")");
   if (ws[1] * groups != c)
-    throw Error("conv: input " + shapeStr(xs) + " has " + std::to_string(c) +
+    throw Error(op + ": input " + shapeStr(xs) + " has " + std::to_string(c) +
                 " channels but weight " + str(w) +
                 " with groups=" + std::to_string(groups) + " expects " +
                 std::to_string(ws[1] * groups));
@@ -185,7 +186,7 @@ NodePtr harp::detail::nn::conv(NodePtr x, NodePtr w, NodePtr bias,
   if (options.samePadding) {
     for (int64_t s : stride)
       if (s != 1)
-        throw Error("conv: same padding needs stride 1, got " +
+        throw Error(op + ": same padding needs stride 1, got " +
                     shapeStr(stride));
     for (size_t i = 0; i < k; ++i) {
       int64_t total = dilation[i] * (kernel[i] - 1);
@@ -197,11 +198,11 @@ NodePtr harp::detail::nn::conv(NodePtr x, NodePtr w, NodePtr bias,
   }
   for (size_t i = 0; i < k; ++i) {
     if (stride[i] < 1 || dilation[i] < 1 || before[i] < 0)
-      throw Error("conv: stride " + shapeStr(stride) + " and dilation " +
+      throw Error(op + ": stride " + shapeStr(stride) + " and dilation " +
                   shapeStr(dilation) + " must be positive and padding " +
                   shapeStr(before) + " not negative");
     if (xs[2 + i] + before[i] + after[i] < dilation[i] * (kernel[i] - 1) + 1)
-      throw Error("conv: kernel " + shapeStr(kernel) + " (dilation " +
+      throw Error(op + ": kernel " + shapeStr(kernel) + " (dilation " +
                   shapeStr(dilation) + ") is larger than the padded input " +
                   shapeStr(xs));
   }
@@ -236,28 +237,29 @@ NodePtr harp::detail::nn::conv(NodePtr x, NodePtr w, NodePtr bias,
 }
 
 NodePtr harp::detail::nn::convTranspose(NodePtr x, NodePtr w, NodePtr bias,
-                                        const ConvTransposeOptions &options) {
-  const std::string op = "conv_transpose";
+                                        const ConvTransposeOptions &options,
+                                        const std::string &op) {
   requireFloat(op, x);
   const Shape ws = shape(w);
   if (ws.size() < 3 || ws.size() > 5)
-    throw Error("conv_transpose: weight must be [in_channels, out_channels / "
+    throw Error(op +
+                ": weight must be [in_channels, out_channels / "
                 "groups, kernel...] with 1 to 3 kernel dims, got " +
                 str(w));
   size_t k = ws.size() - 2;
   if (shape(x).size() != k + 2)
-    throw Error("conv_transpose: input must be [N, C, spatial...] with " +
+    throw Error(op + ": input must be [N, C, spatial...] with " +
                 std::to_string(k) + " spatial dims for weight " + str(w) +
                 ", got " + str(x));
   const Shape xs = shape(x);
   int64_t n = xs[0], c = xs[1], groups = options.groupCount;
   if (groups < 1 || c % groups)
-    throw Error("conv_transpose: groups=" + std::to_string(groups) +
+    throw Error(op + ": groups=" + std::to_string(groups) +
                 " must divide the input channels (" + std::to_string(c) + ")");
   if (ws[0] != c)
-    throw Error("conv_transpose: input " + shapeStr(xs) + " has " +
-                std::to_string(c) + " channels but weight " + str(w) +
-                " expects " + std::to_string(ws[0]));
+    throw Error(op + ": input " + shapeStr(xs) + " has " + std::to_string(c) +
+                " channels but weight " + str(w) + " expects " +
+                std::to_string(ws[0]));
   Shape kernel(ws.begin() + 2, ws.end());
   Shape stride = perDim(op, "stride", options.strides, k);
   Shape padding = perDim(op, "padding", options.paddings, k);
@@ -266,10 +268,10 @@ NodePtr harp::detail::nn::convTranspose(NodePtr x, NodePtr w, NodePtr bias,
   for (size_t i = 0; i < k; ++i) {
     if (stride[i] < 1 || dilation[i] < 1 || padding[i] < 0 ||
         outputPadding[i] < 0)
-      throw Error("conv_transpose: stride and dilation must be positive, "
-                  "padding and output_padding not negative");
+      throw Error(op + ": stride and dilation must be positive, "
+                       "padding and output_padding not negative");
     if (outputPadding[i] >= std::max(stride[i], dilation[i]))
-      throw Error("conv_transpose: output_padding " + shapeStr(outputPadding) +
+      throw Error(op + ": output_padding " + shapeStr(outputPadding) +
                   " must be smaller than the stride " + shapeStr(stride) +
                   " or the dilation " + shapeStr(dilation));
   }
@@ -291,7 +293,7 @@ NodePtr harp::detail::nn::convTranspose(NodePtr x, NodePtr w, NodePtr bias,
   for (size_t i = 0; i < k; ++i) {
     int64_t size = full[i] + outputPadding[i] - 2 * padding[i];
     if (size <= 0)
-      throw Error("conv_transpose: padding " + shapeStr(padding) +
+      throw Error(op + ": padding " + shapeStr(padding) +
                   " leaves no output for input " + shapeStr(xs));
     if (padding[i])
       out = slice(out, 2 + i, padding[i], padding[i] + size, 1);
@@ -354,9 +356,10 @@ PoolGeometry poolGeometry(const std::string &op, const NodePtr &x,
 
 } // namespace
 
-NodePtr harp::detail::nn::maxPool(NodePtr x, const PoolOptions &options) {
-  requireFloat("max_pool", x);
-  PoolGeometry g = poolGeometry("max_pool", x, options, /*dilated=*/true);
+NodePtr harp::detail::nn::maxPool(NodePtr x, const PoolOptions &options,
+                                  const std::string &op) {
+  requireFloat(op, x);
+  PoolGeometry g = poolGeometry(op, x, options, /*dilated=*/true);
   size_t k = g.kernel.size();
   if (g.before != Shape(k, 0) || g.after != Shape(k, 0))
     x = pad(x, join({0, 0}, g.before), join({0, 0}, g.after), -INFINITY);
@@ -364,9 +367,10 @@ NodePtr harp::detail::nn::maxPool(NodePtr x, const PoolOptions &options) {
   return reduce(ReduceOp::Max, windows, range(2 + k, 2 + 2 * k), false);
 }
 
-NodePtr harp::detail::nn::avgPool(NodePtr x, const PoolOptions &options) {
-  requireFloat("avg_pool", x);
-  PoolGeometry g = poolGeometry("avg_pool", x, options, /*dilated=*/false);
+NodePtr harp::detail::nn::avgPool(NodePtr x, const PoolOptions &options,
+                                  const std::string &op) {
+  requireFloat(op, x);
+  PoolGeometry g = poolGeometry(op, x, options, /*dilated=*/false);
   size_t k = g.kernel.size();
   Shape sizes(shape(x).begin() + 2, shape(x).end());
   if (g.before != Shape(k, 0) || g.after != Shape(k, 0))
@@ -402,8 +406,8 @@ NodePtr harp::detail::nn::avgPool(NodePtr x, const PoolOptions &options) {
   return mul(total, constant(dtypeOf(total), g.outs, counts));
 }
 
-NodePtr harp::detail::nn::adaptiveAvgPool(NodePtr x, Shape outputSize) {
-  const std::string op = "adaptive_avg_pool";
+NodePtr harp::detail::nn::adaptiveAvgPool(NodePtr x, Shape outputSize,
+                                          const std::string &op) {
   requireFloat(op, x);
   size_t k = spatialDims(op, x);
   Shape sizes = perDim(op, "output size", outputSize, k);
@@ -579,7 +583,7 @@ NodePtr harp::detail::nn::layerNorm(NodePtr x, Shape normalizedShape,
   size_t k = normalizedShape.size();
   if (k == 0 || k > xs.size() ||
       !std::equal(normalizedShape.begin(), normalizedShape.end(), xs.end() - k))
-    throw Error("layer_norm: normalized shape " + shapeStr(normalizedShape) +
+    throw Error("layer_norm: normalized_shape " + shapeStr(normalizedShape) +
                 " does not end input " + shapeStr(xs));
   for (auto [t, name] : {std::pair{weight, "weight"}, {bias, "bias"}})
     if (t && shape(t) != normalizedShape)
@@ -602,7 +606,7 @@ NodePtr harp::detail::nn::groupNorm(NodePtr x, int64_t groups, NodePtr weight,
   requireFloat(op, x);
   const Shape xs = shape(x);
   if (xs.size() < 2 || groups < 1 || xs[1] % groups)
-    throw Error("group_norm: groups=" + std::to_string(groups) +
+    throw Error("group_norm: num_groups=" + std::to_string(groups) +
                 " must divide the channels of input " + shapeStr(xs));
   int64_t c = xs[1];
   requireChannels(op, "weight", weight, c, x);
@@ -801,7 +805,8 @@ NodePtr harp::detail::nn::binaryCrossEntropyWithLogits(NodePtr input,
 
 NodePtr harp::detail::nn::attention(NodePtr q, NodePtr k, NodePtr v,
                                     NodePtr mask, bool causal,
-                                    std::optional<double> scaleFactor) {
+                                    std::optional<double> scaleFactor,
+                                    double dropoutP, uint64_t seed) {
   const std::string op = "scaled_dot_product_attention";
   requireFloat(op, q);
   const Shape &qs = shape(q), &ks = shape(k), &vs = shape(v);
@@ -825,11 +830,15 @@ NodePtr harp::detail::nn::attention(NodePtr q, NodePtr k, NodePtr v,
         keep[i * source + j] = j <= i;
     mask = fromData(DType::Bool, {length, source}, keep.data());
   }
-  if (mask) {
-    if (dtypeOf(mask) != DType::Bool)
-      throw Error(op + ": the mask must be bool (true keeps), got " +
-                  dtypeName(dtypeOf(mask)));
+  if (mask && dtypeOf(mask) == DType::Bool)
     scores = where(mask, scores, num(scores, -INFINITY));
-  }
-  return matmul(softmax(scores, -1), v);
+  else if (mask && isFloat(dtypeOf(mask)))
+    scores = add(scores, mask);
+  else if (mask)
+    throw Error(op +
+                ": the mask must be bool (true keeps) or float (added), "
+                "got " +
+                dtypeName(dtypeOf(mask)));
+  return matmul(nn::dropout(softmax(scores, -1), dropoutP, dropoutP > 0, seed),
+                v);
 }

@@ -334,3 +334,32 @@ def test_conv_then_pool_gradients_f32(size):
           lambda x, w: TF.max_pool2d(TF.conv2d(x, w, padding=1), 2), x, w, rtol=1e-4, atol=1e-4)
     check(lambda x, w: F.avg_pool2d(F.conv2d(x, w, padding=1), 2),
           lambda x, w: TF.avg_pool2d(TF.conv2d(x, w, padding=1), 2), x, w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("kernel,stride,padding", [(3, 1, 0), ((2, 3), (2, 1), (1, 1)),
+                                                   (1, 3, 0), ((5, 2), 2, (2, 0))])
+def test_im2col_col2im_match_torch_unfold_fold(kernel, stride, padding):
+    x = normal(2, 3, 7, 6)
+    check(lambda x: F.im2col(x, kernel, stride, padding),
+          lambda x: TF.unfold(x, kernel, 1, padding, stride), x)
+    cols = TF.unfold(torch.tensor(x), kernel, 1, padding, stride).detach().numpy()
+    cols = normal(*cols.shape)
+    check(lambda c: F.col2im(c, (7, 6), kernel, stride, padding),
+          lambda c: TF.fold(c, (7, 6), kernel, 1, padding, stride), cols)
+    with pytest.raises(ValueError, match=r"col2im: \d+ columns, but output \[12, 6\]"):
+        F.col2im(harp.tensor(cols), (12, 6), kernel, stride, padding)
+
+
+def test_attention_dropout_drops_weights_with_a_seed():
+    q, k = normal(3, 9, 4), normal(3, 11, 4)
+    v = np.eye(11)[None].repeat(3, 0)  # the output is the weights themselves
+    plain = F.scaled_dot_product_attention(*map(harp.tensor, (q, k, v))).numpy()
+    harp.manual_seed(11)
+    dropped = F.scaled_dot_product_attention(*map(harp.tensor, (q, k, v)), dropout_p=0.4)
+    harp.manual_seed(11)
+    again = F.scaled_dot_product_attention(*map(harp.tensor, (q, k, v)), dropout_p=0.4)
+    np.testing.assert_array_equal(dropped.numpy(), again.numpy())
+    out = dropped.numpy()
+    zero = out == 0
+    assert 0.25 < zero.mean() < 0.55
+    np.testing.assert_allclose(out[~zero], plain[~zero] / 0.6, rtol=1e-12)

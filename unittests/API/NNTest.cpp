@@ -643,7 +643,7 @@ TEST(NN, MisuseNamesTheLayerAndTheShapes) {
             std::string::npos);
   EXPECT_NE(errorOf([&] {
               nn::layer_norm(x, {4, 5});
-            }).find("layer_norm: normalized shape [4, 5] does not end input"),
+            }).find("layer_norm: normalized_shape [4, 5] does not end input"),
             std::string::npos);
   EXPECT_NE(
       errorOf([&] {

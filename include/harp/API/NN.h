@@ -107,12 +107,18 @@ using harp::nn::PoolOptions;
 using harp::nn::Reduction;
 // The layers on untyped nodes (null for an absent optional tensor).
 NodePtr linear(NodePtr x, NodePtr w, NodePtr bias);
-NodePtr conv(NodePtr x, NodePtr w, NodePtr bias, const ConvOptions &options);
+// `op` names the layer in messages (the Python API passes "conv2d").
+NodePtr conv(NodePtr x, NodePtr w, NodePtr bias, const ConvOptions &options,
+             const std::string &op = "conv");
 NodePtr convTranspose(NodePtr x, NodePtr w, NodePtr bias,
-                      const ConvTransposeOptions &options);
-NodePtr maxPool(NodePtr x, const PoolOptions &options);
-NodePtr avgPool(NodePtr x, const PoolOptions &options);
-NodePtr adaptiveAvgPool(NodePtr x, std::vector<int64_t> outputSize);
+                      const ConvTransposeOptions &options,
+                      const std::string &op = "conv_transpose");
+NodePtr maxPool(NodePtr x, const PoolOptions &options,
+                const std::string &op = "max_pool");
+NodePtr avgPool(NodePtr x, const PoolOptions &options,
+                const std::string &op = "avg_pool");
+NodePtr adaptiveAvgPool(NodePtr x, std::vector<int64_t> outputSize,
+                        const std::string &op = "adaptive_avg_pool");
 NodePtr globalAvgPool(NodePtr x);
 NodePtr im2col(NodePtr x, std::vector<int64_t> kernel,
                std::vector<int64_t> stride, std::vector<int64_t> padding);
@@ -139,7 +145,8 @@ NodePtr binaryCrossEntropy(NodePtr input, NodePtr target, Reduction reduction);
 NodePtr binaryCrossEntropyWithLogits(NodePtr input, NodePtr target,
                                      Reduction reduction);
 NodePtr attention(NodePtr q, NodePtr k, NodePtr v, NodePtr mask, bool causal,
-                  std::optional<double> scale);
+                  std::optional<double> scale, double dropoutP = 0.0,
+                  uint64_t seed = 0);
 } // namespace nn
 } // namespace detail
 
@@ -421,19 +428,21 @@ Tensor<T> binary_cross_entropy_with_logits(
 
 /// softmax(q k^T scale + mask) v over [..., L, E] queries and [..., S, E]
 /// keys and values; scale defaults to 1 / sqrt(E); a bool mask keeps where
-/// true (masked scores are -inf through a select), `causal` keeps key j <=
-/// query i.
+/// true (masked scores are -inf through a select; the untyped layer also
+/// takes a float mask, added to the scores), `causal` keeps key j <= query
+/// i; with dropoutP > 0 the attention weights go through dropout (seeded by
+/// `seed`) before the product with the values.
 template <typename T, typename D>
 Tensor<T> scaled_dot_product_attention(
     const Tensor<T, D> &q, const Tensor<Same<T>> &k, const Tensor<Same<T>> &v,
     const std::optional<Tensor<bool>> &mask = std::nullopt, bool causal = false,
-    std::optional<double> scale = std::nullopt,
-    SourceLocation loc = SourceLocation::current()) {
+    std::optional<double> scale = std::nullopt, double dropoutP = 0.0,
+    uint64_t seed = 0, SourceLocation loc = SourceLocation::current()) {
   impl::requireFloat<T>("scaled_dot_product_attention");
   LocationScope scope(loc);
-  return Tensor<T>(
-      detail::nn::attention(q.graphNode(), k.graphNode(), v.graphNode(),
-                            mask ? mask->graphNode() : nullptr, causal, scale));
+  return Tensor<T>(detail::nn::attention(
+      q.graphNode(), k.graphNode(), v.graphNode(),
+      mask ? mask->graphNode() : nullptr, causal, scale, dropoutP, seed));
 }
 
 } // namespace nn

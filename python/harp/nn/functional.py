@@ -10,10 +10,10 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm",
            "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+           "col2im", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "cross_entropy", "dropout",
            "elu", "embedding", "gelu", "group_norm", "hardtanh",
-           "instance_norm", "l1_loss", "layer_norm", "leaky_relu", "linear",
+           "im2col", "instance_norm", "l1_loss", "layer_norm", "leaky_relu", "linear",
            "log_softmax", "max_pool1d", "max_pool2d", "max_pool3d", "mse_loss",
            "nll_loss", "normalize", "one_hot", "pad", "relu",
            "scaled_dot_product_attention", "sigmoid", "silu", "softmax",
@@ -99,78 +99,40 @@ def _reduce(loss, reduction, op):
 
 def mse_loss(input, target, reduction="mean"):
     """(input - target)^2, reduced."""
-    return _reduce((input - target).square(), reduction, "mse_loss")
+    return _harp.nn.mse_loss(input, target, reduction)
 
 
 def l1_loss(input, target, reduction="mean"):
     """|input - target|, reduced."""
-    return _reduce((input - target).abs(), reduction, "l1_loss")
-
-
-def _one_hot(target, classes, dtype):
-    """[N, ...] class indices as [N, classes, ...] floats of `dtype`."""
-    import numpy as np
-    from .. import tensor
-    shape = [1] * len(target.shape)
-    shape.insert(1, classes)
-    labels = target.unsqueeze(1)
-    return (labels.eq(tensor(np.arange(classes).reshape(shape)))).astype(dtype)
+    return _harp.nn.l1_loss(input, target, reduction)
 
 
 def nll_loss(input, target, ignore_index=-100, reduction="mean"):
     """-input[n, target[n]] for log-probabilities `input` [N, C, ...] and
-    int64 class indices `target` [N, ...]; targets equal to ignore_index
+    integer class indices `target` [N, ...]; targets equal to ignore_index
     count for nothing (and not in the mean)."""
-    classes = input.shape[1]
-    picked = (input * _one_hot(target, classes, input.dtype)).sum(dim=1)
-    keep = target.ne(ignore_index).astype(input.dtype)
-    loss = -picked * keep
-    if reduction == "mean":
-        return loss.sum() / keep.sum()
-    return _reduce(loss, reduction, "nll_loss")
+    return _harp.nn.nll_loss(input, target, int(ignore_index), reduction)
 
 
 def cross_entropy(input, target, ignore_index=-100, reduction="mean",
                   label_smoothing=0.0):
-    """log_softmax over dim 1 and nll_loss, for class indices (int64
+    """log_softmax over dim 1 and nll_loss, for class indices (integers
     [N, ...]) or class probabilities (the input's shape); label_smoothing
     mixes the target with the uniform distribution, as torch's."""
-    from .. import int32, int64
-    logp = input.log_softmax(dim=1)
-    classes = input.shape[1]
-    eps = float(label_smoothing)
-    if not 0.0 <= eps <= 1.0:
-        raise ValueError("cross_entropy: label_smoothing must be in [0, 1], got %r" % eps)
-    if target.dtype in (int32, int64):
-        keep = target.ne(ignore_index).astype(input.dtype)
-        picked = (logp * _one_hot(target, classes, input.dtype)).sum(dim=1)
-        loss = -picked * (1 - eps) - logp.sum(dim=1) * (eps / classes)
-        loss = loss * keep
-        if reduction == "mean":
-            return loss.sum() / keep.sum()
-        return _reduce(loss, reduction, "cross_entropy")
-    if target.shape != input.shape:
-        raise ValueError("cross_entropy: probabilities %s must have the input's "
-                         "shape %s" % (list(target.shape), list(input.shape)))
-    smoothed = target * (1 - eps) + eps / classes
-    loss = -(logp * smoothed).sum(dim=1)
-    return _reduce(loss, reduction, "cross_entropy")
+    return _harp.nn.cross_entropy(input, target, int(ignore_index),
+                                  float(label_smoothing), reduction)
 
 
 def binary_cross_entropy(input, target, reduction="mean"):
     """-(t log p + (1 - t) log(1 - p)) for probabilities p, with each log
     clamped at -100 as torch's."""
-    log_p = input.log().clamp(min=-100.0)
-    log_q = (1 - input).log().clamp(min=-100.0)
-    return _reduce(-(target * log_p + (1 - target) * log_q), reduction,
-                   "binary_cross_entropy")
+    return _harp.nn.binary_cross_entropy(input, target, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean"):
     """binary_cross_entropy of sigmoid(input), computed stably:
     max(x, 0) - x t + log(1 + exp(-|x|))."""
-    loss = input.relu() - input * target + (-input.abs()).exp().log1p()
-    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+    return _harp.nn.binary_cross_entropy_with_logits(input, target, reduction)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
@@ -220,32 +182,21 @@ def _batched(input, k, op, channels=None):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, for weight [out_features, in_features]."""
-    if len(weight.shape) != 2 or input.shape[-1] != weight.shape[1]:
-        raise ValueError("linear: input %s and weight %s do not match (weight "
-                         "[out_features, %d] expected)"
-                         % (list(input.shape), list(weight.shape), input.shape[-1]))
-    out = input.matmul(weight.T)
-    return out if bias is None else out + bias
+    return _harp.nn.linear(input, weight, bias)
 
 
-def _conv_padding(padding, kernel, stride, dilation, k, op):
-    """(before, after) per spatial dim for an int, a tuple, "valid" or
+def _conv_padding(padding, stride, k, op):
+    """(padding per spatial dim, same) for an int, a tuple, "valid" or
     "same" (which puts the odd element after, as torch)."""
     if isinstance(padding, str):
-        if padding == "valid":
-            return [0] * k, [0] * k
-        if padding != "same":
+        if padding not in ("valid", "same"):
             raise ValueError("%s: padding must be an int, a tuple, 'valid' or "
                              "'same', got %r" % (op, padding))
-        if any(s != 1 for s in stride):
+        if padding == "same" and any(s != 1 for s in stride):
             raise ValueError("%s: padding='same' needs stride 1, got %s"
                              % (op, stride))
-        total = [d * (n - 1) for d, n in zip(dilation, kernel)]
-        return [t // 2 for t in total], [t - t // 2 for t in total]
-    p = _ints(padding, k, "padding", op)
-    if any(v < 0 for v in p):
-        raise ValueError("%s: negative padding %s" % (op, p))
-    return p, list(p)
+        return [0] * k, padding == "same"
+    return _ints(padding, k, "padding", op), False
 
 
 def _conv(op, k, input, weight, bias, stride, padding, dilation, groups):
@@ -254,43 +205,10 @@ def _conv(op, k, input, weight, bias, stride, padding, dilation, groups):
         raise ValueError("%s: weight must be [out_channels, in_channels/groups, "
                          "%s], got %s" % (op, ", ".join("k" + s for s in _spatial_names(k)),
                                           list(weight.shape)))
-    n, c = input.shape[0], input.shape[1]
-    f = weight.shape[0]
-    if groups < 1 or c % groups or f % groups:
-        raise ValueError("%s: groups=%d must divide the input channels (%d) and the "
-                         "output channels (%d)" % (op, groups, c, f))
-    if weight.shape[1] * groups != c:
-        raise ValueError("%s: input %s has %d channels but weight %s with groups=%d "
-                         "expects %d" % (op, list(input.shape), c, list(weight.shape),
-                                         groups, weight.shape[1] * groups))
-    kernel = list(weight.shape[2:])
     stride = _ints(stride, k, "stride", op)
-    dilation = _ints(dilation, k, "dilation", op)
-    before, after = _conv_padding(padding, kernel, stride, dilation, k, op)
-    for i in range(k):
-        span = dilation[i] * (kernel[i] - 1) + 1
-        if input.shape[2 + i] + before[i] + after[i] < span:
-            raise ValueError("%s: kernel %s (dilation %s) is larger than the padded "
-                             "input %s" % (op, kernel, dilation, list(input.shape)))
-    if groups == 1 and before == after:
-        out = _harp.conv(input, weight, stride, before, dilation)
-    else:
-        if any(before) or any(after):
-            input = input.pad([0, 0] + before, [0, 0] + after)
-        if groups == 1:
-            out = _harp.conv(input, weight, stride, [0] * k, dilation)
-        else:
-            # Per group g: out[n, g, f, o...] = sum over c, kernel of
-            # windows[n, g, c, o..., k...] * weight[g, f, c, k...].
-            windows = _harp.unfold(input, kernel, stride, dilation)
-            outs = list(windows.shape[2:2 + k])
-            cg, fg = c // groups, f // groups
-            windows = windows.reshape([n, groups, 1, cg] + outs + kernel)
-            w = weight.reshape([1, groups, fg, cg] + [1] * k + kernel)
-            dims = [3] + list(range(4 + k, 4 + 2 * k))
-            out = (windows * w).sum(dims).reshape([n, f] + outs)
-    if bias is not None:
-        out = out + bias.reshape([1, -1] + [1] * k)
+    padding, same = _conv_padding(padding, stride, k, op)
+    out = _harp.nn.conv(op, input, weight, bias, stride, padding, same,
+                        _ints(dilation, k, "dilation", op), int(groups))
     return out.squeeze(0) if unbatched else out
 
 
@@ -317,44 +235,11 @@ def _conv_transpose(op, k, input, weight, bias, stride, padding, output_padding,
     if len(weight.shape) != k + 2:
         raise ValueError("%s: weight must be [in_channels, out_channels/groups, "
                          "kernel...], got %s" % (op, list(weight.shape)))
-    n, c = input.shape[0], input.shape[1]
-    if groups < 1 or c % groups:
-        raise ValueError("%s: groups=%d must divide the input channels (%d)"
-                         % (op, groups, c))
-    if weight.shape[0] != c:
-        raise ValueError("%s: input %s has %d channels but weight %s expects %d"
-                         % (op, list(input.shape), c, list(weight.shape), weight.shape[0]))
-    kernel = list(weight.shape[2:])
-    stride = _ints(stride, k, "stride", op)
-    padding = _ints(padding, k, "padding", op)
-    output_padding = _ints(output_padding, k, "output_padding", op)
-    dilation = _ints(dilation, k, "dilation", op)
-    for i in range(k):
-        if output_padding[i] >= max(stride[i], dilation[i]):
-            raise ValueError("%s: output_padding %s must be smaller than the stride %s "
-                             "or the dilation %s" % (op, output_padding, stride, dilation))
-    fg = weight.shape[1]
-    cg, f = c // groups, fg * groups
-    sizes = list(input.shape[2:])
-    # cols[n, g, f, i..., k...] = sum over c of x[n, g, c, i...] w[g, c, f, k...],
-    # then every window added back at its place (fold, the adjoint of the
-    # sliding windows of the convolution this one transposes).
-    x = input.reshape([n, groups, cg, 1] + sizes + [1] * k)
-    w = weight.reshape([1, groups, cg, fg] + [1] * k + kernel)
-    cols = (x * w).sum(2).reshape([n, f] + sizes + kernel)
-    full = [(sizes[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 for i in range(k)]
-    out = _harp.fold(cols, full, stride, dilation)
-    if any(output_padding):
-        out = out.pad([0, 0] + [0] * k, [0, 0] + output_padding)
-    for i in range(k):
-        size = full[i] + output_padding[i] - 2 * padding[i]
-        if size <= 0:
-            raise ValueError("%s: padding %s leaves no output for input %s"
-                             % (op, padding, list(input.shape)))
-        if padding[i]:
-            out = out.slice(2 + i, padding[i], padding[i] + size)
-    if bias is not None:
-        out = out + bias.reshape([1, -1] + [1] * k)
+    out = _harp.nn.conv_transpose(
+        op, input, weight, bias, _ints(stride, k, "stride", op),
+        _ints(padding, k, "padding", op),
+        _ints(output_padding, k, "output_padding", op),
+        _ints(dilation, k, "dilation", op), int(groups))
     return out.squeeze(0) if unbatched else out
 
 
@@ -380,35 +265,11 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0,
                            padding, output_padding, groups, dilation)
 
 
-def _pool_geometry(op, k, input, kernel_size, stride, padding, dilation, ceil_mode):
-    """kernel, stride, dilation, padding before/after and output sizes of a
-    pooling, with torch's rules (ceil_mode windows must start inside the
-    input or its left padding)."""
-    kernel = _ints(kernel_size, k, "kernel_size", op)
-    stride = kernel if stride is None or stride == [] or stride == () \
-        else _ints(stride, k, "stride", op)
-    padding = _ints(padding, k, "padding", op)
-    dilation = _ints(dilation, k, "dilation", op)
-    if any(v <= 0 for v in kernel + stride + dilation):
-        raise ValueError("%s: kernel_size, stride and dilation must be positive, got "
-                         "%s, %s, %s" % (op, kernel, stride, dilation))
-    if any(2 * p > n for p, n in zip(padding, kernel)) or min(padding) < 0:
-        raise ValueError("%s: padding %s must be between 0 and half the kernel %s"
-                         % (op, padding, kernel))
-    outs, after = [], []
-    for i in range(k):
-        size = input.shape[2 + i]
-        span = dilation[i] * (kernel[i] - 1) + 1
-        room = size + 2 * padding[i] - span
-        if room < 0:
-            raise ValueError("%s: input %s is smaller than the window %s (dilation %s, "
-                             "padding %s)" % (op, list(input.shape), kernel, dilation, padding))
-        out = (room + (stride[i] - 1 if ceil_mode else 0)) // stride[i] + 1
-        if ceil_mode and (out - 1) * stride[i] >= size + padding[i]:
-            out -= 1
-        outs.append(out)
-        after.append(max(padding[i], (out - 1) * stride[i] + span - size - padding[i]))
-    return kernel, stride, dilation, padding, after, outs
+def _pool_stride(stride, kernel, k, op):
+    """The stride, the kernel size when not given (torch's default)."""
+    if stride is None or stride == [] or stride == ():
+        return _ints(kernel, k, "kernel_size", op)
+    return _ints(stride, k, "stride", op)
 
 
 def _max_pool(op, k, input, kernel_size, stride, padding, dilation, ceil_mode,
@@ -417,12 +278,10 @@ def _max_pool(op, k, input, kernel_size, stride, padding, dilation, ceil_mode,
         raise ValueError("%s: return_indices=True is not supported; use argmax over "
                          "unfold windows" % op)
     input, unbatched = _batched(input, k, op)
-    kernel, stride, dilation, before, after, _ = _pool_geometry(
-        op, k, input, kernel_size, stride, padding, dilation, ceil_mode)
-    if any(before) or any(after):
-        input = input.pad([0, 0] + before, [0, 0] + after, float("-inf"))
-    windows = _harp.unfold(input, kernel, stride, dilation)
-    out = windows.max(list(range(2 + k, 2 + 2 * k)))
+    out = _harp.nn.max_pool(op, input, _ints(kernel_size, k, "kernel_size", op),
+                            _pool_stride(stride, kernel_size, k, op),
+                            _ints(padding, k, "padding", op),
+                            _ints(dilation, k, "dilation", op), bool(ceil_mode))
     return out.squeeze(0) if unbatched else out
 
 
@@ -450,35 +309,11 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,
 
 def _avg_pool(op, k, input, kernel_size, stride, padding, ceil_mode,
               count_include_pad, divisor_override):
-    import numpy as np
-    from .. import tensor
     input, unbatched = _batched(input, k, op)
-    kernel, stride, _, before, after, outs = _pool_geometry(
-        op, k, input, kernel_size, stride, padding, 1, ceil_mode)
-    if any(before) or any(after):
-        input = input.pad([0, 0] + before, [0, 0] + after)
-    windows = _harp.unfold(input, kernel, stride, [1] * k)
-    total = windows.sum(list(range(2 + k, 2 + 2 * k)))
-    if divisor_override:
-        out = total * (1.0 / divisor_override)
-    else:
-        # Each window's element count, as torch: windows are clipped to the
-        # padded input (ceil_mode), and to the input itself unless
-        # count_include_pad; the count of a box is the product per dim.
-        counts = np.ones([1] * 0)
-        for i in range(k):
-            size = input.shape[2 + i] - before[i] - after[i]
-            start = np.arange(outs[i]) * stride[i] - before[i]
-            end = np.minimum(start + kernel[i], size + before[i])
-            if not count_include_pad:
-                end = np.minimum(end, size)
-                start = np.maximum(start, 0)
-            counts = np.multiply.outer(counts, end - start)
-        if (counts == counts.flat[0]).all():
-            out = total * (1.0 / float(counts.flat[0]))
-        else:
-            scale = (1.0 / counts).astype(_numpy_float(total))
-            out = total * tensor(scale)
+    out = _harp.nn.avg_pool(op, input, _ints(kernel_size, k, "kernel_size", op),
+                            _pool_stride(stride, kernel_size, k, op),
+                            _ints(padding, k, "padding", op), bool(ceil_mode),
+                            bool(count_include_pad), int(divisor_override or 0))
     return out.squeeze(0) if unbatched else out
 
 
@@ -504,6 +339,31 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      ceil_mode, count_include_pad, divisor_override)
 
 
+def im2col(input, kernel_size, stride=1, padding=0):
+    """The sliding windows of [N, C, spatial...] (1-3 spatial dims) as
+    columns [N, C * prod(kernel), windows], channel-major then kernel
+    offsets: torch.nn.functional.unfold's layout (dilation 1), under the op
+    catalogue's name."""
+    k = len(input.shape) - 2
+    if not 1 <= k <= 3:
+        raise ValueError("im2col: expected input [N, C, spatial...] with 1 to 3 "
+                         "spatial dims, got %s" % list(input.shape))
+    return _harp.nn.im2col(input, _ints(kernel_size, k, "kernel_size", "im2col"),
+                           _ints(stride, k, "stride", "im2col"),
+                           _ints(padding, k, "padding", "im2col"))
+
+
+def col2im(input, output_size, kernel_size, stride=1, padding=0):
+    """The adjoint of im2col: columns [N, C * prod(kernel), windows] summed
+    back into [N, C, output_size...] (torch.nn.functional.fold with
+    dilation 1)."""
+    size = [output_size] if isinstance(output_size, int) else list(output_size)
+    k = len(size)
+    return _harp.nn.col2im(input, size, _ints(kernel_size, k, "kernel_size", "col2im"),
+                           _ints(stride, k, "stride", "col2im"),
+                           _ints(padding, k, "padding", "col2im"))
+
+
 def _adaptive_sizes(op, k, input, output_size):
     sizes = [output_size] * k if isinstance(output_size, int) or output_size is None \
         else list(output_size)
@@ -523,27 +383,8 @@ def _adaptive_bounds(size, out):
 
 
 def _adaptive_avg_pool(op, k, input, output_size):
-    import numpy as np
-    from .. import tensor
     input, unbatched = _batched(input, k, op)
-    sizes = _adaptive_sizes(op, k, input, output_size)
-    rank = len(input.shape)
-    np_type = _numpy_float(input)
-    out = input
-    for i in range(k):
-        dim, size, o = 2 + i, input.shape[2 + i], sizes[i]
-        if o == size:
-            continue
-        if o == 1:
-            out = out.mean(dim, keepdim=True)
-            continue
-        # A separable average: the dim times an [size, o] matrix of 1/count.
-        weights = np.zeros((size, o), np_type)
-        for j, (start, end) in enumerate(_adaptive_bounds(size, o)):
-            weights[start:end, j] = 1.0 / (end - start)
-        moved = out.transpose(dim, rank - 1) if dim != rank - 1 else out
-        moved = moved.matmul(tensor(weights))
-        out = moved.transpose(dim, rank - 1) if dim != rank - 1 else moved
+    out = _harp.nn.adaptive_avg_pool(op, input, _adaptive_sizes(op, k, input, output_size))
     return out.squeeze(0) if unbatched else out
 
 
@@ -608,82 +449,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     and (biased) variance when training, updating running_mean/running_var
     in place (torch's rule: the unbiased variance, weighted by momentum),
     or with the running statistics otherwise."""
-    rank = len(input.shape)
-    if rank < 2:
-        raise ValueError("batch_norm: expected input [N, C, ...], got %s" % list(input.shape))
-    c = input.shape[1]
-    shape = [1, c] + [1] * (rank - 2)
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        if t is not None and list(t.shape) != [c]:
-            raise ValueError("batch_norm: %s must have shape [%d] for input %s, got %s"
-                             % (name, c, list(input.shape), list(t.shape)))
-    if training:
-        count = input.numel() // c
-        if count <= 1:
-            raise ValueError("batch_norm: expected more than 1 value per channel when "
-                             "training, got input %s" % list(input.shape))
-        dims = [0] + list(range(2, rank))
-        mean = input.mean(dims, keepdim=True)
-        var = (input - mean).square().mean(dims, keepdim=True)
-        if running_mean is not None:
-            # Detached: the statistics carry no gradient.
-            m = float(momentum)
-            batch_mean = mean.reshape(c).detach()
-            batch_var = var.reshape(c).detach()
-            running_mean.copy_(running_mean * (1 - m) + batch_mean * m)
-            running_var.copy_(running_var * (1 - m) + batch_var * (m * count / (count - 1)))
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: evaluation needs running_mean and running_var")
-        mean = running_mean.reshape(shape)
-        var = running_var.reshape(shape)
-    out = (input - mean) * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    return _harp.nn.batch_norm(input, running_mean, running_var, weight, bias,
+                               bool(training), float(momentum), float(eps))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalizes over the trailing dims `normalized_shape` (mean and biased
     variance), then scales by weight and shifts by bias of that shape."""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    k = len(shape)
-    if k == 0 or list(input.shape[len(input.shape) - k:]) != shape:
-        raise ValueError("layer_norm: normalized_shape %s does not end input %s"
-                         % (shape, list(input.shape)))
-    dims = list(range(len(input.shape) - k, len(input.shape)))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    out = centered * (centered.square().mean(dims, keepdim=True) + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return _harp.nn.layer_norm(input, shape, weight, bias, float(eps))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalizes [N, C, ...] over each group of C / num_groups channels
     (with their spatial dims), then a per-channel weight and bias."""
-    rank = len(input.shape)
-    if rank < 2 or num_groups <= 0 or input.shape[1] % num_groups:
-        raise ValueError("group_norm: num_groups=%d must divide the channels of input %s"
-                         % (num_groups, list(input.shape)))
-    n, c = input.shape[0], input.shape[1]
-    grouped = input.reshape(n, num_groups, -1)
-    mean = grouped.mean(2, keepdim=True)
-    centered = grouped - mean
-    out = (centered * (centered.square().mean(2, keepdim=True) + eps).rsqrt())
-    out = out.reshape(list(input.shape))
-    shape = [1, c] + [1] * (rank - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    return _harp.nn.group_norm(input, int(num_groups), weight, bias, float(eps))
 
 
 def instance_norm(input, weight=None, bias=None, eps=1e-5):
@@ -709,15 +489,12 @@ def dropout(input, p=0.5, training=True, inplace=False, seed=None):
     1 / (1 - p) when training; the identity otherwise. The mask comes from
     harp's counter-based generator with a new seed per call (or `seed`);
     the seed is a run-time argument, so no call compiles anew."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError("dropout: p must be in [0, 1], got %r" % p)
     if not training or p == 0.0:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError("dropout: p must be in [0, 1], got %r" % p)
         return input
-    if p == 1.0:
-        return input * 0.0
-    draw = _harp.rand_seeded(input.dtype, list(input.shape),
-                             _next_seed() if seed is None else int(seed))
-    return _harp.where(draw >= p, input * (1.0 / (1.0 - p)), 0.0)
+    return _harp.nn.dropout(input, float(p), True,
+                            _next_seed() if seed is None else int(seed))
 
 
 def embedding(input, weight, padding_idx=None):
@@ -780,28 +557,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     and [..., S, E] keys/values; scale defaults to 1/sqrt(E). attn_mask is
     bool (True keeps) or float (added); is_causal keeps key j <= query i.
     Masked scores are -inf (a select, so masked values never leak)."""
-    import math
-    import numpy as np
-    from .. import bool_, tensor
-    if len(query.shape) < 2 or query.shape[-1] != key.shape[-1] \
-            or key.shape[-2] != value.shape[-2]:
-        raise ValueError("scaled_dot_product_attention: query %s, key %s and value %s "
-                         "do not match ([..., L, E], [..., S, E], [..., S, Ev])"
-                         % (list(query.shape), list(key.shape), list(value.shape)))
-    length, source = query.shape[-2], key.shape[-2]
-    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
-    scores = query.matmul(key.transpose(-2, -1)) * factor
-    if is_causal:
-        if attn_mask is not None:
-            raise ValueError("scaled_dot_product_attention: give attn_mask or "
-                             "is_causal, not both")
-        attn_mask = tensor(np.tril(np.ones((length, source), bool)))
-    if attn_mask is not None:
-        if attn_mask.dtype == bool_:
-            scores = _harp.where(attn_mask, scores, float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = scores.softmax(-1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-    return weights.matmul(value)
+    if is_causal and attn_mask is not None:
+        raise ValueError("scaled_dot_product_attention: give attn_mask or "
+                         "is_causal, not both")
+    return _harp.nn.attention(query, key, value, attn_mask, bool(is_causal),
+                              None if scale is None else float(scale),
+                              float(dropout_p), _next_seed() if dropout_p > 0.0 else 0)
