@@ -819,3 +819,41 @@ TEST(NN, Float32AgreesWithFloat64OnOddShapes) {
     close(nn::cross_entropy(xf, target), nn::cross_entropy(x, target));
   }
 }
+
+TEST(NN, TrainsASmallConvNetWithAdam) {
+  // Two classes of 6x6 images: a bright left or right half, with noise.
+  std::vector<float> images;
+  std::vector<int64_t> labels;
+  std::mt19937 gen(70);
+  std::normal_distribution<float> noise(0.f, 0.3f);
+  for (int n = 0; n < 16; ++n) {
+    labels.push_back(n % 2);
+    for (int i = 0; i < 36; ++i)
+      images.push_back(float((i % 6 < 3) == (n % 2 == 0)) + noise(gen));
+  }
+  auto x = F::from_data(images, {16, 1, 6, 6});
+  auto y = Tensor<int64_t>::from_data(labels, {16});
+  std::vector<double> init = randomValues(4 * 9, 71, -0.3, 0.3);
+  F w =
+      F::from_data(std::vector<float>(init.begin(), init.end()), {4, 1, 3, 3});
+  F head =
+      F::from_data({0.1f, -0.2f, 0.3f, 0.0f, -0.1f, 0.2f, 0.1f, -0.3f}, {2, 4});
+  w.set_requires_grad();
+  head.set_requires_grad();
+  optim::Adam opt({w, head}, optim::AdamOptions(0.05));
+  optim::StepLR schedule(opt, 20, 0.5);
+  std::vector<float> losses;
+  for (int step = 0; step < 40; ++step) {
+    opt.zero_grad();
+    F h = nn::conv(x, w, std::nullopt, nn::ConvOptions().padding({1}));
+    F pooled =
+        nn::global_avg_pool(nn::max_pool(h.relu(), nn::PoolOptions({2})));
+    F loss = nn::cross_entropy(nn::linear(pooled.reshape({16, 4}), head), y);
+    loss.backward();
+    losses.push_back(loss.item());
+    opt.step();
+    schedule.step();
+  }
+  EXPECT_LT(losses.back(), 0.2f * losses.front())
+      << "first " << losses.front() << ", last " << losses.back();
+}
