@@ -131,6 +131,19 @@ NodePtr variance(const NodePtr &a, const py::object &axis, bool unbiased,
 /// torch.linalg.vector_norm / Tensor.norm: p = 2 ("fro"), 1, inf, -inf,
 /// 0 (the count of non-zeros) or any other positive number, over `axes`
 /// (empty: all).
+/// root(s) for s >= 0 (a sum of non-negative terms, or one of them), 0
+/// where s is 0 with a zero gradient there (torch's subgradient: the root's
+/// own slope is infinite at 0, and infinity times the zero slope under it
+/// would be NaN).
+template <typename Root>
+NodePtr rootOfSum(const NodePtr &s, Root root) {
+  DType d = detail::dtypeOf(s);
+  NodePtr zero = detail::full(d, {}, 0);
+  NodePtr atZero = detail::binary(BinaryOp::Eq, s, zero);
+  NodePtr safe = detail::where(atZero, detail::full(d, {}, 1), s);
+  return detail::where(atZero, zero, root(safe));
+}
+
 NodePtr norm(const NodePtr &x, const py::object &p,
              const std::vector<int64_t> &axes, bool keepdim) {
   if (!isFloat(detail::dtypeOf(x)))
@@ -158,18 +171,21 @@ NodePtr norm(const NodePtr &x, const py::object &p,
   if (order == 1)
     return detail::reduce(ReduceOp::Sum, magnitude, axes, keepdim);
   if (order == 2)
-    return detail::unary(UnaryOp::Sqrt,
-                         detail::reduce(ReduceOp::Sum,
-                                        detail::unary(UnaryOp::Square, x), axes,
-                                        keepdim));
+    return rootOfSum(detail::reduce(ReduceOp::Sum,
+                                    detail::unary(UnaryOp::Square, x), axes,
+                                    keepdim),
+                     [](NodePtr s) { return detail::unary(UnaryOp::Sqrt, s); });
   if (order < 0)
     throw Error("norm: p must be positive, inf, -inf or 0, got " +
                 std::to_string(order));
-  NodePtr sum = detail::reduce(
-      ReduceOp::Sum,
-      detail::binary(BinaryOp::Pow, magnitude, detail::full(d, {}, order)),
-      axes, keepdim);
-  return detail::binary(BinaryOp::Pow, sum, detail::full(d, {}, 1 / order));
+  // |x|^p with the same care at 0 (for p < 1 its slope is infinite there).
+  NodePtr terms = rootOfSum(magnitude, [&](NodePtr m) {
+    return detail::binary(BinaryOp::Pow, m, detail::full(d, {}, order));
+  });
+  NodePtr sum = detail::reduce(ReduceOp::Sum, terms, axes, keepdim);
+  return rootOfSum(sum, [&](NodePtr s) {
+    return detail::binary(BinaryOp::Pow, s, detail::full(d, {}, 1 / order));
+  });
 }
 
 /// t[key] with ints, slices (any step), None and one Ellipsis.

@@ -368,9 +368,16 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
   }
   case UnaryOp::Relu: {
     Value zero = constant(b, loc, d, 0);
-    return f               ? Value(arith::MaximumFOp::create(b, loc, x, zero))
-           : isUnsigned(d) ? Value(arith::MaxUIOp::create(b, loc, x, zero))
-                           : Value(arith::MaxSIOp::create(b, loc, x, zero));
+    // Floats: x where x > 0 or x is NaN, else 0; a select rather than
+    // maximumf, whose derivative shares a tie, so the gradient at 0 is 0
+    // as torch.relu's.
+    if (f)
+      return arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGT, x, zero), x,
+          zero);
+    return isUnsigned(d) ? Value(arith::MaxUIOp::create(b, loc, x, zero))
+                         : Value(arith::MaxSIOp::create(b, loc, x, zero));
   }
   case UnaryOp::Abs:
     return f ? Value(math::AbsFOp::create(b, loc, x))

@@ -190,3 +190,39 @@ def test_elementwise_extremum_ties_share_the_gradient(op):
     (getattr(torch, op)(tx, ty) * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)).sum().backward()
     np.testing.assert_array_equal(hx.grad.numpy(), tx.grad.numpy())
     np.testing.assert_array_equal(hy.grad.numpy(), ty.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_gradient_at_zero_is_zero_and_nan_propagates(dtype):
+    # relu was maximumf(x, 0), whose tie rule gave half the gradient at 0;
+    # torch.relu gives 0. NaN stays NaN and -inf becomes 0, as torch's.
+    x = np.array([0.0, -0.0, 1.5, -2.0, np.nan, -np.inf, np.inf], dtype)
+    h = harp.tensor(x)
+    h.requires_grad = True
+    out = h.relu()
+    (out * harp.tensor(np.arange(1, 8).astype(dtype))).sum().backward()
+    t = torch.tensor(x, requires_grad=True)
+    expected = torch.relu(t)
+    (expected * torch.arange(1, 8, dtype=t.dtype)).sum().backward()
+    np.testing.assert_array_equal(out.numpy(), expected.detach().numpy())
+    np.testing.assert_array_equal(h.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("p", [2, 3, 0.5, "fro"])
+def test_norm_gradient_at_a_zero_row_is_zero(p):
+    # sqrt(sum x^2) has an infinite slope at 0: its gradient was NaN for a
+    # zero row; torch gives 0 there (normalize of a zero row included).
+    x = np.array([[0.0, 0.0, 0.0], [3.0, -4.0, 1.0], [0.0, 2.0, -1.0]])
+    h = harp.tensor(x)
+    h.requires_grad = True
+    h.norm(p, 1).sum().backward()
+    t = torch.tensor(x, requires_grad=True)
+    torch.norm(t, p, 1).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=0)
+    assert not np.isnan(h.grad.numpy()).any()
+    h2 = harp.tensor(x)
+    h2.requires_grad = True
+    harp.nn.functional.normalize(h2, dim=1).sum().backward()
+    t2 = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.normalize(t2, dim=1).sum().backward()
+    np.testing.assert_allclose(h2.grad.numpy(), t2.grad.numpy(), rtol=1e-12, atol=1e-15)
