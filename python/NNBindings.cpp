@@ -91,6 +91,20 @@ void bindNN(py::module_ &parent) {
       py::arg("op"), py::arg("input"), py::arg("kernel"), py::arg("stride"),
       py::arg("padding"), py::arg("dilation"), py::arg("ceil_mode"));
   m.def(
+      "max_pool_indices",
+      [](const std::string &op, const NodePtr &x, std::vector<int64_t> kernel,
+         std::vector<int64_t> stride, std::vector<int64_t> padding,
+         std::vector<int64_t> dilation, bool ceilMode) {
+        nn::PoolOptions o(std::move(kernel));
+        o.stride(std::move(stride))
+            .padding(std::move(padding))
+            .dilation(std::move(dilation))
+            .ceil_mode(ceilMode);
+        return dnn::maxPoolIndices(x, o, op);
+      },
+      py::arg("op"), py::arg("input"), py::arg("kernel"), py::arg("stride"),
+      py::arg("padding"), py::arg("dilation"), py::arg("ceil_mode"));
+  m.def(
       "avg_pool",
       [](const std::string &op, const NodePtr &x, std::vector<int64_t> kernel,
          std::vector<int64_t> stride, std::vector<int64_t> padding,

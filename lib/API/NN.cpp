@@ -367,6 +367,43 @@ NodePtr harp::detail::nn::maxPool(NodePtr x, const PoolOptions &options,
   return reduce(ReduceOp::Max, windows, range(2 + k, 2 + 2 * k), false);
 }
 
+NodePtr harp::detail::nn::maxPoolIndices(NodePtr x, const PoolOptions &options,
+                                         const std::string &op) {
+  requireFloat(op, x);
+  PoolGeometry g = poolGeometry(op, x, options, /*dilated=*/true);
+  size_t k = g.kernel.size();
+  Shape sizes(shape(x).begin() + 2, shape(x).end());
+  if (g.before != Shape(k, 0) || g.after != Shape(k, 0))
+    x = pad(x, join({0, 0}, g.before), join({0, 0}, g.after), -INFINITY);
+  // The first maximum of each window, as an offset in the window...
+  NodePtr windows = unfold(x, g.kernel, g.stride, g.dilation);
+  Shape flat(shape(windows).begin(), shape(windows).begin() + 2 + k);
+  flat.push_back(product(g.kernel));
+  NodePtr local = argExtreme(reshape(windows, flat), 2 + k, false, true);
+  // ... then as a position in the input, row-major over its spatial dims:
+  // per dim, out * stride - padding + (offset in the window) * dilation.
+  auto i64 = [](double v) { return scalar(DType::I64, v); };
+  NodePtr index;
+  int64_t inner = product(g.kernel), placeValue = product(sizes);
+  for (size_t i = 0; i < k; ++i) {
+    inner /= g.kernel[i];
+    placeValue /= sizes[i];
+    NodePtr offset =
+        binary(BinaryOp::Rem, binary(BinaryOp::FloorDiv, local, i64(inner)),
+               i64(g.kernel[i]));
+    Shape along(2 + k, 1);
+    along[2 + i] = g.outs[i];
+    NodePtr start = reshape(arange(DType::I64, g.outs[i], double(-g.before[i]),
+                                   double(g.stride[i])),
+                            along);
+    NodePtr position =
+        add(start, binary(BinaryOp::Mul, offset, i64(g.dilation[i])));
+    NodePtr term = binary(BinaryOp::Mul, position, i64(placeValue));
+    index = index ? add(index, term) : term;
+  }
+  return index;
+}
+
 NodePtr harp::detail::nn::avgPool(NodePtr x, const PoolOptions &options,
                                   const std::string &op) {
   requireFloat(op, x);

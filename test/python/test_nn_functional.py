@@ -137,10 +137,23 @@ def test_pool_errors():
     x = harp.tensor(normal(1, 1, 4, 4))
     with pytest.raises(ValueError, match="padding .* must be between 0 and half the kernel"):
         F.max_pool2d(x, 2, padding=2)
-    with pytest.raises(ValueError, match="return_indices"):
-        F.max_pool2d(x, 2, return_indices=True)
     with pytest.raises(ValueError, match="is smaller than the window"):
         F.avg_pool2d(x, 5)
+
+
+@pytest.mark.parametrize("fn,shape,args", [
+    ("max_pool2d", (2, 3, 7, 9), dict(kernel_size=(3, 2), stride=2, padding=1, dilation=(1, 2),
+                                      ceil_mode=True)),
+    ("max_pool1d", (3, 11), dict(kernel_size=4, stride=3, padding=2)),
+    ("max_pool3d", (1, 2, 5, 4, 6), dict(kernel_size=2, stride=(1, 2, 2)))])
+def test_max_pool_return_indices_match_torch(fn, shape, args):
+    x = normal(*shape)
+    x.flat[1] = x.flat[0]  # a tie: the first wins, as torch's
+    out, idx = getattr(F, fn)(harp.tensor(x), return_indices=True, **args)
+    t_out, t_idx = getattr(TF, fn)(torch.tensor(x), return_indices=True, **args)
+    np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    assert idx.dtype == harp.int64
 
 
 @pytest.mark.parametrize("size", [(1, 1), (3, 4), (7, 9), (5, 2), (None, 3), 2])

@@ -1023,3 +1023,12 @@ def test_cnn_sgd_training_matches_torch():
     hmod.eval()
     x = rand(2, 3, 6, 6, seed=99)
     close(hmod(harp.tensor(x)), tmod(torch.tensor(x)))
+
+
+def test_max_pool_module_returns_indices_as_torch():
+    x = np.random.default_rng(3).normal(size=(2, 3, 6, 7))
+    for shape in [x, x[0]]:
+        out, idx = harp.nn.MaxPool2d(3, 2, 1, return_indices=True)(harp.tensor(shape))
+        t_out, t_idx = torch.nn.MaxPool2d(3, 2, 1, return_indices=True)(torch.tensor(shape))
+        np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+        np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())

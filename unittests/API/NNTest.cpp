@@ -857,3 +857,34 @@ TEST(NN, TrainsASmallConvNetWithAdam) {
   EXPECT_LT(losses.back(), 0.2f * losses.front())
       << "first " << losses.front() << ", last " << losses.back();
 }
+
+TEST(NN, MaxPoolIndicesPointAtEachWindowsFirstMaximum) {
+  Shape xs = {2, 2, 7, 6};
+  std::vector<double> x = randomValues(count(xs), 80);
+  x[5] = x[4]; // a tie: the first in the window wins
+  D t = D::from_data(x, xs);
+  auto opts =
+      nn::PoolOptions({3, 2}).stride({2, 2}).padding({1, 1}).dilation({1, 2});
+  auto [values, indices] = nn::max_pool_with_indices(t, opts);
+  ASSERT_EQ(indices.shape(), values.shape());
+  std::vector<double> v = values.data();
+  std::vector<int64_t> idx = indices.data();
+  Shape os = values.shape();
+  for (int64_t b = 0; b < 4; ++b)
+    for (int64_t i = 0; i < os[2]; ++i)
+      for (int64_t j = 0; j < os[3]; ++j) {
+        double best = -INFINITY;
+        int64_t where = -1;
+        for (int64_t p = 0; p < 3; ++p)
+          for (int64_t q = 0; q < 2; ++q) {
+            int64_t y = i * 2 - 1 + p, z = j * 2 - 1 + 2 * q;
+            if (y < 0 || z < 0 || y >= 7 || z >= 6)
+              continue;
+            if (x[b * 42 + y * 6 + z] > best)
+              best = x[b * 42 + y * 6 + z], where = y * 6 + z;
+          }
+        int64_t o = (b * os[2] + i) * os[3] + j;
+        ASSERT_EQ(idx[o], where) << "window " << o;
+        ASSERT_EQ(v[o], best);
+      }
+}

@@ -115,6 +115,10 @@ NodePtr convTranspose(NodePtr x, NodePtr w, NodePtr bias,
                       const std::string &op = "conv_transpose");
 NodePtr maxPool(NodePtr x, const PoolOptions &options,
                 const std::string &op = "max_pool");
+/// The int64 position (row-major over the spatial dims of x) of each
+/// window's first maximum, as torch's return_indices=True.
+NodePtr maxPoolIndices(NodePtr x, const PoolOptions &options,
+                       const std::string &op = "max_pool");
 NodePtr avgPool(NodePtr x, const PoolOptions &options,
                 const std::string &op = "avg_pool");
 NodePtr adaptiveAvgPool(NodePtr x, std::vector<int64_t> outputSize,
@@ -216,6 +220,19 @@ Tensor<T> max_pool(const Tensor<T, D> &x, const PoolOptions &options,
   impl::requireFloat<T>("max_pool");
   LocationScope scope(loc);
   return Tensor<T>(detail::nn::maxPool(x.graphNode(), options));
+}
+
+/// max_pool's window maxima and the int64 position of each (its first
+/// maximum, row-major over the spatial dims of x), as torch's
+/// return_indices=True; the positions carry no gradient.
+template <typename T, typename D>
+std::pair<Tensor<T>, Tensor<int64_t>>
+max_pool_with_indices(const Tensor<T, D> &x, const PoolOptions &options,
+                      SourceLocation loc = SourceLocation::current()) {
+  impl::requireFloat<T>("max_pool");
+  LocationScope scope(loc);
+  return {Tensor<T>(detail::nn::maxPool(x.graphNode(), options)),
+          Tensor<int64_t>(detail::nn::maxPoolIndices(x.graphNode(), options))};
 }
 
 /// The mean of each window of x [N, C, spatial...], with torch's divisors.

@@ -274,15 +274,16 @@ def _pool_stride(stride, kernel, k, op):
 
 def _max_pool(op, k, input, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
-    if return_indices:
-        raise ValueError("%s: return_indices=True is not supported; use argmax over "
-                         "unfold windows" % op)
     input, unbatched = _batched(input, k, op)
-    out = _harp.nn.max_pool(op, input, _ints(kernel_size, k, "kernel_size", op),
-                            _pool_stride(stride, kernel_size, k, op),
-                            _ints(padding, k, "padding", op),
-                            _ints(dilation, k, "dilation", op), bool(ceil_mode))
-    return out.squeeze(0) if unbatched else out
+    args = (op, input, _ints(kernel_size, k, "kernel_size", op),
+            _pool_stride(stride, kernel_size, k, op), _ints(padding, k, "padding", op),
+            _ints(dilation, k, "dilation", op), bool(ceil_mode))
+    out = _harp.nn.max_pool(*args)
+    if not return_indices:
+        return out.squeeze(0) if unbatched else out
+    # The position of each window's maximum, row-major over the spatial dims.
+    indices = _harp.nn.max_pool_indices(*args)
+    return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,

@@ -1099,8 +1099,6 @@ class _MaxPool(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices=False, ceil_mode=False):
         super().__init__()
-        if return_indices:
-            raise ValueError("%s: return_indices is not supported" % type(self).__name__)
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -1110,6 +1108,11 @@ class _MaxPool(Module):
 
     def forward(self, input):
         pool = getattr(F, "max_pool%dd" % self._dims)
+        if self.return_indices:
+            # (values, positions); the functional form takes unbatched input.
+            _check_spatial(self, input, None, self._dims)
+            return pool(input, self.kernel_size, self.stride, self.padding,
+                        self.dilation, self.ceil_mode, return_indices=True)
         return _batched(self, input, None, self._dims,
                         lambda x: pool(x, self.kernel_size, self.stride, self.padding,
                                        self.dilation, self.ceil_mode))
