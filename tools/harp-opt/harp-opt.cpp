@@ -6,10 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/InitAllHarp.h"
+#include "harp/Support/Version.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  harp::addVersionPrinter();
   mlir::harp::registerAllHarpPasses();
   mlir::DialectRegistry registry;
   mlir::harp::registerAllHarpDialects(registry);

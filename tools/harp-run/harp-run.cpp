@@ -17,6 +17,7 @@
 #include "harp/Runtime/Array.h"
 #include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Npy.h"
+#include "harp/Support/Version.h"
 #include "harp/Target/CPU.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -344,6 +345,7 @@ int main(int argc, char **argv) {
       "stats", cl::desc("Print how the JIT served the module to stderr"),
       cl::cat(harpRunCategory));
   cl::HideUnrelatedOptions(harpRunCategory);
+  harp::addVersionPrinter();
   cl::ParseCommandLineOptions(
       argc, argv,
       "harp-run: compile a harp module and run one of its functions\n");
