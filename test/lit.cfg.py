@@ -27,7 +27,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.harp_tools_dir, config.llvm_tools_dir]
-tools = ["harp-opt", "harp-run", "harp-capi-test"]
+tools = ["harp-opt", "harp-run", "harp-reduce", "harp-lsp-server", "harp-capi-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.harp_tools_dir, append_path=True)
