@@ -29,6 +29,10 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.harp_tools_dir, config.llvm_tools_dir]
 tools = ["harp-opt", "harp-run", "harp-reduce", "harp-lsp-server", "harp-capi-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# Debian's own mlir-opt, for the plugin tests (test/Plugin), and the plugin.
+llvm_config.add_tool_substitutions(["mlir-opt"], [config.llvm_tools_dir])
+config.substitutions.append(
+    ("%harp_plugin", os.path.join(config.harp_obj_root, "lib", "libHarpPlugin.so")))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.harp_tools_dir, append_path=True)
 

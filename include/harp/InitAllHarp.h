@@ -31,8 +31,13 @@ inline void registerHarpDialects(DialectRegistry &registry) {
 /// bufferization models they rely on. Defined in lib/Pipelines.
 void registerAllHarpDialects(DialectRegistry &registry);
 
-/// harp's passes and pipelines, and the upstream passes a harp-opt user
-/// composes with them. Defined in lib/Pipelines.
+/// harp's own passes and pipelines (what a tool that has upstream's passes
+/// already, such as mlir-opt with harp's plugin, adds). Defined in
+/// lib/Pipelines.
+void registerHarpPasses();
+
+/// registerHarpPasses() and the upstream passes a harp-opt user composes
+/// with them. Defined in lib/Pipelines.
 void registerAllHarpPasses();
 
 } // namespace mlir::harp

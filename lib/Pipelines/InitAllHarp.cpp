@@ -113,12 +113,16 @@ void mlir::harp::registerAllHarpDialects(DialectRegistry &registry) {
   ub::registerConvertUBToLLVMInterface(registry);
 }
 
-void mlir::harp::registerAllHarpPasses() {
-  registerTransformsPasses();
+void mlir::harp::registerHarpPasses() {
   registerHarpConversionPasses();
   registerHarpTransformsPasses();
   registerHarpCodegenPasses();
   registerHarpPipelines();
+}
+
+void mlir::harp::registerAllHarpPasses() {
+  registerTransformsPasses();
+  registerHarpPasses();
   // The upstream conversions harp-to-llvm is made of, for experimenting
   // with its steps one at a time.
   registerArithToLLVMConversionPass();
