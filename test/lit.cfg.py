@@ -27,7 +27,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.harp_tools_dir, config.llvm_tools_dir]
-tools = ["harp-opt", "harp-run", "harp-reduce", "harp-lsp-server", "harp-capi-test"]
+tools = ["harp-opt", "harp-run", "harp-reduce", "harp-lsp-server", "harp-capi-test",
+         "harp-capi-jit-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # Debian's own mlir-opt, for the plugin tests (test/Plugin), and the plugin.
 llvm_config.add_tool_substitutions(["mlir-opt"], [config.llvm_tools_dir])

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - harp's lowering pipelines --------------------------===//
 
 #include "harp/Pipelines/Pipelines.h"
+#include "harp/InitAllHarp.h"
 #include "harp/Target/CPU.h"
 
 #include "harp/Codegen/Passes.h"
@@ -24,9 +25,31 @@
 
 using namespace mlir;
 
+namespace {
+/// Does nothing, but names as its dependencies every dialect and external
+/// model (bufferization, tiling, value bounds) the pipelines rely on, so that
+/// the pass manager adds them to the context before anything runs: a
+/// pipeline built into a context that only knows the harp dialect (an
+/// embedder's, through the C API or a plugin) then works instead of failing
+/// on an interface the context lacks.
+struct HarpPipelineDialectsPass
+    : public PassWrapper<HarpPipelineDialectsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(HarpPipelineDialectsPass)
+  StringRef getArgument() const override { return "harp-pipeline-dialects"; }
+  StringRef getDescription() const override {
+    return "Load the dialects and external models harp's pipelines need";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    mlir::harp::registerAllHarpDialects(registry);
+  }
+  void runOnOperation() override {}
+};
+} // namespace
+
 /// harp-function-abi, harp-autodiff, harp-fuse and convert-harp-to-linalg:
 /// the steps every device shares.
 static void addFrontEnd(OpPassManager &pm, bool fuse) {
+  pm.addPass(std::make_unique<HarpPipelineDialectsPass>());
   pm.addPass(mlir::harp::createHarpFunctionABIPass());
   pm.addPass(mlir::harp::createHarpAutodiffPass());
   pm.addPass(createCanonicalizerPass());
@@ -258,7 +281,7 @@ void mlir::harp::registerHarpPipelines() {
           return failure();
         return buildHarpToLLVMPipeline(pm, options, errorHandler);
       },
-      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
         optHandler(HarpToLLVMOptions());
       });
   PassPipelineRegistration<HarpToGPUOptions>(
