@@ -888,3 +888,16 @@ TEST(NN, MaxPoolIndicesPointAtEachWindowsFirstMaximum) {
         ASSERT_EQ(v[o], best);
       }
 }
+
+TEST(NN, TakesTensorsOfStaticRank) {
+  // Tensor<T, Dim<N>> arguments convert to the layers' Tensor<T>.
+  auto x = Tensor<double, Dim<2>>::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto w = Tensor<double, Dim<2>>::from_data({1, 0, -1, 2, 1, 0}, {2, 3});
+  auto b = Tensor<double, Dim<1>>::from_data({0.5, -0.5}, {2});
+  D y = nn::linear(x, w, b);
+  expectNear(y.data(), {-1.5, 3.5, -1.5, 12.5});
+  Tensor<double> dynamic = x;
+  EXPECT_EQ(dynamic.shape(), (Shape{2, 3}));
+  EXPECT_NEAR(nn::mse_loss(x, Tensor<double, Dim<2>>::zeros({2, 3})).item(),
+              91.0 / 6, 1e-12);
+}
