@@ -861,3 +861,35 @@ TEST(TensorMath, ActivationsWhereAndModulo) {
 }
 
 } // namespace
+
+TEST(Tensor, LogSoftmaxLogsumexpVarArgExtremes) {
+  std::vector<double> v = {0.5, -1.0, 3.0, 2.0, 2.0, -4.0, 0.0, 7.5};
+  auto x = Tensor<double, Dim<2>>::from_data(v, {2, 4});
+  std::vector<double> lse, lsm, var;
+  for (int r = 0; r < 2; ++r) {
+    double m = -INFINITY, s = 0, mean = 0, sq = 0;
+    for (int c = 0; c < 4; ++c)
+      m = std::max(m, v[r * 4 + c]), mean += v[r * 4 + c] / 4;
+    for (int c = 0; c < 4; ++c)
+      s += std::exp(v[r * 4 + c] - m), sq += std::pow(v[r * 4 + c] - mean, 2);
+    lse.push_back(m + std::log(s));
+    var.push_back(sq / 3);
+    for (int c = 0; c < 4; ++c)
+      lsm.push_back(v[r * 4 + c] - lse.back());
+  }
+  expectNear(x.logsumexp({1}).data(), lse, 1e-12);
+  expectNear(x.log_softmax(1).data(), lsm, 1e-12);
+  expectNear(x.var({1}).data(), var, 1e-12);
+  expectNear(x.var({1}, /*correction=*/0).data(),
+             {var[0] * 3 / 4, var[1] * 3 / 4}, 1e-12);
+  EXPECT_EQ(x.logsumexp({1}, /*keepdim=*/true).shape(),
+            (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(x.argmax(1).data(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(x.argmin(1).data(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(x.argmax(0).data(), (std::vector<int64_t>{1, 0, 0, 1}));
+  // Ties go to the first index.
+  auto tie = Tensor<double, Dim<1>>::from_data({1, 3, 3, -2, -2}, {5});
+  EXPECT_EQ(tie.argmax(0).item(), 1);
+  EXPECT_EQ(tie.argmin(0).item(), 3);
+  EXPECT_EQ(x.argmax(0, true).shape(), (std::vector<int64_t>{1, 4}));
+}

@@ -567,6 +567,49 @@ public:
     static_assert(IsFloat<T>, "softmax needs a float tensor");
     return Tensor(detail::softmax(node, axis));
   }
+  /// x - logsumexp(x) along `axis`.
+  Tensor log_softmax(int64_t axis,
+                     SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    static_assert(IsFloat<T>, "log_softmax needs a float tensor");
+    return Tensor(detail::logSoftmax(node, axis));
+  }
+  /// log(sum(exp(x))) over `axes` (empty: all), computed around the
+  /// maximum.
+  Tensor<T, DimDyn>
+  logsumexp(Shape axes, bool keepdim = false,
+            SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    static_assert(IsFloat<T>, "logsumexp needs a float tensor");
+    return Tensor<T, DimDyn>(detail::logsumexp(node, std::move(axes), keepdim));
+  }
+  /// The variance over `axes` (empty: all), divided by n - correction
+  /// (1: unbiased, torch's default).
+  Tensor<T, DimDyn> var(Shape axes, int64_t correction = 1,
+                        bool keepdim = false,
+                        SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    static_assert(IsFloat<T>, "var needs a float tensor");
+    return Tensor<T, DimDyn>(
+        detail::var(node, std::move(axes), correction, keepdim));
+  }
+  /// The index of the first maximum along `axis` (NaN counts as the
+  /// maximum).
+  Tensor<int64_t, DimDyn>
+  argmax(int64_t axis, bool keepdim = false,
+         SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<int64_t, DimDyn>(
+        detail::argExtreme(node, axis, keepdim, /*max=*/true));
+  }
+  /// The index of the first minimum along `axis`.
+  Tensor<int64_t, DimDyn>
+  argmin(int64_t axis, bool keepdim = false,
+         SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<int64_t, DimDyn>(
+        detail::argExtreme(node, axis, keepdim, /*max=*/false));
+  }
   /// Matrix product of the last two dims, batch dims broadcast.
   template <typename D2>
   Tensor matmul(const Tensor<T, D2> &o,
