@@ -76,34 +76,34 @@ void bindNN(py::module_ &parent) {
       py::arg("op"), py::arg("input"), py::arg("weight"), py::arg("bias"),
       py::arg("stride"), py::arg("padding"), py::arg("output_padding"),
       py::arg("dilation"), py::arg("groups"));
-  m.def(
-      "max_pool",
-      [](const std::string &op, const NodePtr &x, std::vector<int64_t> kernel,
-         std::vector<int64_t> stride, std::vector<int64_t> padding,
-         std::vector<int64_t> dilation, bool ceilMode) {
-        nn::PoolOptions o(std::move(kernel));
-        o.stride(std::move(stride))
-            .padding(std::move(padding))
-            .dilation(std::move(dilation))
-            .ceil_mode(ceilMode);
-        return dnn::maxPool(x, o, op);
-      },
-      py::arg("op"), py::arg("input"), py::arg("kernel"), py::arg("stride"),
-      py::arg("padding"), py::arg("dilation"), py::arg("ceil_mode"));
-  m.def(
-      "max_pool_indices",
-      [](const std::string &op, const NodePtr &x, std::vector<int64_t> kernel,
-         std::vector<int64_t> stride, std::vector<int64_t> padding,
-         std::vector<int64_t> dilation, bool ceilMode) {
-        nn::PoolOptions o(std::move(kernel));
-        o.stride(std::move(stride))
-            .padding(std::move(padding))
-            .dilation(std::move(dilation))
-            .ceil_mode(ceilMode);
-        return dnn::maxPoolIndices(x, o, op);
-      },
-      py::arg("op"), py::arg("input"), py::arg("kernel"), py::arg("stride"),
-      py::arg("padding"), py::arg("dilation"), py::arg("ceil_mode"));
+  // max_pool and its indices take the same arguments.
+  auto maxPoolOptions = [](std::vector<int64_t> kernel,
+                           std::vector<int64_t> stride,
+                           std::vector<int64_t> padding,
+                           std::vector<int64_t> dilation, bool ceilMode) {
+    nn::PoolOptions o(std::move(kernel));
+    o.stride(std::move(stride))
+        .padding(std::move(padding))
+        .dilation(std::move(dilation))
+        .ceil_mode(ceilMode);
+    return o;
+  };
+  for (bool indices : {false, true})
+    m.def(
+        indices ? "max_pool_indices" : "max_pool",
+        [indices, maxPoolOptions](
+            const std::string &op, const NodePtr &x,
+            std::vector<int64_t> kernel, std::vector<int64_t> stride,
+            std::vector<int64_t> padding, std::vector<int64_t> dilation,
+            bool ceilMode) {
+          nn::PoolOptions o =
+              maxPoolOptions(std::move(kernel), std::move(stride),
+                             std::move(padding), std::move(dilation), ceilMode);
+          return indices ? dnn::maxPoolIndices(x, o, op)
+                         : dnn::maxPool(x, o, op);
+        },
+        py::arg("op"), py::arg("input"), py::arg("kernel"), py::arg("stride"),
+        py::arg("padding"), py::arg("dilation"), py::arg("ceil_mode"));
   m.def(
       "avg_pool",
       [](const std::string &op, const NodePtr &x, std::vector<int64_t> kernel,

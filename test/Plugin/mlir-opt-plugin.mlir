@@ -3,20 +3,20 @@
 // pipelines (given as --pass-pipeline: a pass plugin's flags are not known
 // when mlir-opt first reads its command line). The output is harp-opt's.
 //
-// RUN: mlir-opt %s --load-dialect-plugin=%harp_plugin | FileCheck %s --check-prefix=PARSE
+// RUN: mlir-opt %s --load-dialect-plugin=%harp_plugin | FileCheck %s --check-prefix=PARSECHECK
 // RUN: harp-opt %s > %t.harp-opt.mlir
 // RUN: mlir-opt %s --load-dialect-plugin=%harp_plugin > %t.plugin.mlir
 // RUN: diff %t.harp-opt.mlir %t.plugin.mlir
 //
 // RUN: mlir-opt %s --load-dialect-plugin=%harp_plugin --load-pass-plugin=%harp_plugin \
-// RUN:   --pass-pipeline='builtin.module(canonicalize, harp-fuse)' | FileCheck %s --check-prefix=FUSE
+// RUN:   --pass-pipeline='builtin.module(canonicalize, harp-fuse)' | FileCheck %s --check-prefix=FUSECHECK
 // RUN: harp-opt %s --pass-pipeline='builtin.module(canonicalize, harp-fuse)' > %t.harp-opt.fused.mlir
 // RUN: mlir-opt %s --load-dialect-plugin=%harp_plugin --load-pass-plugin=%harp_plugin \
 // RUN:   --pass-pipeline='builtin.module(canonicalize, harp-fuse)' > %t.plugin.fused.mlir
 // RUN: diff %t.harp-opt.fused.mlir %t.plugin.fused.mlir
 //
 // RUN: mlir-opt %s --load-dialect-plugin=%harp_plugin --load-pass-plugin=%harp_plugin \
-// RUN:   --pass-pipeline='builtin.module(harp-to-llvm)' | FileCheck %s --check-prefix=LLVM
+// RUN:   --pass-pipeline='builtin.module(harp-to-llvm)' | FileCheck %s --check-prefix=LLVMCHECK
 // RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm)' > %t.harp-opt.llvm.mlir
 // RUN: mlir-opt %s --load-dialect-plugin=%harp_plugin --load-pass-plugin=%harp_plugin \
 // RUN:   --pass-pipeline='builtin.module(harp-to-llvm)' > %t.plugin.llvm.mlir
@@ -24,20 +24,20 @@
 //
 // An invalid op gets harp's verifier diagnostic in mlir-opt too.
 // RUN: not mlir-opt %S/Inputs/invalid-view.mlir --load-dialect-plugin=%harp_plugin 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=INVALID
+// RUN:   | FileCheck %s --check-prefix=INVALIDCHECK
 
-// PARSE-LABEL: func.func @bias_relu
-// PARSE: harp.view %{{.*}} <(d0, d1) -> (d1)> : tensor<32xf32> -> tensor<8x32xf32>
-// PARSE: harp.map_reduce ins(
+// PARSECHECK-LABEL: func.func @bias_relu
+// PARSECHECK: harp.view %{{.*}} <(d0, d1) -> (d1)> : tensor<32xf32> -> tensor<8x32xf32>
+// PARSECHECK: harp.map_reduce ins(
 
-// FUSE-LABEL: func.func @bias_relu
-// FUSE-COUNT-1: harp.map_reduce
-// FUSE-NOT: harp.map_reduce
+// FUSECHECK-LABEL: func.func @bias_relu
+// FUSECHECK-COUNT-1: harp.map_reduce
+// FUSECHECK-NOT: harp.map_reduce
 
-// LLVM: llvm.func @bias_relu
-// LLVM-NOT: harp.
+// LLVMCHECK: llvm.func @bias_relu
+// LLVMCHECK-NOT: harp.
 
-// INVALID: invalid-view.mlir:3:8: error: 'harp.view' op
+// INVALIDCHECK: invalid-view.mlir:3:8: error: 'harp.view' op
 
 func.func @bias_relu(%x: tensor<8x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
   %bb = harp.view %b <(i, j) -> (j)> : tensor<32xf32> -> tensor<8x32xf32>
