@@ -306,6 +306,57 @@ PYBIND11_MODULE(_harp, m) {
         py::arg("size"));
   m.def("interpolate_linear", &detail::interpolateLinear, py::arg("input"),
         py::arg("size"));
+  // Composites (harp/_ops.py gives them PyTorch's argument forms).
+  m.def(
+      "broadcast_to",
+      [](const NodePtr &a, std::vector<int64_t> shape) {
+        return detail::expand(a, std::move(shape), "broadcast_to");
+      },
+      py::arg("input"), py::arg("shape"));
+  m.def("stack", &detail::stack, py::arg("tensors"), py::arg("dim"));
+  m.def("split", &detail::split, py::arg("input"), py::arg("size"),
+        py::arg("dim"));
+  m.def("split_sections", &detail::splitSections, py::arg("input"),
+        py::arg("sizes"), py::arg("dim"));
+  m.def("chunk", &detail::chunk, py::arg("input"), py::arg("chunks"),
+        py::arg("dim"));
+  m.def("unbind", &detail::unbind, py::arg("input"), py::arg("dim"));
+  m.def("index_select", &detail::indexSelect, py::arg("input"), py::arg("dim"),
+        py::arg("index"));
+  m.def("take_along_dim", &detail::takeAlongDim, py::arg("input"),
+        py::arg("indices"), py::arg("dim"));
+  m.def("repeat", &detail::repeat, py::arg("input"), py::arg("sizes"));
+  m.def("repeat_interleave",
+        py::overload_cast<NodePtr, int64_t, std::optional<int64_t>>(
+            &detail::repeatInterleave),
+        py::arg("input"), py::arg("repeats"), py::arg("dim"));
+  m.def(
+      "repeat_interleave",
+      py::overload_cast<NodePtr, std::vector<int64_t>, std::optional<int64_t>>(
+          &detail::repeatInterleave),
+      py::arg("input"), py::arg("repeats"), py::arg("dim"));
+  m.def("triangle", &detail::triangle, py::arg("input"), py::arg("diagonal"),
+        py::arg("lower"));
+  m.def("roll", &detail::roll, py::arg("input"), py::arg("shifts"),
+        py::arg("dims"));
+  m.def(
+      "cumsum",
+      [](NodePtr a, int64_t dim) {
+        return detail::scan(ReduceOp::Sum, std::move(a), dim);
+      },
+      py::arg("input"), py::arg("dim"));
+  m.def(
+      "cumprod",
+      [](NodePtr a, int64_t dim) {
+        return detail::scan(ReduceOp::Prod, std::move(a), dim);
+      },
+      py::arg("input"), py::arg("dim"));
+  m.def("normalize", &detail::normalize, py::arg("input"), py::arg("p"),
+        py::arg("dim"), py::arg("eps"));
+  m.def("randn", &detail::randn, py::arg("dtype"), py::arg("shape"),
+        py::arg("seed"));
+  m.def("dot", &detail::dot, py::arg("input"), py::arg("other"));
+  m.def("outer", &detail::outer, py::arg("input"), py::arg("vec2"));
   m.def(
       "where",
       [](const NodePtr &condition, const py::object &a, const py::object &b) {

@@ -127,6 +127,13 @@ void bindNN(py::module_ &parent) {
         return dnn::adaptiveAvgPool(x, std::move(outputSize), op);
       },
       py::arg("op"), py::arg("input"), py::arg("output_size"));
+  m.def(
+      "adaptive_max_pool",
+      [](const std::string &op, const NodePtr &x,
+         std::vector<int64_t> outputSize) {
+        return dnn::adaptiveMaxPool(x, std::move(outputSize), op);
+      },
+      py::arg("op"), py::arg("input"), py::arg("output_size"));
   m.def("im2col", &dnn::im2col, py::arg("input"), py::arg("kernel"),
         py::arg("stride"), py::arg("padding"));
   m.def("col2im", &dnn::col2im, py::arg("input"), py::arg("output_size"),

@@ -128,64 +128,16 @@ NodePtr variance(const NodePtr &a, const py::object &axis, bool unbiased,
   return detail::var(a, axesOf(axisOrDim(axis, dim)), c, keepdim);
 }
 
-/// torch.linalg.vector_norm / Tensor.norm: p = 2 ("fro"), 1, inf, -inf,
-/// 0 (the count of non-zeros) or any other positive number, over `axes`
-/// (empty: all).
-/// root(s) for s >= 0 (a sum of non-negative terms, or one of them), 0
-/// where s is 0 with a zero gradient there (torch's subgradient: the root's
-/// own slope is infinite at 0, and infinity times the zero slope under it
-/// would be NaN).
-template <typename Root>
-NodePtr rootOfSum(const NodePtr &s, Root root) {
-  DType d = detail::dtypeOf(s);
-  NodePtr zero = detail::full(d, {}, 0);
-  NodePtr atZero = detail::binary(BinaryOp::Eq, s, zero);
-  NodePtr safe = detail::where(atZero, detail::full(d, {}, 1), s);
-  return detail::where(atZero, zero, root(safe));
-}
-
-NodePtr norm(const NodePtr &x, const py::object &p,
-             const std::vector<int64_t> &axes, bool keepdim) {
-  if (!isFloat(detail::dtypeOf(x)))
-    throw Error("norm: needs a float tensor, got " +
-                dtypeName(detail::dtypeOf(x)));
-  double order = 2;
+/// torch.linalg.vector_norm / Tensor.norm's p: a number, None or "fro"
+/// (both 2).
+double normOrder(const py::object &p) {
   if (py::isinstance<py::str>(p)) {
     if (p.cast<std::string>() != "fro")
       throw Error("norm: p must be a number or 'fro', got '" +
                   p.cast<std::string>() + "'");
-  } else if (!p.is_none()) {
-    order = p.cast<double>();
+    return 2;
   }
-  NodePtr magnitude = detail::unary(UnaryOp::Abs, x);
-  DType d = detail::dtypeOf(x);
-  if (std::isinf(order))
-    return detail::reduce(order > 0 ? ReduceOp::Max : ReduceOp::Min, magnitude,
-                          axes, keepdim);
-  if (order == 0)
-    return detail::reduce(
-        ReduceOp::Sum,
-        detail::cast(detail::binary(BinaryOp::Ne, x, detail::full(d, {}, 0)),
-                     d),
-        axes, keepdim);
-  if (order == 1)
-    return detail::reduce(ReduceOp::Sum, magnitude, axes, keepdim);
-  if (order == 2)
-    return rootOfSum(detail::reduce(ReduceOp::Sum,
-                                    detail::unary(UnaryOp::Square, x), axes,
-                                    keepdim),
-                     [](NodePtr s) { return detail::unary(UnaryOp::Sqrt, s); });
-  if (order < 0)
-    throw Error("norm: p must be positive, inf, -inf or 0, got " +
-                std::to_string(order));
-  // |x|^p with the same care at 0 (for p < 1 its slope is infinite there).
-  NodePtr terms = rootOfSum(magnitude, [&](NodePtr m) {
-    return detail::binary(BinaryOp::Pow, m, detail::full(d, {}, order));
-  });
-  NodePtr sum = detail::reduce(ReduceOp::Sum, terms, axes, keepdim);
-  return rootOfSum(sum, [&](NodePtr s) {
-    return detail::binary(BinaryOp::Pow, s, detail::full(d, {}, 1 / order));
-  });
+  return p.is_none() ? 2 : p.cast<double>();
 }
 
 /// t[key] with ints, slices (any step), None and one Ellipsis.
@@ -548,7 +500,9 @@ it (once per graph structure) and run it.)");
   t.def(
       "norm",
       [](const NodePtr &x, const py::object &p, const py::object &dim,
-         bool keepdim) { return norm(x, p, axesOf(dim), keepdim); },
+         bool keepdim) {
+        return detail::norm(x, normOrder(p), axesOf(dim), keepdim);
+      },
       py::arg("p") = py::none(), py::arg("dim") = py::none(),
       py::arg("keepdim") = false,
       "The vector p-norm over `dim` (None: all elements): p = 2 or 'fro' "

@@ -478,6 +478,32 @@ NodePtr harp::detail::nn::adaptiveAvgPool(NodePtr x, Shape outputSize,
   return out;
 }
 
+NodePtr harp::detail::nn::adaptiveMaxPool(NodePtr x, Shape outputSize,
+                                          const std::string &op) {
+  requireFloat(op, x);
+  size_t k = spatialDims(op, x);
+  Shape sizes = perDim(op, "output size", outputSize, k);
+  NodePtr out = x;
+  for (size_t i = 0; i < k; ++i) {
+    int64_t dim = 2 + i, size = shape(x)[dim], o = sizes[i];
+    if (o < 1)
+      throw Error(op + ": output size must be positive, got " +
+                  shapeStr(sizes));
+    if (o == size)
+      continue;
+    // The maximum is separable too: per dim, the max of each window
+    // [floor(j size / o), ceil((j + 1) size / o)).
+    std::vector<NodePtr> parts;
+    for (int64_t j = 0; j < o; ++j) {
+      int64_t start = j * size / o, end = ((j + 1) * size + o - 1) / o;
+      parts.push_back(reduce(ReduceOp::Max, slice(out, dim, start, end, 1),
+                             {dim}, /*keepdim=*/true));
+    }
+    out = o == 1 ? parts[0] : concat(parts, dim);
+  }
+  return out;
+}
+
 NodePtr harp::detail::nn::globalAvgPool(NodePtr x) {
   requireFloat("global_avg_pool", x);
   size_t k = spatialDims("global_avg_pool", x);

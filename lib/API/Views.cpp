@@ -85,18 +85,25 @@ NodePtr harp::detail::permute(NodePtr a, std::vector<int64_t> perm) {
   return view(a, shape, mh::permuteLayout(context(), normalized));
 }
 
-NodePtr harp::detail::expand(NodePtr a, std::vector<int64_t> shape) {
+NodePtr harp::detail::expand(NodePtr a, std::vector<int64_t> shape,
+                             const std::string &op) {
+  auto cannot = [&](const std::string &why) {
+    return Error(op + ": cannot broadcast " + shapeStr(a->shape) + " to " +
+                 shapeStr(shape) + " (" + why + ")");
+  };
   if (shape.size() < a->shape.size())
-    throw Error("expand: cannot expand " + shapeStr(a->shape) +
-                " to fewer dims " + shapeStr(shape));
+    throw cannot("fewer dims");
   size_t off = shape.size() - a->shape.size();
+  for (size_t i = 0; i < off; ++i)
+    if (shape[i] < 0)
+      throw cannot("new dim " + std::to_string(i) +
+                   " needs a size; -1 keeps an existing dim");
   for (size_t i = 0; i < a->shape.size(); ++i) {
     int64_t &s = shape[off + i];
     if (s == -1)
       s = a->shape[i];
-    if (a->shape[i] != 1 && a->shape[i] != s)
-      throw Error("expand: dim " + std::to_string(i) + " of " +
-                  shapeStr(a->shape) + " cannot expand to " + shapeStr(shape));
+    if (s < 0 || (a->shape[i] != 1 && a->shape[i] != s))
+      throw cannot("dim " + std::to_string(off + i));
   }
   return broadcastTo(a, shape);
 }

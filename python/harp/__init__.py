@@ -215,21 +215,12 @@ def interpolate_linear(input, size):
 
 def dot(input, other):
     """The inner product of two 1-D tensors."""
-    if len(input.shape) != 1 or len(other.shape) != 1:
-        raise HarpError("dot: needs two 1-D tensors, got shapes %s and %s"
-                        % (list(input.shape), list(other.shape)))
-    if input.shape != other.shape:
-        raise HarpError("dot: lengths differ: %d and %d"
-                        % (input.shape[0], other.shape[0]))
-    return (input * other).sum()
+    return _harp.dot(input, other)
 
 
 def outer(input, vec2):
     """The outer product of two 1-D tensors: [n] x [m] -> [n, m]."""
-    if len(input.shape) != 1 or len(vec2.shape) != 1:
-        raise HarpError("outer: needs two 1-D tensors, got shapes %s and %s"
-                        % (list(input.shape), list(vec2.shape)))
-    return input.unsqueeze(1) * vec2.unsqueeze(0)
+    return _harp.outer(input, vec2)
 
 
 def norm(input, p="fro", dim=None, keepdim=False):

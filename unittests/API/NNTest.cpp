@@ -10,6 +10,8 @@
 #include "harp/API/NN.h"
 #include "harp/API/Optim.h"
 
+#include "TestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,49 +19,12 @@
 #include <random>
 
 using namespace harp;
+using namespace harp::test;
 using D = Tensor<double>;
 using F = Tensor<float>;
 using Shape = std::vector<int64_t>;
 
 namespace {
-
-std::vector<double> randomValues(size_t n, unsigned seed, double lo = -1,
-                                 double hi = 1) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<double> v(n);
-  for (double &x : v)
-    x = dist(gen);
-  return v;
-}
-
-int64_t count(const Shape &s) {
-  int64_t n = 1;
-  for (int64_t d : s)
-    n *= d;
-  return n;
-}
-
-D randomTensor(Shape s, unsigned seed) {
-  return D::from_data(randomValues(count(s), seed), s);
-}
-
-void expectNear(const std::vector<double> &actual,
-                const std::vector<double> &expected, double tol = 1e-10) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i)
-    ASSERT_NEAR(actual[i], expected[i], tol) << "at " << i;
-}
-
-template <typename Fn>
-std::string errorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 /// Row-major offset of `index` in `shape`.
 int64_t at(const Shape &shape, const Shape &index) {
@@ -99,39 +64,6 @@ std::vector<double> naiveConv2d(const std::vector<double> &x, Shape xs,
         }
   (void)fg;
   return out;
-}
-
-/// sum(f() * weights) for a fixed random weighting of f's values, so every
-/// output element reaches the gradient with its own factor.
-D weightedSum(const D &out, unsigned seed = 99) {
-  D weights =
-      D::from_data(randomValues(out.numel(), seed, 0.5, 1.5), out.shape());
-  return (out * weights).sum(Shape{}, false);
-}
-
-/// Checks d loss / d leaf against central differences at a few elements.
-void checkGradient(D leaf, const std::function<D()> &loss, int samples = 6) {
-  leaf.set_requires_grad(true);
-  leaf.zero_grad();
-  loss().backward();
-  std::vector<double> grad = leaf.grad().data();
-  std::vector<double> values = leaf.data();
-  std::mt19937 gen(5);
-  const double h = 1e-6;
-  for (int s = 0; s < samples; ++s) {
-    size_t i = gen() % values.size();
-    std::vector<double> plus = values, minus = values;
-    plus[i] += h;
-    minus[i] -= h;
-    leaf.set_data(plus);
-    double up = loss().item();
-    leaf.set_data(minus);
-    double down = loss().item();
-    leaf.set_data(values);
-    EXPECT_NEAR(grad[i], (up - down) / (2 * h), 1e-6) << "element " << i;
-  }
-  leaf.zero_grad();
-  leaf.set_requires_grad(false);
 }
 
 } // namespace

@@ -2,6 +2,8 @@
 
 #include "harp/API/Tensor.h"
 
+#include "TestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,27 +11,9 @@
 #include <random>
 
 using namespace harp;
+using namespace harp::test;
 
 namespace {
-
-template <typename T>
-void expectNear(const std::vector<T> &actual, const std::vector<T> &expected,
-                double tol = 1e-5) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i)
-    EXPECT_NEAR(double(actual[i]), double(expected[i]), tol) << "at " << i;
-}
-
-/// The message of the harp::Error `fn` throws.
-template <typename Fn>
-std::string errorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 using F2 = Tensor<float, Dim<2>>;
 using F1 = Tensor<float, Dim<1>>;

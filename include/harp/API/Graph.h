@@ -325,7 +325,10 @@ NodePtr argExtreme(NodePtr a, int64_t axis, bool keepdim, bool max);
 // Views (zero-copy harp.view).
 NodePtr reshape(NodePtr a, std::vector<int64_t> shape);
 NodePtr permute(NodePtr a, std::vector<int64_t> perm);
-NodePtr expand(NodePtr a, std::vector<int64_t> shape);
+/// `a` broadcast to `shape` (NumPy's rules: new leading dims, size-1 dims
+/// stretched; -1 keeps a dim). `op` names the caller in errors.
+NodePtr expand(NodePtr a, std::vector<int64_t> shape,
+               const std::string &op = "expand");
 NodePtr slice(NodePtr a, int64_t dim, int64_t start, int64_t stop,
               int64_t step);
 NodePtr flip(NodePtr a, std::vector<int64_t> dims);
@@ -355,6 +358,54 @@ NodePtr conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
 NodePtr gather(NodePtr input, NodePtr index, int64_t dim);
 NodePtr scatterAdd(NodePtr dest, NodePtr index, NodePtr src, int64_t dim);
 NodePtr contiguous(NodePtr a);
+
+// Composites (PyTorch's names; built from views, concat, gather and maps,
+// so each has a gradient through its parts).
+/// The tensors (all of one shape) joined along a new dim `dim`.
+NodePtr stack(std::vector<NodePtr> inputs, int64_t dim);
+/// Views of consecutive pieces along `dim` of `size` each (the last one
+/// shorter), or of the listed sizes, which must add up to the dim.
+std::vector<NodePtr> split(NodePtr a, int64_t size, int64_t dim);
+std::vector<NodePtr> splitSections(NodePtr a, std::vector<int64_t> sizes,
+                                   int64_t dim);
+/// split() into `chunks` pieces of ceil(n / chunks) (fewer if n is small).
+std::vector<NodePtr> chunk(NodePtr a, int64_t chunks, int64_t dim);
+/// The slices along `dim`, that dim removed.
+std::vector<NodePtr> unbind(NodePtr a, int64_t dim);
+/// The entries of `a` at the 1-D `index` (i32 or i64) along `dim`.
+NodePtr indexSelect(NodePtr a, int64_t dim, NodePtr index);
+/// gather with the other dims broadcast between `a` and `indices` (no dim:
+/// both flattened).
+NodePtr takeAlongDim(NodePtr a, NodePtr indices, std::optional<int64_t> dim);
+/// Tensor.repeat: tiled sizes[i] times along dim i (extra leading sizes add
+/// dims).
+NodePtr repeat(NodePtr a, std::vector<int64_t> sizes);
+/// Each element repeated `repeats` times (or repeats[i] times for element
+/// i) along `dim` (no dim: the flattened tensor).
+NodePtr repeatInterleave(NodePtr a, int64_t repeats,
+                         std::optional<int64_t> dim);
+NodePtr repeatInterleave(NodePtr a, std::vector<int64_t> repeats,
+                         std::optional<int64_t> dim);
+/// tril (lower) / triu of the last two dims: (i, j) kept where j - i <=
+/// diagonal (tril) or >= diagonal (triu), zero elsewhere.
+NodePtr triangle(NodePtr a, int64_t diagonal, bool lower);
+/// Elements shifted cyclically by shifts[i] along dims[i] (dims empty: one
+/// shift of the flattened tensor, shape kept).
+NodePtr roll(NodePtr a, std::vector<int64_t> shifts, std::vector<int64_t> dims);
+/// cumsum (Sum) / cumprod (Prod) along `dim`: a parallel scan of
+/// ceil(log2 n) element-wise steps.
+NodePtr scan(ReduceOp kind, NodePtr a, int64_t dim);
+/// The vector p-norm over `axes` (empty: all): p = 2, 1, inf, -inf, 0 (the
+/// count of non-zeros) or any other positive p. A zero norm has a zero
+/// gradient (torch's subgradient), not NaN.
+NodePtr norm(NodePtr x, double p, std::vector<int64_t> axes, bool keepdim);
+/// x / max(norm_p(x) along dim, eps) (torch.nn.functional.normalize).
+NodePtr normalize(NodePtr x, double p, int64_t dim, double eps);
+/// Standard normal numbers: Box-Muller on two rand() draws of `seed`.
+NodePtr randn(DType dtype, std::vector<int64_t> shape, uint64_t seed);
+/// The inner product of two 1-D tensors / their outer product [n, m].
+NodePtr dot(NodePtr a, NodePtr b);
+NodePtr outer(NodePtr a, NodePtr b);
 
 // Execution and autograd.
 /// The node's value, computed once and cached on the node. `options`

@@ -123,6 +123,8 @@ NodePtr avgPool(NodePtr x, const PoolOptions &options,
                 const std::string &op = "avg_pool");
 NodePtr adaptiveAvgPool(NodePtr x, std::vector<int64_t> outputSize,
                         const std::string &op = "adaptive_avg_pool");
+NodePtr adaptiveMaxPool(NodePtr x, std::vector<int64_t> outputSize,
+                        const std::string &op = "adaptive_max_pool");
 NodePtr globalAvgPool(NodePtr x);
 NodePtr im2col(NodePtr x, std::vector<int64_t> kernel,
                std::vector<int64_t> stride, std::vector<int64_t> padding);
@@ -253,6 +255,16 @@ Tensor<T> adaptive_avg_pool(const Tensor<T, D> &x, Shape outputSize,
   LocationScope scope(loc);
   return Tensor<T>(
       detail::nn::adaptiveAvgPool(x.graphNode(), std::move(outputSize)));
+}
+
+/// The maximum over adaptive windows (those of adaptive_avg_pool).
+template <typename T, typename D>
+Tensor<T> adaptive_max_pool(const Tensor<T, D> &x, Shape outputSize,
+                            SourceLocation loc = SourceLocation::current()) {
+  impl::requireFloat<T>("adaptive_max_pool");
+  LocationScope scope(loc);
+  return Tensor<T>(
+      detail::nn::adaptiveMaxPool(x.graphNode(), std::move(outputSize)));
 }
 
 /// The mean over every spatial dim of [N, C, spatial...], kept as size-1

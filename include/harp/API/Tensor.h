@@ -774,6 +774,141 @@ public:
     return Tensor(detail::scatterAdd(node, index.graphNode(), src.node, dim));
   }
 
+  // Composites with PyTorch's names (harp/API/Graph.h says how each is
+  // built).
+  /// The entries at the 1-D `index` along `dim`.
+  template <typename I, typename DI>
+  Tensor index_select(int64_t dim, const Tensor<I, DI> &index,
+                      SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::indexSelect(node, dim, index.graphNode()));
+  }
+  /// gather() with the other dims broadcast between this tensor and
+  /// `indices` (no dim: both flattened).
+  template <typename I, typename DI>
+  Tensor<T, DimDyn>
+  take_along_dim(const Tensor<I, DI> &indices,
+                 std::optional<int64_t> dim = std::nullopt,
+                 SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<T, DimDyn>(
+        detail::takeAlongDim(node, indices.graphNode(), dim));
+  }
+  /// Pieces of `size` along `dim` (the last one shorter), as views.
+  std::vector<Tensor>
+  split(int64_t size, int64_t dim = 0,
+        SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return wrap<Tensor>(detail::split(node, size, dim));
+  }
+  /// Pieces of the listed sizes along `dim`, which must add up to it.
+  std::vector<Tensor>
+  split(Shape sections, int64_t dim = 0,
+        SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return wrap<Tensor>(detail::splitSections(node, std::move(sections), dim));
+  }
+  /// split() into `chunks` pieces of ceil(n / chunks).
+  std::vector<Tensor>
+  chunk(int64_t chunks, int64_t dim = 0,
+        SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return wrap<Tensor>(detail::chunk(node, chunks, dim));
+  }
+  /// The slices along `dim`, that dim removed.
+  std::vector<Tensor<T, ShiftRankT<D, -1>>>
+  unbind(int64_t dim = 0,
+         SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return wrap<Tensor<T, ShiftRankT<D, -1>>>(detail::unbind(node, dim));
+  }
+  /// Tiled sizes[i] times along dim i (extra leading sizes add dims).
+  Tensor<T, DimDyn>
+  repeat(Shape sizes, SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<T, DimDyn>(detail::repeat(node, std::move(sizes)));
+  }
+  /// Each element `repeats` times along `dim` (no dim: flattened first).
+  Tensor<T, DimDyn>
+  repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                    SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<T, DimDyn>(detail::repeatInterleave(node, repeats, dim));
+  }
+  /// Element i repeats[i] times along `dim` (no dim: flattened first).
+  Tensor<T, DimDyn>
+  repeat_interleave(Shape repeats, std::optional<int64_t> dim = std::nullopt,
+                    SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<T, DimDyn>(
+        detail::repeatInterleave(node, std::move(repeats), dim));
+  }
+  /// The lower triangle of the last two dims (j <= i + diagonal).
+  Tensor tril(int64_t diagonal = 0,
+              SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::triangle(node, diagonal, /*lower=*/true));
+  }
+  /// The upper triangle of the last two dims (j >= i + diagonal).
+  Tensor triu(int64_t diagonal = 0,
+              SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::triangle(node, diagonal, /*lower=*/false));
+  }
+  /// Shifted cyclically by shifts[i] along dims[i] (dims empty: one shift
+  /// of the flattened tensor).
+  Tensor roll(Shape shifts, Shape dims = {},
+              SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::roll(node, std::move(shifts), std::move(dims)));
+  }
+  /// Broadcast to `shape` (NumPy's rules; -1 keeps a dim).
+  Tensor<T, DimDyn>
+  broadcast_to(Shape shape,
+               SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor<T, DimDyn>(
+        detail::expand(node, std::move(shape), "broadcast_to"));
+  }
+  /// Running sums along `dim` (a parallel scan).
+  Tensor cumsum(int64_t dim,
+                SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::scan(ReduceOp::Sum, node, dim));
+  }
+  /// Running products along `dim` (a parallel scan).
+  Tensor cumprod(int64_t dim,
+                 SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::scan(ReduceOp::Prod, node, dim));
+  }
+  /// The vector p-norm over `dims` (empty: all): p = 2, 1, +-inf, 0 or any
+  /// positive number; a zero norm has a zero gradient.
+  Tensor<T, DimDyn> norm(double p = 2, Shape dims = {}, bool keepdim = false,
+                         SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    static_assert(IsFloat<T>, "norm needs a float tensor");
+    return Tensor<T, DimDyn>(detail::norm(node, p, std::move(dims), keepdim));
+  }
+  /// Standard normal numbers (Box-Muller on rand's generator).
+  static Tensor randn(Shape shape, uint64_t seed,
+                      SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
+    static_assert(IsFloat<T>, "randn needs a float tensor");
+    return Tensor(detail::randn(dtype, std::move(shape), seed));
+  }
+  /// zeros / ones / full of this tensor's shape and type.
+  Tensor zeros_like(SourceLocation loc = SourceLocation::current()) const {
+    return full(shape(), T(0), loc);
+  }
+  Tensor ones_like(SourceLocation loc = SourceLocation::current()) const {
+    return full(shape(), T(1), loc);
+  }
+  Tensor full_like(T value,
+                   SourceLocation loc = SourceLocation::current()) const {
+    return full(shape(), value, loc);
+  }
+
   // Devices.
   /// Where the tensor is computed.
   BackendPtr backend() const { return detail::backendOf(node); }
@@ -851,6 +986,10 @@ public:
   }
 
 private:
+  template <typename R>
+  static std::vector<R> wrap(const std::vector<detail::NodePtr> &nodes) {
+    return std::vector<R>(nodes.begin(), nodes.end());
+  }
   /// A number as a 0-d argument of the compiled code: a new value reuses
   /// the kernel.
   Tensor scalar(T s) const {
@@ -993,14 +1132,61 @@ Tensor<T, D> hardtanh(const Tensor<T, D> &x, T min = T(-1), T max = T(1),
 }
 } // namespace nn
 
+namespace impl {
+template <typename T, typename D>
+std::vector<detail::NodePtr> nodesOf(const std::vector<Tensor<T, D>> &ts) {
+  std::vector<detail::NodePtr> nodes;
+  for (const auto &t : ts)
+    nodes.push_back(t.graphNode());
+  return nodes;
+}
+} // namespace impl
+
 /// Concatenation along `dim`.
 template <typename T, typename D>
-Tensor<T, D> concat(const std::vector<Tensor<T, D>> &tensors, int64_t dim) {
-  std::vector<detail::NodePtr> nodes;
-  for (const auto &t : tensors)
-    nodes.push_back(t.graphNode());
-  return Tensor<T, D>(detail::concat(nodes, dim));
+Tensor<T, D> concat(const std::vector<Tensor<T, D>> &tensors, int64_t dim,
+                    SourceLocation loc = SourceLocation::current()) {
+  LocationScope scope(loc);
+  return Tensor<T, D>(detail::concat(impl::nodesOf(tensors), dim));
 }
+
+/// The tensors (all of one shape) joined along a new dim `dim`.
+template <typename T, typename D>
+Tensor<T, ShiftRankT<D, 1>>
+stack(const std::vector<Tensor<T, D>> &tensors, int64_t dim = 0,
+      SourceLocation loc = SourceLocation::current()) {
+  LocationScope scope(loc);
+  return Tensor<T, ShiftRankT<D, 1>>(
+      detail::stack(impl::nodesOf(tensors), dim));
+}
+
+/// The inner product of two 1-D tensors.
+template <typename T, typename DA, typename DB>
+Tensor<T, Dim<0>> dot(const Tensor<T, DA> &a, const Tensor<T, DB> &b,
+                      SourceLocation loc = SourceLocation::current()) {
+  LocationScope scope(loc);
+  return Tensor<T, Dim<0>>(detail::dot(a.graphNode(), b.graphNode()));
+}
+
+/// The outer product of two 1-D tensors: [n] x [m] -> [n, m].
+template <typename T, typename DA, typename DB>
+Tensor<T, Dim<2>> outer(const Tensor<T, DA> &a, const Tensor<T, DB> &b,
+                        SourceLocation loc = SourceLocation::current()) {
+  LocationScope scope(loc);
+  return Tensor<T, Dim<2>>(detail::outer(a.graphNode(), b.graphNode()));
+}
+
+namespace nn {
+/// x / max(norm_p(x) along dim, eps) (torch.nn.functional.normalize).
+template <typename T, typename D>
+Tensor<T, D> normalize(const Tensor<T, D> &x, double p = 2.0, int64_t dim = 1,
+                       double eps = 1e-12,
+                       SourceLocation loc = SourceLocation::current()) {
+  static_assert(IsFloat<T>, "normalize needs a float tensor");
+  LocationScope scope(loc);
+  return Tensor<T, D>(detail::normalize(x.graphNode(), p, dim, eps));
+}
+} // namespace nn
 
 } // namespace harp
 

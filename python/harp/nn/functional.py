@@ -137,7 +137,7 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean"):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """input / max(norm_p(input) along dim, eps)."""
-    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+    return _harp.normalize(input, float(p), int(dim), float(eps))
 
 
 #===------------------------------------------------------------------------===#
@@ -378,11 +378,6 @@ def _adaptive_sizes(op, k, input, output_size):
     return sizes
 
 
-def _adaptive_bounds(size, out):
-    """torch's adaptive windows: [floor(j size / out), ceil((j + 1) size / out))."""
-    return [((j * size) // out, -((-(j + 1) * size) // out)) for j in range(out)]
-
-
 def _adaptive_avg_pool(op, k, input, output_size):
     input, unbatched = _batched(input, k, op)
     out = _harp.nn.adaptive_avg_pool(op, input, _adaptive_sizes(op, k, input, output_size))
@@ -407,20 +402,10 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def _adaptive_max_pool(op, k, input, output_size, return_indices):
-    from .. import concat
     if return_indices:
         raise ValueError("%s: return_indices=True is not supported" % op)
     input, unbatched = _batched(input, k, op)
-    sizes = _adaptive_sizes(op, k, input, output_size)
-    out = input
-    for i in range(k):
-        dim, size, o = 2 + i, input.shape[2 + i], sizes[i]
-        if o == size:
-            continue
-        # The maximum is separable too: per dim, the max of each window.
-        parts = [out.slice(dim, start, end).max(dim, keepdim=True)
-                 for start, end in _adaptive_bounds(size, o)]
-        out = parts[0] if o == 1 else concat(parts, dim)
+    out = _harp.nn.adaptive_max_pool(op, input, _adaptive_sizes(op, k, input, output_size))
     return out.squeeze(0) if unbatched else out
 
 
