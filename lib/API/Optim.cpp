@@ -19,7 +19,7 @@ NodePtr div(NodePtr a, NodePtr b) { return binary(BinaryOp::Div, a, b); }
 
 Optimizer::~Optimizer() = default;
 
-Optimizer::Optimizer(const char *name, std::vector<Param> given, double lr)
+Optimizer::Optimizer(const char *name, ParamList given, double lr)
     : name(name), learningRate(lr) {
   if (given.empty())
     throw Error(std::string(name) + ": got an empty parameter list");
@@ -83,7 +83,7 @@ void Optimizer::assign(const NodePtr &dst, const NodePtr &value) {
 // SGD
 //===----------------------------------------------------------------------===//
 
-SGD::SGD(std::vector<Param> params, const SGDOptions &options)
+SGD::SGD(ParamList params, const SGDOptions &options)
     : Optimizer("SGD", std::move(params), options.learningRate),
       options(options) {
   if (options.momentumFactor < 0 || options.weightDecay < 0)
@@ -118,11 +118,11 @@ void SGD::update(size_t i, const NodePtr &p, NodePtr g) {
 // Adam and AdamW
 //===----------------------------------------------------------------------===//
 
-Adam::Adam(std::vector<Param> params, const AdamOptions &options)
+Adam::Adam(ParamList params, const AdamOptions &options)
     : Adam("Adam", std::move(params), options, /*decoupled=*/false) {}
 
-Adam::Adam(const char *name, std::vector<Param> params,
-           const AdamOptions &options, bool decoupled)
+Adam::Adam(const char *name, ParamList params, const AdamOptions &options,
+           bool decoupled)
     : Optimizer(name, std::move(params), options.learningRate),
       options(options), decoupled(decoupled) {
   if (options.epsilon < 0 || options.weightDecay < 0)
@@ -171,7 +171,7 @@ void Adam::update(size_t i, const NodePtr &p, NodePtr g) {
   assign(p, sub(p, mul(div(m, denom), arg(p, lr / bias1))));
 }
 
-AdamW::AdamW(std::vector<Param> params, const AdamOptions &options)
+AdamW::AdamW(ParamList params, const AdamOptions &options)
     : Adam("AdamW", std::move(params), options, /*decoupled=*/true) {}
 
 //===----------------------------------------------------------------------===//

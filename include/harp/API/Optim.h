@@ -34,6 +34,17 @@ struct Param {
   detail::NodePtr node;
 };
 
+/// The parameters an optimizer updates: a braced list of tensors, or a
+/// module's parameters() (a vector of tensors).
+struct ParamList : std::vector<Param> {
+  ParamList(std::initializer_list<Param> params) : std::vector<Param>(params) {}
+  ParamList(std::vector<Param> params)
+      : std::vector<Param>(std::move(params)) {}
+  template <typename T, typename D>
+  ParamList(const std::vector<Tensor<T, D>> &tensors)
+      : std::vector<Param>(tensors.begin(), tensors.end()) {}
+};
+
 class Optimizer {
 public:
   virtual ~Optimizer();
@@ -47,7 +58,7 @@ public:
   int64_t steps() const { return stepCount; }
 
 protected:
-  Optimizer(const char *name, std::vector<Param> params, double lr);
+  Optimizer(const char *name, ParamList params, double lr);
   /// Updates parameter `i` from its gradient `g`.
   virtual void update(size_t i, const detail::NodePtr &p,
                       detail::NodePtr g) = 0;
@@ -82,7 +93,7 @@ struct SGDOptions {
 /// g = g + momentum buf with nesterov, else buf; p -= lr g.
 class SGD : public Optimizer {
 public:
-  SGD(std::vector<Param> params, const SGDOptions &options);
+  SGD(ParamList params, const SGDOptions &options);
 
 private:
   void update(size_t i, const detail::NodePtr &p, detail::NodePtr g) override;
@@ -108,10 +119,10 @@ struct AdamOptions {
 /// adds weight_decay p to g; amsgrad uses the running maximum of v.
 class Adam : public Optimizer {
 public:
-  Adam(std::vector<Param> params, const AdamOptions &options = AdamOptions());
+  Adam(ParamList params, const AdamOptions &options = AdamOptions());
 
 protected:
-  Adam(const char *name, std::vector<Param> params, const AdamOptions &options,
+  Adam(const char *name, ParamList params, const AdamOptions &options,
        bool decoupled);
 
 private:
@@ -126,7 +137,7 @@ private:
 /// weight_decay before the Adam step; weight_decay defaults to 0.01.
 class AdamW : public Adam {
 public:
-  AdamW(std::vector<Param> params,
+  AdamW(ParamList params,
         const AdamOptions &options = AdamOptions().weight_decay(1e-2));
 };
 
