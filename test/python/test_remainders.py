@@ -82,6 +82,27 @@ def test_matmul_partial_vectors(dtype, n):
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n", SIZES)
+def test_matmul_of_split_heads(dtype, n):
+    # Attention's heads: [B, L, H * D] viewed as [B, H, L, D]; the lowering
+    # reads the merged dim as two (h, d), so these stay contractions.
+    heads, width = 3, max(1, n // 3 + 1)
+
+    def split(t):
+        return t.reshape(2, n, heads, width).permute(0, 2, 1, 3)
+
+    check(dtype, lambda x: split(x) @ split(x).transpose(-2, -1),
+          lambda x: split(x) @ split(x).transpose(-2, -1), (2, n, heads * width),
+          seed=n, tol_scale=10)
+    check(dtype, lambda a, x: a @ split(x), lambda a, x: a @ split(x),
+          (2, heads, n, n), (2, n, heads * width), seed=n + 1, tol_scale=10)
+    # And back: [B, H, L, D] merged to [B, L, H * D] and projected.
+    check(dtype, lambda o, w: o.permute(0, 2, 1, 3).reshape(2, n, heads * width) @ w,
+          lambda o, w: o.permute(0, 2, 1, 3).reshape(2, n, heads * width) @ w,
+          (2, heads, n, width), (heads * width, 5), seed=n + 2, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
 def test_views(dtype, n):
     # Transposes, shifted slices, strided slices, flips, reshapes.
     check(dtype, lambda a: a.transpose(0, 1) * 2.0, lambda a: a.transpose(0, 1) * 2.0,

@@ -149,6 +149,84 @@ padMaskedRead(OpBuilder &b, Location loc, Value source, ViewAttr layout,
                         AffineMap::get(rank, 0, shifted, b.getContext()));
 }
 
+/// A source dim read at a mixed-radix sum of loop indices (i * 16 + j with
+/// j < 16, as a reshape of [.., 64] to [.., 4, 16] reads) is expanded into
+/// one dim per index (a free tensor.expand_shape), so the map reads it by
+/// bare indices. linalg then sees a projected permutation: a contraction
+/// stays a contraction (the q k^T of attention heads split from one dim),
+/// and tiling and vectorization see unit-stride dims. The sum must cover
+/// the dim exactly (innermost coefficient 1, each next one the product of
+/// the loop sizes inside it). Returns the source and map unchanged
+/// otherwise.
+static std::pair<Value, AffineMap> expandMergedDims(OpBuilder &b, Location loc,
+                                                    Value source, AffineMap map,
+                                                    ArrayRef<int64_t> domain) {
+  auto type = dyn_cast<RankedTensorType>(source.getType());
+  if (!type || !type.hasStaticShape())
+    return {source, map};
+  unsigned rank = map.getNumDims();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<AffineExpr> exprs;
+  bool changed = false;
+  for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+    int64_t size = type.getDimSize(j);
+    // The loop indices of a mixed-radix sum, outermost first.
+    SmallVector<unsigned> terms;
+    bool linear = !isa<AffineDimExpr, AffineConstantExpr>(expr);
+    expr.walk([&](AffineExpr e) {
+      linear &= e.getKind() != AffineExprKind::FloorDiv &&
+                e.getKind() != AffineExprKind::CeilDiv &&
+                e.getKind() != AffineExprKind::Mod;
+    });
+    if (linear) {
+      SmallVector<int64_t> point(rank, 0);
+      linear = evaluate(expr, point) == 0;
+      SmallVector<std::pair<int64_t, unsigned>> coefficients;
+      for (unsigned d = 0; linear && d < rank; ++d) {
+        point[d] = 1;
+        int64_t c = int64_t(evaluate(expr, point));
+        point[d] = 0;
+        if (c < 0 || (c > 0 && domain[d] <= 0))
+          linear = false;
+        else if (c > 0)
+          coefficients.push_back({c, d});
+      }
+      llvm::sort(coefficients);
+      int64_t radix = 1;
+      for (auto [c, d] : coefficients) {
+        linear &= c == radix;
+        radix *= domain[d];
+      }
+      linear &= coefficients.size() >= 2 && radix == size;
+      for (auto it = coefficients.rbegin(); linear && it != coefficients.rend();
+           ++it)
+        terms.push_back(it->second);
+    }
+    ReassociationIndices group;
+    if (!linear) {
+      group.push_back(shape.size());
+      shape.push_back(size);
+      exprs.push_back(expr);
+    } else {
+      for (unsigned d : terms) {
+        group.push_back(shape.size());
+        shape.push_back(domain[d]);
+        exprs.push_back(getAffineDimExpr(d, ctx));
+      }
+      changed = true;
+    }
+    groups.push_back(group);
+  }
+  if (!changed)
+    return {source, map};
+  auto expandedType = RankedTensorType::get(shape, type.getElementType());
+  Value expanded =
+      tensor::ExpandShapeOp::create(b, loc, expandedType, source, groups);
+  return {expanded, AffineMap::get(rank, 0, exprs, ctx)};
+}
+
 /// The value a reduction starts from.
 static TypedAttr reductionIdentity(OpBuilder &b, ReductionKind kind,
                                    Type type) {
@@ -263,6 +341,7 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
       }
       std::tie(source, map) = *padded;
     }
+    std::tie(source, map) = expandMergedDims(b, loc, source, map, domain);
     reads.push_back({static_cast<unsigned>(inputs.size()), {}, {}});
     inputs.push_back(sliceForBareDims(b, loc, source, map, domain));
     maps.push_back(map);

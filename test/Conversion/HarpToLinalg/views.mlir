@@ -79,3 +79,48 @@ func.func @two_pads(%v: tensor<4xf32>) -> tensor<8xf32> {
   } : tensor<8xf32>
   return %s : tensor<8xf32>
 }
+
+// -----
+
+// A dim read at a mixed-radix sum of loop indices (attention heads split
+// from one dim: h * 16 + d with d < 16) is expanded into one dim per index,
+// so the kernel reads it by bare indices and stays a contraction.
+// CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[V:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d1, d3)>
+// CHECK-LABEL: func.func @split_heads
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg1 {{\[}}[0], [1], [2, 3]] output_shape [8, 64, 4, 16] : tensor<8x64x64xf32> into tensor<8x64x4x16xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[Q]], #[[V]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %[[E]] :
+func.func @split_heads(%a: tensor<8x4x64x64xf32>, %v: tensor<8x64x64xf32>) -> tensor<8x4x64x16xf32> {
+  %0 = harp.view %a <(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)> : tensor<8x4x64x64xf32> -> tensor<8x4x64x16x64xf32>
+  %1 = harp.view %v <(d0, d1, d2, d3, d4) -> (d0, d4, d1 * 16 + d3)> : tensor<8x64x64xf32> -> tensor<8x4x64x16x64xf32>
+  %2 = harp.map_reduce ins(%0, %1 : tensor<8x4x64x16x64xf32>, tensor<8x4x64x16x64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %y : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [4]) : tensor<8x4x64x16xf32>
+  return %2 : tensor<8x4x64x16xf32>
+}
+
+// -----
+
+// Sums that are not a mixed radix over their whole dim keep the compound
+// index: a window (d0 + d1, overlapping) and a prefix (d0 * 2 + d1 covers
+// 6 of 8 elements).
+// CHECK-DAG: affine_map<(d0, d1) -> (d0 + d1)>
+// CHECK-DAG: affine_map<(d0, d1) -> (d0 * 2 + d1)>
+// CHECK-LABEL: func.func @not_mixed_radix
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @not_mixed_radix(%x: tensor<10xf32>, %y: tensor<8xf32>) -> (tensor<4xf32>, tensor<3xf32>) {
+  %w = harp.view %x <(d0, d1) -> (d0 + d1)> : tensor<10xf32> -> tensor<4x7xf32>
+  %s = harp.map_reduce ins(%w : tensor<4x7xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %p = harp.view %y <(d0, d1) -> (d0 * 2 + d1)> : tensor<8xf32> -> tensor<3x2xf32>
+  %t = harp.map_reduce ins(%p : tensor<3x2xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<3xf32>
+  return %s, %t : tensor<4xf32>, tensor<3xf32>
+}
