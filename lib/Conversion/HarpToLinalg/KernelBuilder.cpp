@@ -227,6 +227,31 @@ static std::pair<Value, AffineMap> expandMergedDims(OpBuilder &b, Location loc,
   return {expanded, AffineMap::get(rank, 0, exprs, ctx)};
 }
 
+/// Booleans are a byte each in memory but a bit each in an LLVM vector, so
+/// harp-vectorize leaves kernels with `i1` operands scalar. A kernel that
+/// reads a bool tensor (a mask) reads an `i8` copy of it instead, made by a
+/// kernel of its own over the source (often much smaller than the domain:
+/// a [L, S] mask broadcast over heads), and narrows each element back in
+/// the body; the kernel doing the work is then vectorized.
+static Value widenBooleans(OpBuilder &b, Location loc, Value source) {
+  auto type = cast<RankedTensorType>(source.getType());
+  MLIRContext *ctx = b.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), b.getI8Type());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), source, init,
+             ArrayRef<AffineMap>{identity, identity}, parallel,
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), args[0])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
 /// The value a reduction starts from.
 static TypedAttr reductionIdentity(OpBuilder &b, ReductionKind kind,
                                    Type type) {
@@ -325,6 +350,8 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
     std::optional<unsigned> input;
     Value source;
     ViewAttr layout;
+    /// The input is an i8 copy of a bool tensor.
+    bool widened = false;
   };
   SmallVector<Read> reads;
   SmallVector<Value> inputs;
@@ -342,7 +369,12 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
       std::tie(source, map) = *padded;
     }
     std::tie(source, map) = expandMergedDims(b, loc, source, map, domain);
-    reads.push_back({static_cast<unsigned>(inputs.size()), {}, {}});
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    bool widen =
+        sourceType.getElementType().isInteger(1) && sourceType.hasStaticShape();
+    if (widen)
+      source = widenBooleans(b, loc, source);
+    reads.push_back({static_cast<unsigned>(inputs.size()), {}, {}, widen});
     inputs.push_back(sliceForBareDims(b, loc, source, map, domain));
     maps.push_back(map);
   }
@@ -390,9 +422,14 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
           indices.push_back(linalg::IndexOp::create(nb, nloc, d));
         SmallVector<Value> scalars;
         for (const Read &read : reads)
-          scalars.push_back(read.input ? args[*read.input]
-                                       : readMasked(nb, nloc, read.source,
-                                                    read.layout, indices));
+          if (!read.input)
+            scalars.push_back(
+                readMasked(nb, nloc, read.source, read.layout, indices));
+          else if (read.widened)
+            scalars.push_back(arith::TruncIOp::create(nb, nloc, nb.getI1Type(),
+                                                      args[*read.input]));
+          else
+            scalars.push_back(args[*read.input]);
         Value value = body(nb, nloc, scalars, indices);
         if (kind)
           value = combine(nb, nloc, *kind, args.back(), value);

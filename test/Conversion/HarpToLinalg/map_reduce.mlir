@@ -199,3 +199,25 @@ func.func @prefix(%x: tensor<8xf32>) -> tensor<3xf32> {
   } : tensor<3xf32>
   return %s : tensor<3xf32>
 }
+
+// -----
+
+// A bool operand is read as an i8 copy (made by a kernel over the source,
+// here the [4, 5] mask, not the [3, 4, 5] domain) and narrowed in the body,
+// so harp-vectorize can vectorize the kernel doing the work.
+// CHECK-LABEL: func.func @bool_mask
+// CHECK: %[[W:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x5xi1>) outs(%{{.*}} : tensor<4x5xi8>)
+// CHECK: arith.extui %{{.*}} : i1 to i8
+// CHECK: linalg.generic {{.*}} ins(%[[W]], %arg1 : tensor<4x5xi8>, tensor<3x4x5xf32>)
+// CHECK: %[[B:.*]] = arith.trunci %{{.*}} : i8 to i1
+// CHECK: arith.select %[[B]]
+func.func @bool_mask(%m: tensor<4x5xi1>, %x: tensor<3x4x5xf32>) -> tensor<3x4x5xf32> {
+  %b = harp.view %m <(d0, d1, d2) -> (d1, d2)> : tensor<4x5xi1> -> tensor<3x4x5xi1>
+  %r = harp.map_reduce ins(%b, %x : tensor<3x4x5xi1>, tensor<3x4x5xf32>) {
+  ^bb0(%c: i1, %v: f32):
+    %z = arith.constant 0.0 : f32
+    %s = arith.select %c, %v, %z : f32
+    harp.yield %s : f32
+  } : tensor<3x4x5xf32>
+  return %r : tensor<3x4x5xf32>
+}
