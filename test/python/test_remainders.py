@@ -111,6 +111,13 @@ def test_views(dtype, n):
           (n + 1, n), seed=n + 1)
     check(dtype, lambda a: a.reshape([-1]).exp(), lambda a: a.reshape(-1).exp(),
           (2, n), seed=n + 2)
+    # Merged dims of a permuted tensor (floordiv and mod in the view, which
+    # the lowering turns into split loops), element-wise and reduced.
+    check(dtype, lambda a: a.permute(1, 0, 2).reshape(3, 2 * n) * 3.0,
+          lambda a: a.permute(1, 0, 2).reshape(3, 2 * n) * 3.0, (n, 3, 2), seed=n + 3)
+    check(dtype, lambda a: a.permute(2, 0, 1).reshape(2, 3 * n).sum(1, True),
+          lambda a: a.permute(2, 0, 1).reshape(2, 3 * n).sum(1, True), (n, 3, 2),
+          seed=n + 4, tol_scale=10)
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))

@@ -85,6 +85,17 @@ static Value readMasked(OpBuilder &b, Location loc, Value source,
   return arith::SelectOp::create(b, loc, inside, element, pad);
 }
 
+/// Whether `expr` divides (floordiv, ceildiv or mod).
+static bool hasDivision(AffineExpr expr) {
+  bool found = false;
+  expr.walk([&](AffineExpr e) {
+    found |= e.getKind() == AffineExprKind::FloorDiv ||
+             e.getKind() == AffineExprKind::CeilDiv ||
+             e.getKind() == AffineExprKind::Mod;
+  });
+  return found;
+}
+
 /// A masked view whose mask holds exactly where its reads land in the
 /// source (a pad: the zero border of a convolution) is read from a padded
 /// copy of the source through the shifted map: no clamped index and no
@@ -104,13 +115,7 @@ padMaskedRead(OpBuilder &b, Location loc, Value source, ViewAttr layout,
   SmallVector<AffineExpr> shifted;
   int64_t paddedElements = 1;
   for (auto [j, expr] : llvm::enumerate(map.getResults())) {
-    bool linear = true;
-    expr.walk([&](AffineExpr e) {
-      linear &= e.getKind() != AffineExprKind::FloorDiv &&
-                e.getKind() != AffineExprKind::CeilDiv &&
-                e.getKind() != AffineExprKind::Mod;
-    });
-    if (!linear)
+    if (hasDivision(expr))
       return std::nullopt; // not a plain shift of the source
     // Coefficients from the values at the origin and the unit points.
     SmallVector<int64_t> point(rank, 0);
@@ -174,12 +179,8 @@ static std::pair<Value, AffineMap> expandMergedDims(OpBuilder &b, Location loc,
     int64_t size = type.getDimSize(j);
     // The loop indices of a mixed-radix sum, outermost first.
     SmallVector<unsigned> terms;
-    bool linear = !isa<AffineDimExpr, AffineConstantExpr>(expr);
-    expr.walk([&](AffineExpr e) {
-      linear &= e.getKind() != AffineExprKind::FloorDiv &&
-                e.getKind() != AffineExprKind::CeilDiv &&
-                e.getKind() != AffineExprKind::Mod;
-    });
+    bool linear =
+        !isa<AffineDimExpr, AffineConstantExpr>(expr) && !hasDivision(expr);
     if (linear) {
       SmallVector<int64_t> point(rank, 0);
       linear = evaluate(expr, point) == 0;
@@ -250,6 +251,179 @@ static Value widenBooleans(OpBuilder &b, Location loc, Value source) {
                        .getResult());
              })
       .getResult(0);
+}
+
+namespace {
+/// A kernel's loops after splitting some of them: each original loop index
+/// is `origin[d]` over the new loops, which are `parts[d]` (consecutive).
+struct LoopSplit {
+  SmallVector<int64_t> domain;
+  SmallVector<AffineExpr> origin;
+  SmallVector<SmallVector<unsigned>> parts;
+  SmallVector<AffineMap> maps;
+};
+} // namespace
+
+/// The constant and per-dim coefficients of a linear `expr`.
+static std::pair<int64_t, SmallVector<int64_t>> linearForm(AffineExpr expr,
+                                                           unsigned rank) {
+  SmallVector<int64_t> point(rank, 0), coefficients(rank);
+  int64_t constant = int64_t(evaluate(expr, point));
+  for (unsigned d = 0; d < rank; ++d) {
+    point[d] = 1;
+    coefficients[d] = int64_t(evaluate(expr, point)) - constant;
+    point[d] = 0;
+  }
+  return {constant, coefficients};
+}
+
+/// `expr` with each `e floordiv c` and `e mod c` of a linear `e` resolved
+/// where the loop ranges allow: the terms of `e` whose coefficients are
+/// multiples of c make the quotient, and when the others (and the
+/// constant's remainder) stay within [0, c) on the whole domain they are the
+/// remainder. Exact on the domain; anything else is kept.
+static AffineExpr simplifyOnDomain(AffineExpr expr, ArrayRef<int64_t> domain) {
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return expr;
+  AffineExpr lhs = simplifyOnDomain(binary.getLHS(), domain);
+  AffineExpr rhs = simplifyOnDomain(binary.getRHS(), domain);
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return lhs + rhs;
+  case AffineExprKind::Mul:
+    return lhs * rhs;
+  case AffineExprKind::CeilDiv:
+    return lhs.ceilDiv(rhs);
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::Mod:
+    break;
+  default:
+    return expr;
+  }
+  bool floorDiv = expr.getKind() == AffineExprKind::FloorDiv;
+  auto keep = [&] { return floorDiv ? lhs.floorDiv(rhs) : lhs % rhs; };
+  auto divisor = dyn_cast<AffineConstantExpr>(rhs);
+  if (!divisor || divisor.getValue() <= 0 || hasDivision(lhs))
+    return keep();
+  int64_t c = divisor.getValue();
+  unsigned rank = domain.size();
+  auto [constant, coefficients] = linearForm(lhs, rank);
+  MLIRContext *ctx = expr.getContext();
+  int64_t remainderConstant = ((constant % c) + c) % c;
+  AffineExpr quotient =
+      getAffineConstantExpr((constant - remainderConstant) / c, ctx);
+  AffineExpr remainder = getAffineConstantExpr(remainderConstant, ctx);
+  int64_t low = remainderConstant, high = remainderConstant;
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t a = coefficients[d];
+    if (a == 0)
+      continue;
+    AffineExpr dim = getAffineDimExpr(d, ctx);
+    if (a % c == 0) {
+      quotient = quotient + dim * (a / c);
+      continue;
+    }
+    remainder = remainder + dim * a;
+    int64_t reach = a * (domain[d] - 1);
+    (reach < 0 ? low : high) += reach;
+  }
+  if (low < 0 || high >= c)
+    return keep();
+  return floorDiv ? quotient : remainder;
+}
+
+/// Splits loops of `domain` so that the maps read no `floordiv` or `mod`:
+/// a loop d read as `e floordiv c` or `e mod c`, with coefficient a in e and
+/// c / a dividing its range, becomes (d_hi, d_lo) with d = d_hi (c / a) +
+/// d_lo. A view that merges dims (the [N H, L, D] gradient of attention
+/// heads read as [N, L, H D]) then reads bare loop indices, and a
+/// contraction through it stays a contraction. Returns nullopt unless every
+/// division is gone.
+static std::optional<LoopSplit> splitLoops(ArrayRef<int64_t> domain,
+                                           ArrayRef<AffineMap> maps,
+                                           MLIRContext *ctx) {
+  auto divides = [](AffineMap map) {
+    return llvm::any_of(map.getResults(), hasDivision);
+  };
+  if (!llvm::any_of(maps, divides) ||
+      llvm::any_of(domain, [](int64_t n) { return n <= 0; }))
+    return std::nullopt;
+  LoopSplit split;
+  split.domain.assign(domain.begin(), domain.end());
+  for (unsigned d = 0; d < domain.size(); ++d) {
+    split.origin.push_back(getAffineDimExpr(d, ctx));
+    split.parts.push_back({d});
+  }
+  split.maps.assign(maps.begin(), maps.end());
+  for (int round = 0; round < 16; ++round) {
+    for (AffineMap &map : split.maps) {
+      SmallVector<AffineExpr> exprs;
+      for (AffineExpr e : map.getResults())
+        exprs.push_back(simplifyOnDomain(e, split.domain));
+      map = AffineMap::get(split.domain.size(), 0, exprs, ctx);
+    }
+    if (!llvm::any_of(split.maps, divides))
+      return split;
+    // The first division a split resolves: loop d by factor f.
+    std::optional<std::pair<unsigned, int64_t>> found;
+    for (AffineMap map : split.maps)
+      for (AffineExpr e : map.getResults())
+        e.walk([&](AffineExpr sub) {
+          auto div = dyn_cast<AffineBinaryOpExpr>(sub);
+          if (found || !div ||
+              (sub.getKind() != AffineExprKind::FloorDiv &&
+               sub.getKind() != AffineExprKind::Mod))
+            return;
+          auto c = dyn_cast<AffineConstantExpr>(div.getRHS());
+          if (!c || c.getValue() <= 0 || hasDivision(div.getLHS()))
+            return;
+          auto [constant, coefficients] =
+              linearForm(div.getLHS(), split.domain.size());
+          (void)constant;
+          for (unsigned d = 0; d < coefficients.size() && !found; ++d) {
+            int64_t a = std::abs(coefficients[d]);
+            if (a == 0 || c.getValue() % a)
+              continue;
+            int64_t f = c.getValue() / a, n = split.domain[d];
+            if (f > 1 && f < n && n % f == 0)
+              found = std::make_pair(d, f);
+          }
+        });
+    if (!found)
+      return std::nullopt;
+    auto [d, f] = *found;
+    // New loops: ..., d_hi (n / f), d_lo (f), ...; later loops shift by one.
+    unsigned rank = split.domain.size();
+    SmallVector<AffineExpr> substitution;
+    for (unsigned i = 0; i < rank; ++i) {
+      if (i < d)
+        substitution.push_back(getAffineDimExpr(i, ctx));
+      else if (i == d)
+        substitution.push_back(getAffineDimExpr(d, ctx) * f +
+                               getAffineDimExpr(d + 1, ctx));
+      else
+        substitution.push_back(getAffineDimExpr(i + 1, ctx));
+    }
+    int64_t n = split.domain[d];
+    split.domain[d] = n / f;
+    split.domain.insert(split.domain.begin() + d + 1, f);
+    for (AffineMap &map : split.maps)
+      map = map.replaceDimsAndSymbols(substitution, {}, rank + 1, 0);
+    for (AffineExpr &e : split.origin)
+      e = e.replaceDimsAndSymbols(substitution, {});
+    for (SmallVector<unsigned> &loops : split.parts) {
+      SmallVector<unsigned> next;
+      for (unsigned i : loops) {
+        if (i == d)
+          next.append({d, d + 1});
+        else
+          next.push_back(i < d ? i : i + 1);
+      }
+      loops = next;
+    }
+  }
+  return std::nullopt;
 }
 
 /// The value a reduction starts from.
@@ -342,7 +516,6 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
                             std::optional<ReductionKind> kind, Type elementType,
                             KernelBody body) {
   MLIRContext *ctx = b.getContext();
-  unsigned rank = domain.size();
 
   // How each operand is read: a linalg input with an indexing map, or a
   // masked read in the body.
@@ -354,12 +527,13 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
     bool widened = false;
   };
   SmallVector<Read> reads;
-  SmallVector<Value> inputs;
+  SmallVector<Value> sources;
   SmallVector<AffineMap> maps;
   for (Value operand : operands) {
     auto [source, layout] = stripViews(operand);
-    AffineMap map =
-        layout ? layout.getMap() : AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap map = layout
+                        ? layout.getMap()
+                        : AffineMap::getMultiDimIdentityMap(domain.size(), ctx);
     if (layout && layout.hasMask()) {
       auto padded = padMaskedRead(b, loc, source, layout, domain);
       if (!padded) {
@@ -368,28 +542,61 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
       }
       std::tie(source, map) = *padded;
     }
-    std::tie(source, map) = expandMergedDims(b, loc, source, map, domain);
+    reads.push_back({static_cast<unsigned>(sources.size()), {}, {}});
+    sources.push_back(source);
+    maps.push_back(map);
+  }
+
+  // The loops: the domain's, or split where that removes every division
+  // from the maps.
+  std::optional<LoopSplit> split = splitLoops(domain, maps, ctx);
+  ArrayRef<int64_t> loops = split ? ArrayRef<int64_t>(split->domain) : domain;
+  if (split)
+    maps = split->maps;
+  unsigned rank = loops.size();
+  auto partsOf = [&](unsigned d) -> SmallVector<unsigned> {
+    return split ? split->parts[d] : SmallVector<unsigned>{d};
+  };
+
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < sources.size(); ++i) {
+    Value source;
+    std::tie(source, maps[i]) =
+        expandMergedDims(b, loc, sources[i], maps[i], loops);
     auto sourceType = cast<RankedTensorType>(source.getType());
     bool widen =
         sourceType.getElementType().isInteger(1) && sourceType.hasStaticShape();
     if (widen)
       source = widenBooleans(b, loc, source);
-    reads.push_back({static_cast<unsigned>(inputs.size()), {}, {}, widen});
-    inputs.push_back(sliceForBareDims(b, loc, source, map, domain));
-    maps.push_back(map);
+    inputs.push_back(sliceForBareDims(b, loc, source, maps[i], loops));
+    for (Read &read : reads)
+      if (read.input == i)
+        read.widened = widen;
   }
 
-  SmallVector<int64_t> outShape;
+  // The result has the original parallel dims; with split loops the kernel
+  // writes their parts and the result is collapsed back.
+  SmallVector<int64_t> outShape, resultShape;
   SmallVector<AffineExpr> outExprs;
-  SmallVector<utils::IteratorType> iterators;
-  for (unsigned d = 0; d < rank; ++d) {
-    if (llvm::is_contained(reduceDims, static_cast<int64_t>(d))) {
-      iterators.push_back(utils::IteratorType::reduction);
-      continue;
+  SmallVector<ReassociationIndices> collapse;
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  for (unsigned d = 0; d < domain.size(); ++d) {
+    bool reduced = llvm::is_contained(reduceDims, static_cast<int64_t>(d));
+    ReassociationIndices group;
+    for (unsigned loop : partsOf(d)) {
+      if (reduced) {
+        iterators[loop] = utils::IteratorType::reduction;
+        continue;
+      }
+      group.push_back(outShape.size());
+      outShape.push_back(loops[loop]);
+      outExprs.push_back(getAffineDimExpr(loop, ctx));
     }
-    iterators.push_back(utils::IteratorType::parallel);
-    outShape.push_back(domain[d]);
-    outExprs.push_back(getAffineDimExpr(d, ctx));
+    if (!reduced) {
+      resultShape.push_back(domain[d]);
+      collapse.push_back(group);
+    }
   }
   AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
 
@@ -403,7 +610,7 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
     if (bare(outMap) || llvm::any_of(maps, bare))
       continue;
     inputs.push_back(tensor::EmptyOp::create(
-        b, loc, ArrayRef<int64_t>{domain[d]}, b.getI8Type()));
+        b, loc, ArrayRef<int64_t>{loops[d]}, b.getI8Type()));
     maps.push_back(AffineMap::get(rank, 0, getAffineDimExpr(d, ctx)));
   }
   maps.push_back(outMap);
@@ -417,11 +624,16 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), inputs, init, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        SmallVector<Value> indices;
+        // The body sees the original loop indices.
+        SmallVector<Value> loopIndices, indices;
         for (unsigned d = 0; d < rank; ++d)
-          indices.push_back(linalg::IndexOp::create(nb, nloc, d));
+          loopIndices.push_back(linalg::IndexOp::create(nb, nloc, d));
+        for (unsigned d = 0; d < domain.size(); ++d)
+          indices.push_back(
+              split ? applyExpr(nb, nloc, split->origin[d], loopIndices)
+                    : loopIndices[d]);
         SmallVector<Value> scalars;
-        for (const Read &read : reads)
+        for (const Read &read : reads) {
           if (!read.input)
             scalars.push_back(
                 readMasked(nb, nloc, read.source, read.layout, indices));
@@ -430,12 +642,18 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
                                                       args[*read.input]));
           else
             scalars.push_back(args[*read.input]);
+        }
         Value value = body(nb, nloc, scalars, indices);
         if (kind)
           value = combine(nb, nloc, *kind, args.back(), value);
         linalg::YieldOp::create(nb, nloc, value);
       });
-  return generic.getResult(0);
+  Value result = generic.getResult(0);
+  if (outShape != resultShape)
+    result = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(resultShape, elementType), result,
+        collapse);
+  return result;
 }
 
 Value lowering::materializeView(OpBuilder &b, Location loc, Value view) {

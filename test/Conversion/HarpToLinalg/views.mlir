@@ -124,3 +124,65 @@ func.func @not_mixed_radix(%x: tensor<10xf32>, %y: tensor<8xf32>) -> (tensor<4xf
   } reduce(sum, dims = [1]) : tensor<3xf32>
   return %s, %t : tensor<4xf32>, tensor<3xf32>
 }
+
+// -----
+
+// A view that merges dims read with floordiv and mod (the gradient of
+// attention heads, [16, 4, 64, 16] read as [64, 1024] by the loops (h d,
+// n l)) splits those loops, d0 into (4, 16) and d2 into (16, 64), so every
+// map reads bare indices; the other operand's merged dim is expanded, and
+// the result is collapsed back to [64, 64].
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d0, d4, d1)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d2)>
+// CHECK-DAG: #[[R:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @merged_heads
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [16, 64, 64]
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[O]], #[[X]], #[[R]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%arg0, %[[E]] : tensor<16x4x64x16xf32>, tensor<16x64x64xf32>) outs(%{{.*}} : tensor<4x16x64xf32>)
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1], [2]] : tensor<4x16x64xf32> into tensor<64x64xf32>
+// CHECK: return %[[C]]
+func.func @merged_heads(%o: tensor<16x4x64x16xf32>, %x: tensor<1024x64xf32>) -> tensor<64x64xf32> {
+  %0 = harp.view %o <(d0, d1, d2) -> ((d0 + d2 * 64) floordiv 4096, d0 floordiv 16, d2 mod 64, d0 mod 16)> : tensor<16x4x64x16xf32> -> tensor<64x64x1024xf32>
+  %1 = harp.view %x <(d0, d1, d2) -> (d2, d1)> : tensor<1024x64xf32> -> tensor<64x64x1024xf32>
+  %2 = harp.map_reduce ins(%0, %1 : tensor<64x64x1024xf32>, tensor<64x64x1024xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2]) : tensor<64x64xf32>
+  return %2 : tensor<64x64xf32>
+}
+
+// -----
+
+// The body still sees the original index: harp.index 0 of a split loop is
+// recomposed from its parts. A division no split resolves (7 does not
+// divide 10) keeps the loops as they are.
+// CHECK-DAG: #[[SEVEN:.*]] = affine_map<(d0) -> (d0 floordiv 7, d0 mod 7)>
+// CHECK-LABEL: func.func @split_index
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK: %[[HI:.*]] = linalg.index 0 : index
+// CHECK: %[[LO:.*]] = linalg.index 1 : index
+// CHECK: affine.apply #{{.*}}(%[[HI]], %[[LO]])
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<3x4xf32> into tensor<12xf32>
+// CHECK-LABEL: func.func @unsplittable
+// CHECK-NOT: collapse_shape
+// CHECK: linalg.generic {indexing_maps = [#[[SEVEN]],
+func.func @split_index(%x: tensor<3x4xf32>) -> tensor<12xf32> {
+  %v = harp.view %x <(d0) -> (d0 floordiv 4, d0 mod 4)> : tensor<3x4xf32> -> tensor<12xf32>
+  %r = harp.map_reduce ins(%v : tensor<12xf32>) {
+  ^bb0(%a: f32):
+    %i = harp.index 0
+    %c = arith.index_cast %i : index to i64
+    %f = arith.sitofp %c : i64 to f32
+    %s = arith.addf %a, %f : f32
+    harp.yield %s : f32
+  } : tensor<12xf32>
+  return %r : tensor<12xf32>
+}
+func.func @unsplittable(%x: tensor<2x7xf32>) -> tensor<10xf32> {
+  %v = harp.view %x <(d0) -> (d0 floordiv 7, d0 mod 7)> : tensor<2x7xf32> -> tensor<10xf32>
+  %r = harp.map_reduce ins(%v : tensor<10xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } : tensor<10xf32>
+  return %r : tensor<10xf32>
+}
