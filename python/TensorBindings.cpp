@@ -711,9 +711,10 @@ it (once per graph structure) and run it.)");
           "step does; tensors computed from it are recomputed when next "
           "needed. Returns the tensor.");
 
-  // Shape and data-movement methods composed in Python (harp/_ops.py, also
-  // exported as functions): the method forwards to the function of the
-  // same name, with the tensor first.
+  // Shape and data-movement methods whose PyTorch argument forms are parsed
+  // in Python (harp/_ops.py, also exported as functions, over the C++
+  // composites): the method forwards to the function of the same name, with
+  // the tensor first.
   struct Composed {
     const char *name, *doc;
   };

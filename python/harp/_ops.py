@@ -1,7 +1,8 @@
-"""Shape, data-movement and scan ops with PyTorch's names, composed from
-harp's views, concat, gather and element-wise maps (so each has a gradient
-through harp-autodiff). harp/__init__.py exports them as functions and as
-Tensor methods."""
+"""Shape, data-movement and scan ops with PyTorch's names and argument
+forms. Each calls the C++ composite of the same name (lib/API/Composite.cpp:
+views, concat, gather and element-wise maps, so each has a gradient through
+harp-autodiff); harp/__init__.py exports them as functions and as Tensor
+methods."""
 
 import numpy as _np
 
