@@ -48,7 +48,8 @@ CONV_DEPTHWISE = "c=144,h=56,f=144,k=3,s=1,p=1,g=144"
 #   ("blas", r)         harp >= r x NumPy at OpenBLAS's best coretype
 #   ("best", r)         harp >= r x the faster of NumPy and PyTorch
 #   ("ms", x), ("us", x)  compile latency below x
-# Workload "mlp" runs in Python (harp's API against PyTorch's).
+# Workloads "mlp" and "attention" run in Python (harp's API against
+# PyTorch's).
 WORKLOADS = [
     ("gelu", "gelu", str(N24), "GELU-tanh chain 2^24", ("C", "triad", 0.85)),
     ("sum", "sum", str(N24), "sum 2^24", ("C", "read", 0.9)),
@@ -86,7 +87,10 @@ WORKLOADS = [
     ("transpose", "transpose", "4096", "transpose 4096x4096", ("best", 1.0)),
     ("mlp", "mlp", "256", "MLP 784-1024-1024-10 train step, batch 256",
      ("torch", 1.5)),
+    ("attention", "attention", "16x64x64x4",
+     "MultiheadAttention fwd+bwd, causal, [16, 64, 64], 4 heads", ("torch", 1.0)),
 ]
+PY_WORKLOADS = ("mlp", "attention")
 COMPILE_ROWS = [
     ("compile_cold", "compile small fused (cold)", ("ms", 100)),
     ("compile_hit", "compile small fused (hit)", ("us", 50)),
@@ -195,13 +199,59 @@ def mlp_step(lib, batch, lr=0.01):
     return step
 
 
+def attention_step(lib, size, seed=0):
+    """Forward and backward of self-attention with a causal mask through
+    `lib`'s nn.MultiheadAttention (batch first): size is NxLxExH."""
+    import numpy as np
+    n, length, e, heads = [int(d) for d in size.split("x")]
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, length, e)).astype(np.float32)
+    mask = np.triu(np.ones((length, length), bool), k=1)
+    if lib == "harp":
+        sys.path.insert(0, os.path.join(BUILD, "python"))
+        import harp
+        m = harp.nn.MultiheadAttention(e, heads, batch_first=True)
+        xs, masks = harp.tensor(x), harp.tensor(mask)
+        xs.requires_grad = True
+        params = list(m.parameters()) + [xs]
+
+        def step():
+            for p in params:
+                p.zero_grad()
+            loss = m(xs, xs, xs, attn_mask=masks, need_weights=False)[0].sum()
+            loss.backward()
+            return loss.item()
+        return step
+    import torch
+    m = torch.nn.MultiheadAttention(e, heads, batch_first=True)
+    xs = torch.tensor(x, requires_grad=True)
+    masks = torch.tensor(mask)
+    params = list(m.parameters()) + [xs]
+
+    def step():
+        for p in params:
+            p.grad = None
+        loss = m(xs, xs, xs, attn_mask=masks, need_weights=False)[0].sum()
+        loss.backward()
+        return loss.item()
+    return step
+
+
+def attention_flops(size):
+    """Multiply-adds of the attention step times 2: the four projections and
+    the two products of the heads forward, twice that backward."""
+    n, length, e, _ = [int(d) for d in size.split("x")]
+    forward = 4 * n * length * e * e + 2 * n * length * length * e
+    return 2.0 * 3 * forward
+
+
 def anchor_functions(lib, key, size):
     """A zero-argument function computing workload `key` with `lib`."""
     import numpy as np
     rng = np.random.default_rng(0)
     name = WORKLOAD[key][1]
     dims = ([int(d) for d in size.split("x")]
-            if name not in ("conv2d", "mlp") else [])
+            if name not in ("conv2d",) + PY_WORKLOADS else [])
 
     def rand(*shape):
         x = (rng.integers(-32, 33, size=shape) / 32).astype(np.float32)
@@ -230,6 +280,8 @@ def anchor_functions(lib, key, size):
 
     if name == "mlp":
         return mlp_step(lib, int(size)) if lib != "numpy" else None
+    if name == "attention":
+        return attention_step(lib, size) if lib != "numpy" else None
     if name == "gelu":
         x = rand(dims[0])
         return lambda: gelu(x)
@@ -352,7 +404,7 @@ def worker(lib, threads, keys):
     out = {"threads": threads}
     for key, name, size, _, _ in WORKLOADS:
         # harp's worker runs its Python workloads; the anchors run the rest.
-        if key not in keys or (lib == "harp" and name != "mlp"):
+        if key not in keys or (lib == "harp" and name not in PY_WORKLOADS):
             continue
         try:
             fn = anchor_functions(lib, key, size)
@@ -365,6 +417,9 @@ def worker(lib, threads, keys):
                 # forward, and two products per layer backward (the first
                 # layer's input gradient is not needed: a little less)
                 out[key]["flops"] = 6.0 * int(size) * macs
+                out[key]["ok"] = True
+            if name == "attention":
+                out[key]["flops"] = attention_flops(size)
                 out[key]["ok"] = True
         except Exception as e:  # report, do not stop the suite
             out[key] = {"error": repr(e)}
@@ -725,16 +780,17 @@ def main():
         harp = harp_by_threads[t] = {}
         extra = (["--threads"] if t > 1 else []) + cpu
         for key, name, size, _, _ in WORKLOADS:
-            if key in keys and name != "mlp":
+            if key in keys and name not in PY_WORKLOADS:
                 log(f"harp {name} {size}, {t} thread(s)")
                 harp[key] = run_json([HARP_BENCH, name, size, "--reps",
                                       str(REPS), "--max-seconds",
                                       str(MAX_SECONDS)] + extra,
                                      env=thread_env(t))
-        if "mlp" in keys and t == 1:
+        if any(k in keys for k in PY_WORKLOADS) and t == 1:
             python = run_anchor("harp", t, keys, cpu=args.cpu or None)
-            if "mlp" in python:
-                harp["mlp"] = python["mlp"]
+            for k in PY_WORKLOADS:
+                if k in python:
+                    harp[k] = python[k]
         if "compile" in keys:
             log(f"harp compile latency, {t} thread(s)")
             harp["compile"] = run_json([HARP_BENCH, "compile"] + extra,
