@@ -79,6 +79,27 @@ Shape perDim(const std::string &op, Shape kernel) {
   return kernel;
 }
 
+/// A (transposed) convolution's weight, [out, in / groups, kernel...]
+/// ([in, out / groups, kernel...] transposed), drawn as torch draws it.
+template <typename T, int K>
+Tensor<T> convWeight(const std::string &op, int64_t in, int64_t out,
+                     int64_t groups, Shape kernel, bool transposed) {
+  if (groups < 1 || in % groups || out % groups)
+    throw Error(op + ": in_channels " + std::to_string(in) +
+                " and out_channels " + std::to_string(out) +
+                " must be divisible by groups " + std::to_string(groups));
+  Shape k = perDim<K>(op, std::move(kernel));
+  Shape shape = transposed ? Shape{in, out / groups} : Shape{out, in / groups};
+  shape.insert(shape.end(), k.begin(), k.end());
+  return fanInUniform<T>(shape, fans(shape, op.c_str()).first);
+}
+
+/// A convolution's bias [out], with the weight's fan in (torch's rule).
+template <typename T>
+Tensor<T> convBias(const Tensor<T> &weight, int64_t out) {
+  return fanInUniform<T>({out}, fans(weight.shape(), "conv bias").first);
+}
+
 std::string nd(const char *base, int k) {
   return base + std::to_string(k) + "d";
 }
@@ -265,26 +286,11 @@ ConvNd<T, K>::ConvNd(int64_t in, int64_t out, Shape kernel,
                      const ConvOptions &options, bool withBias)
     : Module<T>(nd("Conv", K)),
       weight(this->register_parameter(
-          "weight",
-          [&] {
-            int64_t g = options.groupCount;
-            if (g < 1 || in % g || out % g)
-              throw Error(nd("Conv", K) + ": in_channels " +
-                          std::to_string(in) + " and out_channels " +
-                          std::to_string(out) +
-                          " must be divisible by groups " + std::to_string(g));
-            Shape k = perDim<K>(nd("Conv", K), kernel);
-            Shape shape = {out, in / g};
-            shape.insert(shape.end(), k.begin(), k.end());
-            return fanInUniform<T>(shape, double(in / g * count(k)));
-          }())),
+          "weight", convWeight<T, K>(this->name(), in, out, options.groupCount,
+                                     std::move(kernel), false))),
       options(options) {
   if (withBias)
-    bias = this->register_parameter(
-        "bias",
-        fanInUniform<T>({out}, double(weight.shape()[1] *
-                                      count(Shape(weight.shape().begin() + 2,
-                                                  weight.shape().end())))));
+    bias = this->register_parameter("bias", convBias<T>(weight, out));
 }
 
 template <typename T, int K>
@@ -299,26 +305,11 @@ ConvTransposeNd<T, K>::ConvTransposeNd(int64_t in, int64_t out, Shape kernel,
                                        bool withBias)
     : Module<T>(nd("ConvTranspose", K)),
       weight(this->register_parameter(
-          "weight",
-          [&] {
-            int64_t g = options.groupCount;
-            if (g < 1 || in % g || out % g)
-              throw Error(nd("ConvTranspose", K) + ": in_channels " +
-                          std::to_string(in) + " and out_channels " +
-                          std::to_string(out) +
-                          " must be divisible by groups " + std::to_string(g));
-            Shape k = perDim<K>(nd("ConvTranspose", K), kernel);
-            Shape shape = {in, out / g};
-            shape.insert(shape.end(), k.begin(), k.end());
-            // torch computes the fan from the weight: dim 1 times kernel.
-            return fanInUniform<T>(shape, double(out / g * count(k)));
-          }())),
+          "weight", convWeight<T, K>(this->name(), in, out, options.groupCount,
+                                     std::move(kernel), true))),
       options(options) {
-  if (withBias) {
-    const Shape &s = weight.shape();
-    double fanIn = s[1] * count(Shape(s.begin() + 2, s.end()));
-    bias = this->register_parameter("bias", fanInUniform<T>({out}, fanIn));
-  }
+  if (withBias)
+    bias = this->register_parameter("bias", convBias<T>(weight, out));
 }
 
 template <typename T, int K>

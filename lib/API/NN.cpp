@@ -443,65 +443,74 @@ NodePtr harp::detail::nn::avgPool(NodePtr x, const PoolOptions &options,
   return mul(total, constant(dtypeOf(total), g.outs, counts));
 }
 
-NodePtr harp::detail::nn::adaptiveAvgPool(NodePtr x, Shape outputSize,
-                                          const std::string &op) {
+namespace {
+/// torch's adaptive window j of `o` over a dim of `size`:
+/// [floor(j size / o), ceil((j + 1) size / o)).
+std::pair<int64_t, int64_t> adaptiveWindow(int64_t j, int64_t size, int64_t o) {
+  return {j * size / o, ((j + 1) * size + o - 1) / o};
+}
+
+/// Adaptive pooling of x [N, C, spatial...] to `outputSize`, one spatial dim
+/// at a time (average and maximum are both separable): `pool(out, dim,
+/// size, o)` pools dim `dim` of `size` into `o` windows. Dims already of
+/// their output size are left as they are.
+template <typename Pool>
+NodePtr adaptivePool(const std::string &op, NodePtr x, Shape outputSize,
+                     Pool pool) {
   requireFloat(op, x);
   size_t k = spatialDims(op, x);
   Shape sizes = perDim(op, "output size", outputSize, k);
-  size_t rank = k + 2;
   NodePtr out = x;
   for (size_t i = 0; i < k; ++i) {
     int64_t dim = 2 + i, size = shape(x)[dim], o = sizes[i];
     if (o < 1)
       throw Error(op + ": output size must be positive, got " +
                   shapeStr(sizes));
-    if (o == size)
-      continue;
-    if (o == 1) {
-      out = mean(out, {dim}, /*keepdim=*/true);
-      continue;
-    }
-    // A separable average: the dim times a [size, o] matrix of 1 / count,
-    // window j spanning [floor(j size / o), ceil((j + 1) size / o)).
-    std::vector<double> weights(size * o, 0.0);
-    for (int64_t j = 0; j < o; ++j) {
-      int64_t start = j * size / o, end = ((j + 1) * size + o - 1) / o;
-      for (int64_t s = start; s < end; ++s)
-        weights[s * o + j] = 1.0 / double(end - start);
-    }
-    Shape perm = range(0, rank);
-    std::swap(perm[dim], perm[rank - 1]);
-    out = permute(
-        matmul(permute(out, perm), constant(dtypeOf(x), {size, o}, weights)),
-        perm);
+    if (o != size)
+      out = pool(out, dim, size, o);
   }
   return out;
+}
+} // namespace
+
+NodePtr harp::detail::nn::adaptiveAvgPool(NodePtr x, Shape outputSize,
+                                          const std::string &op) {
+  size_t rank = shape(x).size();
+  return adaptivePool(op, x, std::move(outputSize),
+                      [&](NodePtr out, int64_t dim, int64_t size, int64_t o) {
+                        if (o == 1)
+                          return mean(out, {dim}, /*keepdim=*/true);
+                        // The dim times a [size, o] matrix of 1 / count per
+                        // window.
+                        std::vector<double> weights(size * o, 0.0);
+                        for (int64_t j = 0; j < o; ++j) {
+                          auto [start, end] = adaptiveWindow(j, size, o);
+                          for (int64_t s = start; s < end; ++s)
+                            weights[s * o + j] = 1.0 / double(end - start);
+                        }
+                        Shape perm = range(0, rank);
+                        std::swap(perm[dim], perm[rank - 1]);
+                        return permute(
+                            matmul(permute(out, perm),
+                                   constant(dtypeOf(x), {size, o}, weights)),
+                            perm);
+                      });
 }
 
 NodePtr harp::detail::nn::adaptiveMaxPool(NodePtr x, Shape outputSize,
                                           const std::string &op) {
-  requireFloat(op, x);
-  size_t k = spatialDims(op, x);
-  Shape sizes = perDim(op, "output size", outputSize, k);
-  NodePtr out = x;
-  for (size_t i = 0; i < k; ++i) {
-    int64_t dim = 2 + i, size = shape(x)[dim], o = sizes[i];
-    if (o < 1)
-      throw Error(op + ": output size must be positive, got " +
-                  shapeStr(sizes));
-    if (o == size)
-      continue;
-    // The maximum is separable too: per dim, the max of each window
-    // [floor(j size / o), ceil((j + 1) size / o)).
-    std::vector<NodePtr> parts;
-    for (int64_t j = 0; j < o; ++j) {
-      int64_t start = j * size / o, end = ((j + 1) * size + o - 1) / o;
-      parts.push_back(reduce(ReduceOp::Max, slice(out, dim, start, end, 1),
-                             {dim}, /*keepdim=*/true));
-    }
-    out = o == 1 ? parts[0] : concat(parts, dim);
-  }
-  return out;
+  return adaptivePool(op, x, std::move(outputSize),
+                      [](NodePtr out, int64_t dim, int64_t size, int64_t o) {
+                        // The maximum of each window, joined along the dim.
+                        std::vector<NodePtr> parts;
+                        for (int64_t j = 0; j < o; ++j) {
+                          auto [start, end] = adaptiveWindow(j, size, o);
+                          parts.push_back(reduce(ReduceOp::Max,
+                                                 slice(out, dim, start, end, 1),
+                                                 {dim}, /*keepdim=*/true));
+                        }
+                        return o == 1 ? parts[0] : concat(parts, dim);
+                      });
 }
 
 NodePtr harp::detail::nn::globalAvgPool(NodePtr x) {

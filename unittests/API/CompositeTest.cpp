@@ -20,14 +20,6 @@ using Shape = std::vector<int64_t>;
 
 namespace {
 
-/// Row-major offset of `index` in `shape`.
-int64_t at(const Shape &shape, const Shape &index) {
-  int64_t o = 0;
-  for (size_t i = 0; i < shape.size(); ++i)
-    o = o * shape[i] + index[i];
-  return o;
-}
-
 /// The values of `x` [a, b, c] as a function of (i, j, k).
 std::vector<double> tabulate(const Shape &s,
                              const std::function<double(Shape)> &f) {

@@ -26,14 +26,6 @@ using Shape = std::vector<int64_t>;
 
 namespace {
 
-/// Row-major offset of `index` in `shape`.
-int64_t at(const Shape &shape, const Shape &index) {
-  int64_t o = 0;
-  for (size_t i = 0; i < shape.size(); ++i)
-    o = o * shape[i] + index[i];
-  return o;
-}
-
 /// Direct 2-D convolution with padding, stride, dilation and groups.
 std::vector<double> naiveConv2d(const std::vector<double> &x, Shape xs,
                                 const std::vector<double> &w, Shape ws,

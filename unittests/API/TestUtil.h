@@ -37,6 +37,15 @@ inline int64_t count(const std::vector<int64_t> &s) {
   return n;
 }
 
+/// Row-major offset of `index` in `shape`.
+inline int64_t at(const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &index) {
+  int64_t o = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    o = o * shape[i] + index[i];
+  return o;
+}
+
 inline Tensor<double> randomTensor(std::vector<int64_t> s, unsigned seed) {
   return Tensor<double>::from_data(randomValues(count(s), seed), s);
 }

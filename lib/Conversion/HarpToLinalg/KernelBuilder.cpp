@@ -523,8 +523,6 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
     std::optional<unsigned> input;
     Value source;
     ViewAttr layout;
-    /// The input is an i8 copy of a bool tensor.
-    bool widened = false;
   };
   SmallVector<Read> reads;
   SmallVector<Value> sources;
@@ -559,6 +557,7 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
   };
 
   SmallVector<Value> inputs;
+  SmallVector<bool> widened; // input i is an i8 copy of a bool tensor
   for (unsigned i = 0; i < sources.size(); ++i) {
     Value source;
     std::tie(source, maps[i]) =
@@ -569,9 +568,7 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
     if (widen)
       source = widenBooleans(b, loc, source);
     inputs.push_back(sliceForBareDims(b, loc, source, maps[i], loops));
-    for (Read &read : reads)
-      if (read.input == i)
-        read.widened = widen;
+    widened.push_back(widen);
   }
 
   // The result has the original parallel dims; with split loops the kernel
@@ -637,7 +634,7 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
           if (!read.input)
             scalars.push_back(
                 readMasked(nb, nloc, read.source, read.layout, indices));
-          else if (read.widened)
+          else if (widened[*read.input])
             scalars.push_back(arith::TruncIOp::create(nb, nloc, nb.getI1Type(),
                                                       args[*read.input]));
           else
