@@ -56,6 +56,7 @@ std::vector<int64_t> expandInts(const py::object &value, size_t count,
 void bindTensor(py::module_ &m);
 void bindIr(py::module_ &m);
 void bindNN(py::module_ &m);
+void bindDistributed(py::module_ &m);
 
 } // namespace harp::python
 

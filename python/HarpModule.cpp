@@ -432,4 +432,5 @@ PYBIND11_MODULE(_harp, m) {
 
   bindIr(m);
   bindNN(m);
+  bindDistributed(m);
 }

@@ -11,6 +11,7 @@ PACKAGES=(
   python3-hypothesis pybind11-dev python3-torch
   python3-sklearn python3-matplotlib libopenblas0-pthread libomp5-14
   libgtest-dev
+  openmpi-bin libopenmpi-dev python3-mpi4py  # harp.distributed, its tests and bench
   base-files  # the corpus of examples/char_transformer.py (common-licenses/GPL-3)
 )
 

@@ -268,12 +268,27 @@ NodePtr harp::detail::fromData(DType dtype, std::vector<int64_t> shape,
   return n;
 }
 
+NodePtr harp::detail::fromArray(DType dtype, Array array, BackendPtr backend) {
+  if (array.kind() != elementKindOf(dtype))
+    throw Error("from_array: a " + elementName(array.kind()) +
+                " array cannot hold " + dtypeName(dtype));
+  auto n = make(Kind::Leaf, array.shape(), dtype);
+  n->backend = std::move(backend);
+  n->data = std::move(array);
+  n->epoch = nextEpoch();
+  return n;
+}
+
 NodePtr harp::detail::input(DType dtype, std::vector<int64_t> shape,
                             std::string name) {
   NodePtr n = fromData(dtype, std::move(shape), nullptr);
   n->hasValues = false;
   n->name = std::move(name);
   return n;
+}
+
+bool harp::detail::isLeaf(const NodePtr &node) {
+  return node->kind == Kind::Leaf;
 }
 
 void harp::detail::setData(const NodePtr &leaf, const void *data) {

@@ -251,6 +251,8 @@ static void accumulate(Array &into, const Array &add) {
   }
 }
 
+static void runBackwardHooks(const std::vector<NodePtr> &reached);
+
 void harp::detail::backward(const NodePtr &loss,
                             const CompileOptions &options) {
   if (!loss->shape.empty() || !isFloat(loss->dtype))
@@ -287,13 +289,58 @@ void harp::detail::backward(const NodePtr &loss,
     loss->data = results[0];
     loss->epoch = nextEpoch();
   }
+  std::vector<NodePtr> reached;
   for (size_t j = 0; j < wrt.size(); ++j) {
     const NodePtr &leaf = plan.args[wrt[j]];
     if (leaf->gradient)
       accumulate(*leaf->gradient, results[j + 1]);
     else
       leaf->gradient = results[j + 1];
+    reached.push_back(leaf);
   }
+  runBackwardHooks(reached);
+}
+
+static std::mutex hooksMutex;
+static std::map<uint64_t, BackwardHook> &backwardHooks() {
+  static std::map<uint64_t, BackwardHook> hooks;
+  return hooks;
+}
+
+uint64_t harp::detail::addBackwardHook(BackwardHook hook) {
+  static uint64_t next = 0;
+  std::lock_guard<std::mutex> lock(hooksMutex);
+  backwardHooks().emplace(++next, std::move(hook));
+  return next;
+}
+
+void harp::detail::removeBackwardHook(uint64_t id) {
+  std::lock_guard<std::mutex> lock(hooksMutex);
+  backwardHooks().erase(id);
+}
+
+static void runBackwardHooks(const std::vector<NodePtr> &reached) {
+  std::vector<BackwardHook> hooks;
+  {
+    std::lock_guard<std::mutex> lock(hooksMutex);
+    for (auto &[id, hook] : backwardHooks())
+      hooks.push_back(hook);
+  }
+  for (const BackwardHook &hook : hooks)
+    hook(reached);
+}
+
+Array *harp::detail::gradientArray(const NodePtr &leaf) {
+  return leaf->gradient ? &*leaf->gradient : nullptr;
+}
+
+void harp::detail::setGradientArray(const NodePtr &leaf, Array value) {
+  if (value.shape() != leaf->shape ||
+      value.kind() != elementKindOf(leaf->dtype))
+    throw Error("gradient: a " + dtypeName(leaf->dtype) + " " +
+                shapeStr(leaf->shape) + " leaf cannot take a gradient of " +
+                value.type().str());
+  leaf->gradient = std::move(value);
 }
 
 NodePtr harp::detail::grad(const NodePtr &leaf) {

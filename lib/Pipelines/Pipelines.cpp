@@ -188,6 +188,9 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
   vectorToLLVM.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle16x16;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  // Collectives (harp::distributed): calls into the MPI library, while
+  // their buffers are still memrefs.
+  pm.addPass(mlir::harp::createHarpMPIToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertComplexToLLVMPass());

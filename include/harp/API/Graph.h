@@ -17,6 +17,7 @@
 #include "harp/Runtime/Array.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -256,9 +257,13 @@ DType dtypeOf(const NodePtr &node);
 /// a coerced scalar) takes the backend of the tensors it is combined with.
 NodePtr fromData(DType dtype, std::vector<int64_t> shape, const void *data,
                  BackendPtr backend = nullptr);
+/// A leaf adopting `array` (no copy; its element kind must hold `dtype`).
+NodePtr fromArray(DType dtype, Array array, BackendPtr backend = nullptr);
 /// A named placeholder leaf; realizing a graph that reads it before
 /// setData() is an error naming it.
 NodePtr input(DType dtype, std::vector<int64_t> shape, std::string name);
+/// Whether the node is a leaf (holds data rather than computing it).
+bool isLeaf(const NodePtr &node);
 /// New values for a leaf (same dtype and shape). Values realized from the
 /// old ones are recomputed on their next realize().
 void setData(const NodePtr &leaf, const void *data);
@@ -421,6 +426,16 @@ void backward(const NodePtr &loss, const CompileOptions &options = {});
 /// The accumulated gradient of a leaf, or null.
 NodePtr grad(const NodePtr &leaf);
 void zeroGrad(const NodePtr &leaf);
+/// The accumulated gradient's storage (no copy), or null: for code that
+/// rewrites gradients in place (harp::distributed averages them).
+Array *gradientArray(const NodePtr &leaf);
+/// Sets the leaf's gradient to `value` (its dtype and shape).
+void setGradientArray(const NodePtr &leaf, Array value);
+/// Called at the end of every backward() with the leaves whose gradients it
+/// accumulated into; returns an id for removeBackwardHook().
+using BackwardHook = std::function<void(const std::vector<NodePtr> &)>;
+uint64_t addBackwardHook(BackwardHook hook);
+void removeBackwardHook(uint64_t id);
 /// A new leaf holding the node's value, cut from the graph.
 NodePtr detach(const NodePtr &node);
 /// The backend the node is computed on (cpu for a node that has none).

@@ -78,6 +78,12 @@ void buildHarpVectorizePipeline(OpPassManager &pm,
 /// Registers `harp-vectorize` for --pass-pipeline (under func.func).
 void registerHarpVectorizePipeline();
 
+/// Memory effects for the mpi ops that call the MPI library (MLIR 22
+/// declares none, and the buffer passes reject such ops): reads of the
+/// buffers sent, writes of those received, and a write of the library's
+/// state that keeps collectives alive and in order.
+void registerMPIExternalModels(DialectRegistry &registry);
+
 } // namespace mlir::harp
 
 #endif // HARP_CODEGEN_CPU_PASSES_H

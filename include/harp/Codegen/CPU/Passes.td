@@ -254,4 +254,37 @@ def HarpParallelizePass : Pass<"harp-parallelize", "func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def HarpMPIToLLVMPass : Pass<"harp-mpi-to-llvm", "ModuleOp"> {
+  let summary = "Lower the mpi dialect's collectives to calls into the MPI library";
+  let description = [{
+    Lowers the `mpi` dialect ops harp's collectives use (`harp::distributed`)
+    to calls into the MPI library, for the ABI the module's DLTI entry
+    `"MPI:Implementation"` names (`"OpenMPI"` or `"MPICH"`; MPICH when
+    absent), as upstream's `convert-to-llvm` does. Upstream's patterns lower
+    `mpi.init`, `comm_world`, `comm_rank`, `comm_split`, `send`, `recv`,
+    `allreduce` and `finalize`; this pass adds `mpi.comm_size`
+    (`MPI_Comm_size`) and `mpi.barrier` (`MPI_Barrier`), which MLIR 22 does
+    not lower.
+
+    Runs in `harp-to-llvm` before the memref conversion. It first checks
+    what upstream's patterns assume without checking: every buffer is a 1-D
+    memref with a unit stride (the call passes its pointer and its size),
+    and its element type has an MPI datatype (f32, f64 and 8- to 64-bit
+    integers, signless or unsigned). Anything else is an error at the op.
+
+    ```mlir
+    module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
+      func.func @f(%b: memref<8xf32>, %r: memref<8xf32>) {
+        %comm = mpi.comm_world : !mpi.comm
+        mpi.allreduce(%b, %r, MPI_SUM, %comm) : memref<8xf32>, memref<8xf32>
+        return
+      }
+    }
+    // after: llvm.call @MPI_Allreduce(%sendptr, %recvptr, %count,
+    //   @ompi_mpi_float, @ompi_mpi_sum, @ompi_mpi_comm_world)
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // HARP_CODEGEN_CPU_PASSES_TD
