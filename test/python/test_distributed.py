@@ -61,6 +61,16 @@ def test_two_processes_cpp():
     assert output.count("[  PASSED  ] 2 tests.") == 2, output
 
 
+def test_digits_example_two_processes():
+    """examples/digits_ddp.py trains in two processes, which end with the
+    same parameters (the script checks) and a good model."""
+    example = os.path.join(ROOT, "examples", "digits_ddp.py")
+    output = launch([sys.executable, example, "--epochs", "3",
+                     "--min-accuracy", "0.9"], 2)
+    assert "processes: 2 (mpi (OpenMPI)), batch 64 (32 per process)" in output, output
+    assert "test accuracy:" in output, output
+
+
 # One process -----------------------------------------------------------------
 
 @pytest.fixture(scope="module", autouse=True)
