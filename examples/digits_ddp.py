@@ -19,17 +19,7 @@ import harp
 import harp.distributed as dist
 import harp.nn as nn
 import harp.nn.functional as F
-
-
-def load(seed=0):
-    from sklearn.datasets import load_digits
-    digits = load_digits()
-    x = (digits.data / 16.0).astype(np.float32)
-    y = digits.target.astype(np.int64)
-    order = np.random.default_rng(seed).permutation(len(x))
-    x, y = x[order], y[order]
-    split = int(0.8 * len(x))
-    return x[:split], y[:split], x[split:], y[split:]
+from digits import load  # the same data and split as examples/digits.py
 
 
 def main(argv=None):

@@ -220,6 +220,43 @@ mlir::Value commWorld(mlir::OpBuilder &b, mlir::Location loc) {
       b, loc, mlir::mpi::CommType::get(b.getContext()));
 }
 
+mlir::Value commRank(mlir::OpBuilder &b, mlir::Location loc, mlir::Value comm) {
+  return mlir::mpi::CommRankOp::create(b, loc, mlir::TypeRange{b.getI32Type()},
+                                       comm)
+      .getRank();
+}
+
+mlir::Value commSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value comm) {
+  return mlir::mpi::CommSizeOp::create(b, loc, mlir::TypeRange{b.getI32Type()},
+                                       comm)
+      .getSize();
+}
+
+using BufferBody =
+    std::function<void(mlir::OpBuilder &, mlir::Location, mlir::Value send,
+                       mlir::Value recv, mlir::Value comm)>;
+
+/// `func @main(%x: tensor<n x kind>) -> tensor<n x kind>` whose body `build`
+/// fills in on buffers: `send` is %x's (read only), `recv` the result's
+/// (which becomes the caller's result buffer).
+mlir::OwningOpRef<mlir::ModuleOp> bufferFunction(mlir::MLIRContext *ctx,
+                                                 ElementKind kind, int64_t n,
+                                                 const BufferBody &build) {
+  mlir::Type element = elementType(ctx, kind);
+  auto tensor = mlir::RankedTensorType::get({n}, element);
+  auto memref = mlir::MemRefType::get({n}, element);
+  return buildFunction(
+      ctx, {tensor}, tensor,
+      [&](mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange args) {
+        mlir::Value send = mlir::bufferization::ToBufferOp::create(
+            b, loc, memref, args[0], /*read_only=*/true);
+        mlir::Value recv = mlir::memref::AllocOp::create(b, loc, memref);
+        build(b, loc, send, recv, commWorld(b, loc));
+        return mlir::bufferization::ToTensorOp::create(
+            b, loc, tensor, recv, /*restrict=*/true, /*writable=*/true);
+      });
+}
+
 /// rank and size of the world, through mpi.comm_rank / mpi.comm_size.
 std::pair<int, int> queryWorld() {
   auto exe = collective("world", [](mlir::MLIRContext *ctx) {
@@ -229,12 +266,8 @@ std::pair<int, int> queryWorld() {
         ctx, {}, result,
         [&](mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange) {
           mlir::Value comm = commWorld(b, loc);
-          mlir::Value rank =
-              mlir::mpi::CommRankOp::create(b, loc, mlir::TypeRange{i32}, comm)
-                  .getRank();
-          mlir::Value size =
-              mlir::mpi::CommSizeOp::create(b, loc, mlir::TypeRange{i32}, comm)
-                  .getSize();
+          mlir::Value rank = commRank(b, loc, comm);
+          mlir::Value size = commSize(b, loc, comm);
           return mlir::tensor::FromElementsOp::create(
               b, loc, result, mlir::ValueRange{rank, size});
         });
@@ -287,41 +320,29 @@ void allReduceBuffer(const Array &in, const Array &out,
       "all_reduce " + elementName(kind) + " " + std::to_string(n) + " " +
       mlir::mpi::stringifyMPI_ReductionOpEnum(op).str() + (mean ? " mean" : "");
   auto exe = collective(key, [&](mlir::MLIRContext *ctx) {
-    mlir::Type element = elementType(ctx, kind);
-    auto tensor = mlir::RankedTensorType::get({n}, element);
-    auto memref = mlir::MemRefType::get({n}, element);
-    return buildFunction(
-        ctx, {tensor}, tensor,
-        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange args) {
-          mlir::Value send = mlir::bufferization::ToBufferOp::create(
-              b, loc, memref, args[0], /*read_only=*/true);
-          mlir::Value recv = mlir::memref::AllocOp::create(b, loc, memref);
-          mlir::Value comm = commWorld(b, loc);
+    return bufferFunction(
+        ctx, kind, n,
+        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::Value send,
+            mlir::Value recv, mlir::Value comm) {
           mlir::mpi::AllReduceOp::create(b, loc, mlir::TypeRange{}, send, recv,
                                          op, comm);
-          if (mean) {
-            mlir::Value size =
-                mlir::mpi::CommSizeOp::create(
-                    b, loc, mlir::TypeRange{b.getI32Type()}, comm)
-                    .getSize();
-            mlir::Value divisor =
-                mlir::arith::SIToFPOp::create(b, loc, element, size);
-            mlir::Value zero = mlir::arith::ConstantIndexOp::create(b, loc, 0);
-            mlir::Value one = mlir::arith::ConstantIndexOp::create(b, loc, 1);
-            mlir::Value count = mlir::arith::ConstantIndexOp::create(b, loc, n);
-            mlir::scf::ForOp::create(
-                b, loc, zero, count, one, mlir::ValueRange{},
-                [&](mlir::OpBuilder &lb, mlir::Location l, mlir::Value i,
-                    mlir::ValueRange) {
-                  mlir::Value v = mlir::memref::LoadOp::create(lb, l, recv, i);
-                  mlir::Value q =
-                      mlir::arith::DivFOp::create(lb, l, v, divisor);
-                  mlir::memref::StoreOp::create(lb, l, q, recv, i);
-                  mlir::scf::YieldOp::create(lb, l);
-                });
-          }
-          return mlir::bufferization::ToTensorOp::create(
-              b, loc, tensor, recv, /*restrict=*/true, /*writable=*/true);
+          if (!mean)
+            return;
+          mlir::Type element = elementType(ctx, kind);
+          mlir::Value divisor = mlir::arith::SIToFPOp::create(
+              b, loc, element, commSize(b, loc, comm));
+          mlir::Value zero = mlir::arith::ConstantIndexOp::create(b, loc, 0);
+          mlir::Value one = mlir::arith::ConstantIndexOp::create(b, loc, 1);
+          mlir::Value count = mlir::arith::ConstantIndexOp::create(b, loc, n);
+          mlir::scf::ForOp::create(
+              b, loc, zero, count, one, mlir::ValueRange{},
+              [&](mlir::OpBuilder &lb, mlir::Location l, mlir::Value i,
+                  mlir::ValueRange) {
+                mlir::Value v = mlir::memref::LoadOp::create(lb, l, recv, i);
+                mlir::Value q = mlir::arith::DivFOp::create(lb, l, v, divisor);
+                mlir::memref::StoreOp::create(lb, l, q, recv, i);
+                mlir::scf::YieldOp::create(lb, l);
+              });
         });
   });
   call(*exe, {in}, {out});
@@ -335,28 +356,18 @@ void broadcastBuffer(const Array &in, const Array &out, int root) {
   std::string key = "broadcast " + elementName(kind) + " " + std::to_string(n) +
                     " from " + std::to_string(root);
   auto exe = collective(key, [&](mlir::MLIRContext *ctx) {
-    mlir::Type element = elementType(ctx, kind);
-    auto tensor = mlir::RankedTensorType::get({n}, element);
-    auto memref = mlir::MemRefType::get({n}, element);
-    return buildFunction(
-        ctx, {tensor}, tensor,
-        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange args) {
+    return bufferFunction(
+        ctx, kind, n,
+        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::Value send,
+            mlir::Value recv, mlir::Value comm) {
           mlir::Type i32 = b.getI32Type();
-          mlir::Value send = mlir::bufferization::ToBufferOp::create(
-              b, loc, memref, args[0], /*read_only=*/true);
-          mlir::Value recv = mlir::memref::AllocOp::create(b, loc, memref);
-          mlir::Value comm = commWorld(b, loc);
-          mlir::Value rank =
-              mlir::mpi::CommRankOp::create(b, loc, mlir::TypeRange{i32}, comm)
-                  .getRank();
-          mlir::Value size =
-              mlir::mpi::CommSizeOp::create(b, loc, mlir::TypeRange{i32}, comm)
-                  .getSize();
+          mlir::Value size = commSize(b, loc, comm);
           mlir::Value rootValue =
               mlir::arith::ConstantIntOp::create(b, loc, i32, root);
           mlir::Value tag = mlir::arith::ConstantIntOp::create(b, loc, i32, 0);
           mlir::Value isRoot = mlir::arith::CmpIOp::create(
-              b, loc, mlir::arith::CmpIPredicate::eq, rank, rootValue);
+              b, loc, mlir::arith::CmpIPredicate::eq, commRank(b, loc, comm),
+              rootValue);
           mlir::scf::IfOp::create(
               b, loc, isRoot,
               [&](mlir::OpBuilder &tb, mlir::Location l) {
@@ -392,8 +403,6 @@ void broadcastBuffer(const Array &in, const Array &out, int root) {
                                           rootValue, comm);
                 mlir::scf::YieldOp::create(eb, l);
               });
-          return mlir::bufferization::ToTensorOp::create(
-              b, loc, tensor, recv, /*restrict=*/true, /*writable=*/true);
         });
   });
   call(*exe, {in}, {out});
