@@ -589,14 +589,16 @@ NodePtr distributed::detail::allReduce(const NodePtr &t, ReduceOp op) {
   requireInit("all_reduce");
   DType dtype = harp::detail::dtypeOf(t);
   const std::vector<int64_t> &shape = harp::detail::shapeOf(t);
-  if (op == ReduceOp::Mean && !isFloatType(dtype))
-    throw Error("all_reduce: mean needs a float tensor, got " +
-                dtypeName(dtype) + " " + shapeText(shape));
   const Array &value = harp::detail::realize(t);
-  checkCount("all_reduce", value.numElements());
+  // The processes agree first, so an error below is raised by all of them
+  // (one raising alone would leave the others waiting).
   const World &w = world();
   if (w.size > 1)
     agree("all_reduce", describe(AllReduceCode, int64_t(op), dtype, shape));
+  if (op == ReduceOp::Mean && !isFloatType(dtype))
+    throw Error("all_reduce: mean needs a float tensor, got " +
+                dtypeName(dtype) + " " + shapeText(shape));
+  checkCount("all_reduce", value.numElements());
   Array out = Array::allocate(value.type());
   if (w.size == 1 || value.numElements() == 0) {
     std::memcpy(out.data(), value.data(), value.byteSize());
@@ -619,15 +621,15 @@ NodePtr distributed::detail::allReduce(const NodePtr &t, ReduceOp op) {
 NodePtr distributed::detail::broadcast(const NodePtr &t, int root) {
   requireInit("broadcast");
   const World &w = world();
-  if (root < 0 || root >= w.size)
-    throw Error("broadcast: root " + std::to_string(root) +
-                " is not a rank of a world of " + std::to_string(w.size));
   DType dtype = harp::detail::dtypeOf(t);
   const std::vector<int64_t> &shape = harp::detail::shapeOf(t);
   const Array &value = harp::detail::realize(t);
-  checkCount("broadcast", value.numElements());
   if (w.size > 1)
     agree("broadcast", describe(BroadcastCode, root, dtype, shape));
+  if (root < 0 || root >= w.size)
+    throw Error("broadcast: root " + std::to_string(root) +
+                " is not a rank of a world of " + std::to_string(w.size));
+  checkCount("broadcast", value.numElements());
   Array out = Array::allocate(value.type());
   if (w.size == 1 || value.numElements() == 0)
     std::memcpy(out.data(), value.data(), value.byteSize());

@@ -115,6 +115,13 @@ def case_errors(rank, world):
         assert "root %d is not a rank of a world of %d" % (world, world) in str(e)
     else:
         raise AssertionError("no error for a bad root")
+    # A local error after the processes agreed: raised by every process.
+    try:
+        dist.all_reduce(harp.tensor(np.arange(3, dtype=np.int32)), "mean")
+    except harp.HarpError as e:
+        assert "mean needs a float tensor, got i32 [3]" in str(e), str(e)
+    else:
+        raise AssertionError("no error for an integer mean")
     # The world still works afterwards.
     total = dist.all_reduce(harp.tensor(np.array([rank + 1.0])))
     assert total.numpy()[0] == world * (world + 1) / 2
