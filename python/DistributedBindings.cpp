@@ -30,15 +30,6 @@ ReduceOp reduceOpOf(const std::string &name) {
               name + "'");
 }
 
-/// torch.distributed's in-place contract for a leaf: its data becomes
-/// `value`'s. Returns the tensor the caller should use.
-NodePtr intoLeaf(const NodePtr &t, const NodePtr &value) {
-  if (!detail::isLeaf(t))
-    return value;
-  detail::setData(t, detail::realize(value).data());
-  return t;
-}
-
 } // namespace
 
 void bindDistributed(py::module_ &parent) {
@@ -55,15 +46,24 @@ void bindDistributed(py::module_ &parent) {
   m.def(
       "all_reduce",
       [](const NodePtr &t, const std::string &op) {
-        // The GIL stays held: the new leaf records the Python caller.
-        return intoLeaf(t, dist::detail::allReduce(t, reduceOpOf(op)));
+        // torch.distributed's in-place contract where harp can keep it: a
+        // leaf is reduced in place (MPI_IN_PLACE, no copy); a computed
+        // tensor's result is a new leaf. (The GIL stays held: a new leaf
+        // records the Python caller.)
+        ReduceOp kind = reduceOpOf(op);
+        if (!detail::isLeaf(t))
+          return dist::detail::allReduce(t, kind);
+        dist::detail::allReduceInPlace(t, kind);
+        return t;
       },
       py::arg("tensor"), py::arg("op") = "sum");
   m.def(
       "broadcast",
       [](const NodePtr &t, int root) {
-        // The GIL stays held: the new leaf records the Python caller.
-        return intoLeaf(t, dist::detail::broadcast(t, root));
+        if (!detail::isLeaf(t))
+          return dist::detail::broadcast(t, root);
+        dist::detail::broadcastInPlace(t, root);
+        return t;
       },
       py::arg("tensor"), py::arg("src") = 0);
   m.def("broadcast_leaves", &dist::broadcastLeaves, py::arg("tensors"),

@@ -232,28 +232,27 @@ mlir::Value commSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value comm) {
       .getSize();
 }
 
-using BufferBody =
-    std::function<void(mlir::OpBuilder &, mlir::Location, mlir::Value send,
-                       mlir::Value recv, mlir::Value comm)>;
+using BufferBody = std::function<void(mlir::OpBuilder &, mlir::Location,
+                                      mlir::Value buffer, mlir::Value comm)>;
 
-/// `func @main(%x: tensor<n x kind>) -> tensor<n x kind>` whose body `build`
-/// fills in on buffers: `send` is %x's (read only), `recv` the result's
-/// (which becomes the caller's result buffer).
-mlir::OwningOpRef<mlir::ModuleOp> bufferFunction(mlir::MLIRContext *ctx,
-                                                 ElementKind kind, int64_t n,
-                                                 const BufferBody &build) {
+/// `func @main() -> tensor<n x kind>` whose body `build` fills in on the
+/// result's buffer. buffer-results-to-out-params makes that buffer the
+/// caller's (test/Codegen/CPU/mpi-to-llvm.mlir checks it), so the
+/// collective reads and writes the caller's array in place: MPI_IN_PLACE,
+/// no copy and no allocation.
+mlir::OwningOpRef<mlir::ModuleOp> inPlaceFunction(mlir::MLIRContext *ctx,
+                                                  ElementKind kind, int64_t n,
+                                                  const BufferBody &build) {
   mlir::Type element = elementType(ctx, kind);
   auto tensor = mlir::RankedTensorType::get({n}, element);
   auto memref = mlir::MemRefType::get({n}, element);
   return buildFunction(
-      ctx, {tensor}, tensor,
-      [&](mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange args) {
-        mlir::Value send = mlir::bufferization::ToBufferOp::create(
-            b, loc, memref, args[0], /*read_only=*/true);
-        mlir::Value recv = mlir::memref::AllocOp::create(b, loc, memref);
-        build(b, loc, send, recv, commWorld(b, loc));
+      ctx, {}, tensor,
+      [&](mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange) {
+        mlir::Value buffer = mlir::memref::AllocOp::create(b, loc, memref);
+        build(b, loc, buffer, commWorld(b, loc));
         return mlir::bufferization::ToTensorOp::create(
-            b, loc, tensor, recv, /*restrict=*/true, /*writable=*/true);
+            b, loc, tensor, buffer, /*restrict=*/true, /*writable=*/true);
       });
 }
 
@@ -310,21 +309,22 @@ const char *reduceName(ReduceOp op) {
   return "?";
 }
 
-/// The element-wise reduction of a flat buffer `in` over the world into
-/// `out` (mpi.allreduce), divided by the world's size for `mean`.
-void allReduceBuffer(const Array &in, const Array &out,
-                     mlir::mpi::MPI_ReductionOpEnum op, bool mean) {
-  int64_t n = in.numElements();
-  ElementKind kind = in.kind();
+/// The element-wise reduction over the world of the flat array `buffer`,
+/// in place (mpi.allreduce with one buffer for both), divided by the
+/// world's size for `mean`.
+void reduceBufferInPlace(const Array &buffer, mlir::mpi::MPI_ReductionOpEnum op,
+                         bool mean) {
+  int64_t n = buffer.numElements();
+  ElementKind kind = buffer.kind();
   std::string key =
       "all_reduce " + elementName(kind) + " " + std::to_string(n) + " " +
       mlir::mpi::stringifyMPI_ReductionOpEnum(op).str() + (mean ? " mean" : "");
   auto exe = collective(key, [&](mlir::MLIRContext *ctx) {
-    return bufferFunction(
+    return inPlaceFunction(
         ctx, kind, n,
-        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::Value send,
-            mlir::Value recv, mlir::Value comm) {
-          mlir::mpi::AllReduceOp::create(b, loc, mlir::TypeRange{}, send, recv,
+        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::Value buf,
+            mlir::Value comm) {
+          mlir::mpi::AllReduceOp::create(b, loc, mlir::TypeRange{}, buf, buf,
                                          op, comm);
           if (!mean)
             return;
@@ -338,28 +338,29 @@ void allReduceBuffer(const Array &in, const Array &out,
               b, loc, zero, count, one, mlir::ValueRange{},
               [&](mlir::OpBuilder &lb, mlir::Location l, mlir::Value i,
                   mlir::ValueRange) {
-                mlir::Value v = mlir::memref::LoadOp::create(lb, l, recv, i);
+                mlir::Value v = mlir::memref::LoadOp::create(lb, l, buf, i);
                 mlir::Value q = mlir::arith::DivFOp::create(lb, l, v, divisor);
-                mlir::memref::StoreOp::create(lb, l, q, recv, i);
+                mlir::memref::StoreOp::create(lb, l, q, buf, i);
                 mlir::scf::YieldOp::create(lb, l);
               });
         });
   });
-  call(*exe, {in}, {out});
+  call(*exe, {}, {buffer});
 }
 
-/// `in` as process `root` holds it, into `out`: the root sends it to every
-/// other process (mpi.send), which receives it (mpi.recv).
-void broadcastBuffer(const Array &in, const Array &out, int root) {
-  int64_t n = in.numElements();
-  ElementKind kind = in.kind();
+/// The flat array `buffer` as process `root` holds it, in place: the root
+/// sends it to every other process (mpi.send), which receives it
+/// (mpi.recv).
+void broadcastBufferInPlace(const Array &buffer, int root) {
+  int64_t n = buffer.numElements();
+  ElementKind kind = buffer.kind();
   std::string key = "broadcast " + elementName(kind) + " " + std::to_string(n) +
                     " from " + std::to_string(root);
   auto exe = collective(key, [&](mlir::MLIRContext *ctx) {
-    return bufferFunction(
+    return inPlaceFunction(
         ctx, kind, n,
-        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::Value send,
-            mlir::Value recv, mlir::Value comm) {
+        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::Value buf,
+            mlir::Value comm) {
           mlir::Type i32 = b.getI32Type();
           mlir::Value size = commSize(b, loc, comm);
           mlir::Value rootValue =
@@ -371,7 +372,6 @@ void broadcastBuffer(const Array &in, const Array &out, int root) {
           mlir::scf::IfOp::create(
               b, loc, isRoot,
               [&](mlir::OpBuilder &tb, mlir::Location l) {
-                mlir::memref::CopyOp::create(tb, l, send, recv);
                 mlir::Value zero =
                     mlir::arith::ConstantIndexOp::create(tb, l, 0);
                 mlir::Value one =
@@ -391,7 +391,7 @@ void broadcastBuffer(const Array &in, const Array &out, int root) {
                           lb, ll, other,
                           [&](mlir::OpBuilder &ib, mlir::Location il) {
                             mlir::mpi::SendOp::create(ib, il, mlir::TypeRange{},
-                                                      recv, tag, dest, comm);
+                                                      buf, tag, dest, comm);
                             mlir::scf::YieldOp::create(ib, il);
                           });
                       mlir::scf::YieldOp::create(lb, ll);
@@ -399,13 +399,13 @@ void broadcastBuffer(const Array &in, const Array &out, int root) {
                 mlir::scf::YieldOp::create(tb, l);
               },
               [&](mlir::OpBuilder &eb, mlir::Location l) {
-                mlir::mpi::RecvOp::create(eb, l, mlir::TypeRange{}, recv, tag,
+                mlir::mpi::RecvOp::create(eb, l, mlir::TypeRange{}, buf, tag,
                                           rootValue, comm);
                 mlir::scf::YieldOp::create(eb, l);
               });
         });
   });
-  call(*exe, {in}, {out});
+  call(*exe, {}, {buffer});
 }
 
 /// Every process's `mine` (all of one length), rank by rank: a sum of
@@ -413,15 +413,14 @@ void broadcastBuffer(const Array &in, const Array &out, int root) {
 std::vector<int64_t> exchange(const std::vector<int64_t> &mine) {
   const World &w = world();
   size_t len = mine.size();
-  Array in =
+  Array all =
       Array::allocate(TensorType{ElementKind::I64, {int64_t(len) * w.size}});
-  Array out = Array::allocate(in.type());
-  std::memcpy(in.as<int64_t>() + len * w.rank, mine.data(),
+  std::memcpy(all.as<int64_t>() + len * w.rank, mine.data(),
               len * sizeof(int64_t));
-  allReduceBuffer(in, out, mlir::mpi::MPI_ReductionOpEnum::MPI_SUM,
-                  /*mean=*/false);
-  return std::vector<int64_t>(out.as<int64_t>(),
-                              out.as<int64_t>() + out.numElements());
+  reduceBufferInPlace(all, mlir::mpi::MPI_ReductionOpEnum::MPI_SUM,
+                      /*mean=*/false);
+  return std::vector<int64_t>(all.as<int64_t>(),
+                              all.as<int64_t>() + all.numElements());
 }
 
 /// Collective kinds in a description.
@@ -486,11 +485,6 @@ void flipSignBits(const Array &a) {
     bytes[i * width + width - 1] ^= 0x80;
 }
 
-bool isUnsigned(DType d) {
-  return d == DType::U8 || d == DType::U16 || d == DType::U32 ||
-         d == DType::U64;
-}
-bool isFloatType(DType d) { return d == DType::F32 || d == DType::F64; }
 
 /// A flat view of `a` as MPI moves it (bool as bytes).
 Array flat(const Array &a) {
@@ -585,8 +579,10 @@ void distributed::barrier() {
   call(*exe, {}, {out});
 }
 
-NodePtr distributed::detail::allReduce(const NodePtr &t, ReduceOp op) {
-  requireInit("all_reduce");
+/// Checks a collective's argument on every process (after they agreed on
+/// it, so all of them throw together) and returns its value.
+static const Array &collectiveValue(const char *op, const NodePtr &t,
+                                    int64_t argument, Code code) {
   DType dtype = harp::detail::dtypeOf(t);
   const std::vector<int64_t> &shape = harp::detail::shapeOf(t);
   const Array &value = harp::detail::realize(t);
@@ -594,57 +590,90 @@ NodePtr distributed::detail::allReduce(const NodePtr &t, ReduceOp op) {
   // (one raising alone would leave the others waiting).
   const World &w = world();
   if (w.size > 1)
-    agree("all_reduce", describe(AllReduceCode, int64_t(op), dtype, shape));
-  if (op == ReduceOp::Mean && !isFloatType(dtype))
+    agree(op, describe(code, argument, dtype, shape));
+  if (code == AllReduceCode && ReduceOp(argument) == ReduceOp::Mean &&
+      !isFloat(dtype))
     throw Error("all_reduce: mean needs a float tensor, got " +
                 dtypeName(dtype) + " " + shapeText(shape));
-  checkCount("all_reduce", value.numElements());
-  Array out = Array::allocate(value.type());
-  if (w.size == 1 || value.numElements() == 0) {
-    std::memcpy(out.data(), value.data(), value.byteSize());
-    return harp::detail::fromArray(dtype, out);
-  }
-  bool isBool = dtype == DType::Bool;
+  if (code == BroadcastCode && (argument < 0 || argument >= w.size))
+    throw Error("broadcast: root " + std::to_string(argument) +
+                " is not a rank of a world of " + std::to_string(w.size));
+  checkCount(op, value.numElements());
+  return value;
+}
+
+/// all_reduce on `buffer` (holding a `dtype` tensor), in place.
+static void allReduceArray(const Array &buffer, DType dtype, ReduceOp op) {
+  if (world().size == 1 || buffer.numElements() == 0)
+    return;
+  // MPI's signed max and min order unsigned values whose sign bit is
+  // flipped as the unsigned values are ordered.
   bool flip = isUnsigned(dtype) && (op == ReduceOp::Max || op == ReduceOp::Min);
-  Array in = value;
-  if (flip) {
-    in = Array::allocate(value.type());
-    std::memcpy(in.data(), value.data(), value.byteSize());
-    flipSignBits(in);
-  }
-  allReduceBuffer(flat(in), flat(out), mpiOp(op, isBool), op == ReduceOp::Mean);
   if (flip)
-    flipSignBits(out);
-  return harp::detail::fromArray(dtype, out);
+    flipSignBits(buffer);
+  reduceBufferInPlace(flat(buffer), mpiOp(op, dtype == DType::Bool),
+                      op == ReduceOp::Mean);
+  if (flip)
+    flipSignBits(buffer);
+}
+
+static void broadcastArray(const Array &buffer, int root) {
+  if (world().size > 1 && buffer.numElements() > 0)
+    broadcastBufferInPlace(flat(buffer), root);
+}
+
+/// A copy of `value` as a new leaf's array.
+static Array copyOf(const Array &value) {
+  Array copy = Array::allocate(value.type());
+  std::memcpy(copy.data(), value.data(), value.byteSize());
+  return copy;
+}
+
+NodePtr distributed::detail::allReduce(const NodePtr &t, ReduceOp op) {
+  requireInit("all_reduce");
+  Array out =
+      copyOf(collectiveValue("all_reduce", t, int64_t(op), AllReduceCode));
+  allReduceArray(out, harp::detail::dtypeOf(t), op);
+  return harp::detail::fromArray(harp::detail::dtypeOf(t), out);
 }
 
 NodePtr distributed::detail::broadcast(const NodePtr &t, int root) {
   requireInit("broadcast");
-  const World &w = world();
-  DType dtype = harp::detail::dtypeOf(t);
-  const std::vector<int64_t> &shape = harp::detail::shapeOf(t);
-  const Array &value = harp::detail::realize(t);
-  if (w.size > 1)
-    agree("broadcast", describe(BroadcastCode, root, dtype, shape));
-  if (root < 0 || root >= w.size)
-    throw Error("broadcast: root " + std::to_string(root) +
-                " is not a rank of a world of " + std::to_string(w.size));
-  checkCount("broadcast", value.numElements());
-  Array out = Array::allocate(value.type());
-  if (w.size == 1 || value.numElements() == 0)
-    std::memcpy(out.data(), value.data(), value.byteSize());
-  else
-    broadcastBuffer(flat(value), flat(out), root);
-  return harp::detail::fromArray(dtype, out);
+  Array out = copyOf(collectiveValue("broadcast", t, root, BroadcastCode));
+  broadcastArray(out, root);
+  return harp::detail::fromArray(harp::detail::dtypeOf(t), out);
+}
+
+/// A leaf's own array, which a collective rewrites in place.
+static const Array &leafValue(const char *op, const NodePtr &leaf) {
+  if (!harp::detail::isLeaf(leaf))
+    throw Error(std::string(op) +
+                ": in place needs a leaf (a tensor holding data), got a "
+                "computed tensor; use the returning form");
+  return harp::detail::realize(leaf);
+}
+
+void distributed::detail::allReduceInPlace(const NodePtr &leaf, ReduceOp op) {
+  requireInit("all_reduce");
+  const Array &value = leafValue("all_reduce", leaf);
+  collectiveValue("all_reduce", leaf, int64_t(op), AllReduceCode);
+  allReduceArray(value, harp::detail::dtypeOf(leaf), op);
+  // New values: what was computed from the old ones is recomputed.
+  harp::detail::setData(leaf, value.data());
+}
+
+void distributed::detail::broadcastInPlace(const NodePtr &leaf, int root) {
+  requireInit("broadcast");
+  const Array &value = leafValue("broadcast", leaf);
+  collectiveValue("broadcast", leaf, root, BroadcastCode);
+  broadcastArray(value, root);
+  harp::detail::setData(leaf, value.data());
 }
 
 void distributed::broadcastLeaves(const std::vector<NodePtr> &tensors,
                                   int root) {
-  requireInit("broadcast");
-  for (const NodePtr &t : tensors) {
-    NodePtr value = detail::broadcast(t, root);
-    harp::detail::setData(t, harp::detail::realize(value).data());
-  }
+  for (const NodePtr &t : tensors)
+    detail::broadcastInPlace(t, root);
 }
 
 //===----------------------------------------------------------------------===//
@@ -656,8 +685,9 @@ struct distributed::GradientSync::Impl {
   size_t bucketBytes;
   uint64_t hook = 0;
   size_t messages = 0;
-  /// Send and receive buffers of each bucket, kept between steps.
-  std::map<std::pair<size_t, size_t>, std::pair<Array, Array>> buffers;
+  /// The buffer of each bucket (parameters [first, last)), kept between
+  /// steps: packed, reduced in place, unpacked.
+  std::map<std::pair<size_t, size_t>, Array> buckets;
 };
 
 distributed::GradientSync::GradientSync(std::vector<NodePtr> params,
@@ -665,7 +695,7 @@ distributed::GradientSync::GradientSync(std::vector<NodePtr> params,
     : impl(std::make_unique<Impl>()) {
   requireInit("DistributedDataParallel");
   for (const NodePtr &p : params)
-    if (!isFloatType(harp::detail::dtypeOf(p)))
+    if (!isFloat(harp::detail::dtypeOf(p)))
       throw Error("DistributedDataParallel: parameters must be float "
                   "tensors, got " +
                   dtypeName(harp::detail::dtypeOf(p)));
@@ -750,13 +780,11 @@ void distributed::GradientSync::sync() {
       count += n;
       ++end;
     }
-    auto &[send, recv] = impl->buffers[{i, end}];
+    Array &bucket = impl->buckets[{i, end}];
     TensorType type{elementKindOf(dtype), {count}};
-    if (!(send.type() == type)) {
-      send = Array::allocate(type);
-      recv = Array::allocate(type);
-    }
-    auto *bytes = static_cast<uint8_t *>(send.data());
+    if (!(bucket.type() == type))
+      bucket = Array::allocate(type);
+    auto *bytes = static_cast<uint8_t *>(bucket.data());
     for (size_t j = i; j < end; ++j) {
       if (!used[j])
         continue;
@@ -768,11 +796,11 @@ void distributed::GradientSync::sync() {
       bytes += size;
     }
     if (count > 0) {
-      allReduceBuffer(send, recv, mlir::mpi::MPI_ReductionOpEnum::MPI_SUM,
-                      /*mean=*/true);
+      reduceBufferInPlace(bucket, mlir::mpi::MPI_ReductionOpEnum::MPI_SUM,
+                          /*mean=*/true);
       ++impl->messages;
     }
-    bytes = static_cast<uint8_t *>(recv.data());
+    bytes = static_cast<uint8_t *>(bucket.data());
     for (size_t j = i; j < end; ++j) {
       if (!used[j])
         continue;

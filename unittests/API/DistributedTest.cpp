@@ -42,6 +42,20 @@ TEST_F(Distributed, AllReduceAndBroadcast) {
       EXPECT_EQ(root[i], float(i + 1) * float(world()));
     }
   }
+  // In place: the leaf itself, and what was computed from it, see the sum.
+  auto leaf = Tensor<double>::from_data({1.0 + rank(), 2.0}, {2});
+  Tensor<double> twice = leaf * 2.0;
+  EXPECT_EQ(twice.data(), (std::vector<double>{2.0 + 2 * rank(), 4.0}));
+  distributed::allReduceInPlace(leaf);
+  double ranks = double(world() * (world() + 1)) / 2;
+  EXPECT_EQ(leaf.data(), (std::vector<double>{ranks, 2.0 * world()}));
+  EXPECT_EQ(twice.data(), (std::vector<double>{2 * ranks, 4.0 * world()}));
+  distributed::broadcastInPlace(leaf, 0);
+  EXPECT_EQ(leaf.data(), (std::vector<double>{ranks, 2.0 * world()}));
+  EXPECT_EQ(errorOf([&] { distributed::allReduceInPlace(twice); }),
+            "all_reduce: in place needs a leaf (a tensor holding data), got "
+            "a computed tensor; use the returning form");
+
   auto ints = Tensor<int32_t>::from_data({1, 2}, {2});
   EXPECT_EQ(errorOf([&] { distributed::allReduce(ints, ReduceOp::Mean); }),
             "all_reduce: mean needs a float tensor, got i32 [2]");

@@ -53,6 +53,8 @@ namespace detail {
 using harp::detail::NodePtr;
 NodePtr allReduce(const NodePtr &t, ReduceOp op);
 NodePtr broadcast(const NodePtr &t, int root);
+void allReduceInPlace(const NodePtr &leaf, ReduceOp op);
+void broadcastInPlace(const NodePtr &leaf, int root);
 } // namespace detail
 
 /// The element-wise reduction of `t` over every process (each must pass
@@ -90,6 +92,20 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
+
+/// allReduce() into the leaf `t` itself (torch.distributed's in-place
+/// form): MPI reduces its array in place (MPI_IN_PLACE), with no copy, and
+/// what was computed from its old values is recomputed. A computed tensor
+/// is an error.
+template <typename T, typename D>
+void allReduceInPlace(const Tensor<T, D> &t, ReduceOp op = ReduceOp::Sum) {
+  detail::allReduceInPlace(t.graphNode(), op);
+}
+/// broadcast() into the leaf `t` itself.
+template <typename T, typename D>
+void broadcastInPlace(const Tensor<T, D> &t, int root = 0) {
+  detail::broadcastInPlace(t.graphNode(), root);
+}
 
 /// Sets every leaf of `tensors` to its value on process `root`.
 void broadcastLeaves(const std::vector<harp::detail::NodePtr> &tensors,

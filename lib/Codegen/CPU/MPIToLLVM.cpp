@@ -170,6 +170,50 @@ struct HarpMPIToLLVMPass
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     renameOpenMPIOps(module);
+    reduceInPlace(module, isOpenMPI(module));
+  }
+
+  /// Whether `a` and `b` compute one address: the same value, or the same
+  /// GEP of the same fields of one memref descriptor (how upstream's
+  /// patterns take a buffer's pointer, once per operand).
+  static bool sameAddress(Value a, Value b) {
+    if (a == b)
+      return true;
+    auto field = [](Value x, Value y) {
+      auto fx = x.getDefiningOp<LLVM::ExtractValueOp>();
+      auto fy = y.getDefiningOp<LLVM::ExtractValueOp>();
+      return x == y || (fx && fy && fx.getContainer() == fy.getContainer() &&
+                        fx.getPosition() == fy.getPosition());
+    };
+    auto ga = a.getDefiningOp<LLVM::GEPOp>();
+    auto gb = b.getDefiningOp<LLVM::GEPOp>();
+    if (!ga || !gb || ga.getElemType() != gb.getElemType() ||
+        ga.getRawConstantIndices() != gb.getRawConstantIndices() ||
+        !field(ga.getBase(), gb.getBase()) ||
+        ga.getDynamicIndices().size() != gb.getDynamicIndices().size())
+      return false;
+    return llvm::all_of(
+        llvm::zip(ga.getDynamicIndices(), gb.getDynamicIndices()),
+        [&](auto pair) { return field(std::get<0>(pair), std::get<1>(pair)); });
+  }
+
+  /// `mpi.allreduce(%b, %b)` (one buffer to send and receive) passes
+  /// MPI_IN_PLACE as the send buffer: MPI forbids aliased buffers, and in
+  /// place it needs no second one. Open MPI spells it (void *)1, MPICH
+  /// (void *)-1.
+  static void reduceInPlace(ModuleOp module, bool openMPI) {
+    module.walk([&](LLVM::CallOp call) {
+      if (call.getCallee() != "MPI_Allreduce" || call.getNumOperands() < 2 ||
+          !sameAddress(call.getOperand(0), call.getOperand(1)))
+        return;
+      OpBuilder b(call);
+      Value marker =
+          LLVM::ConstantOp::create(b, call.getLoc(), b.getI64Type(),
+                                   b.getI64IntegerAttr(openMPI ? 1 : -1));
+      Value inPlace = LLVM::IntToPtrOp::create(
+          b, call.getLoc(), call.getOperand(0).getType(), marker);
+      call->setOperand(0, inPlace);
+    });
   }
 
   /// MLIR 22 names Open MPI's predefined reductions `ompi_mpi_sum`...; Open

@@ -69,20 +69,54 @@ func.func @none() {
 
 // -----
 
+// One buffer to send and receive: MPI_IN_PLACE as the send buffer, (void *)1
+// for Open MPI.
+// CHECK-LABEL: func.func @in_place
+// CHECK: %[[MARK:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK: %[[IN_PLACE:.*]] = llvm.inttoptr %[[MARK]] : i64 to !llvm.ptr
+// CHECK: llvm.call @MPI_Allreduce(%[[IN_PLACE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
+  func.func @in_place(%a: memref<9xi32>) {
+    %comm = mpi.comm_world : !mpi.comm
+    mpi.allreduce(%a, %a, MPI_MIN, %comm) : memref<9xi32>, memref<9xi32>
+    return
+  }
+}
+
+// -----
+
+// (void *)-1 for MPICH; two buffers stay two.
+// CHECK-LABEL: func.func @in_place_mpich
+// CHECK: %[[MARK:.*]] = llvm.mlir.constant(-1 : i64) : i64
+// CHECK: %[[IN_PLACE:.*]] = llvm.inttoptr %[[MARK]] : i64 to !llvm.ptr
+// CHECK: llvm.call @MPI_Allreduce(%[[IN_PLACE]],
+// CHECK-NOT: llvm.inttoptr
+// CHECK: llvm.call @MPI_Allreduce(%[[SEND:[^,]*]], %[[RECV:[^,]*]],
+func.func @in_place_mpich(%a: memref<9xi64>, %b: memref<9xi64>) {
+  %comm = mpi.comm_world : !mpi.comm
+  mpi.allreduce(%a, %a, MPI_SUM, %comm) : memref<9xi64>, memref<9xi64>
+  mpi.allreduce(%a, %b, MPI_SUM, %comm) : memref<9xi64>, memref<9xi64>
+  return
+}
+
+// -----
+
+// How harp::distributed builds a collective: the result's buffer, which
+// buffer-results-to-out-params makes the caller's, reduced in place. No
+// buffer is allocated and nothing is copied.
 // PIPE-LABEL: llvm.func @all_reduce(
-// PIPE-SAME: %[[IN:[a-z0-9]+]]: !llvm.ptr, %[[IN_ALIGNED:[a-z0-9]+]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[OUT:[a-z0-9]+]]: !llvm.ptr, %[[OUT_ALIGNED:[a-z0-9]+]]: !llvm.ptr
-// PIPE: %[[SEND:.*]] = llvm.getelementptr %[[IN_ALIGNED]]
-// PIPE: %[[RECV:.*]] = llvm.getelementptr %[[OUT_ALIGNED]]
-// PIPE: llvm.call @MPI_Allreduce(%[[SEND]], %[[RECV]],
+// PIPE-SAME: %{{[a-z0-9]+}}: !llvm.ptr, %[[ALIGNED:[a-z0-9]+]]: !llvm.ptr, %[[OFFSET:[a-z0-9]+]]: i64
 // PIPE-NOT: llvm.call @malloc
+// PIPE: %[[BUF:.*]] = llvm.getelementptr %[[ALIGNED]][%[[OFFSET]]]
+// PIPE: llvm.call @MPI_Allreduce(%{{.*}}, %[[BUF]],
+// PIPE-NOT: llvm.call
 // PIPE: llvm.return
 module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
-  func.func @all_reduce(%x: tensor<5xf64>) -> tensor<5xf64> {
-    %in = bufferization.to_buffer %x read_only : tensor<5xf64> to memref<5xf64>
-    %out = memref.alloc() : memref<5xf64>
+  func.func @all_reduce() -> tensor<5xf64> {
+    %buf = memref.alloc() : memref<5xf64>
     %comm = mpi.comm_world : !mpi.comm
-    mpi.allreduce(%in, %out, MPI_SUM, %comm) : memref<5xf64>, memref<5xf64>
-    %r = bufferization.to_tensor %out restrict : memref<5xf64> to tensor<5xf64>
+    mpi.allreduce(%buf, %buf, MPI_SUM, %comm) : memref<5xf64>, memref<5xf64>
+    %r = bufferization.to_tensor %buf restrict writable : memref<5xf64> to tensor<5xf64>
     return %r : tensor<5xf64>
   }
 }

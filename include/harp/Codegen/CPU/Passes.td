@@ -266,6 +266,12 @@ def HarpMPIToLLVMPass : Pass<"harp-mpi-to-llvm", "ModuleOp"> {
     (`MPI_Comm_size`) and `mpi.barrier` (`MPI_Barrier`), which MLIR 22 does
     not lower.
 
+    An `mpi.allreduce` whose send and receive buffers are one value reduces
+    in place: the send buffer becomes `MPI_IN_PLACE` (MPI forbids aliased
+    buffers). Upstream names Open MPI's predefined reductions
+    `ompi_mpi_sum`...; Open MPI exports `ompi_mpi_op_sum`..., and the pass
+    renames them.
+
     Runs in `harp-to-llvm` before the memref conversion. It first checks
     what upstream's patterns assume without checking: every buffer is a 1-D
     memref with a unit stride (the call passes its pointer and its size),
