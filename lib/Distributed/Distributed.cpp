@@ -485,7 +485,6 @@ void flipSignBits(const Array &a) {
     bytes[i * width + width - 1] ^= 0x80;
 }
 
-
 /// A flat view of `a` as MPI moves it (bool as bytes).
 Array flat(const Array &a) {
   return Array::borrow(TensorType{wireKind(a.kind()), {a.numElements()}},
@@ -822,8 +821,9 @@ void distributed::GradientSync::sync() {
 
 template <typename T>
 distributed::DistributedDataParallel<T>::DistributedDataParallel(
-    std::shared_ptr<nn::Module<T>> module, size_t bucketBytes)
-    : inner(std::move(module)) {
+    std::shared_ptr<nn::Module<T>> module, size_t bucketBytes,
+    bool broadcastBuffers)
+    : inner(std::move(module)), broadcastBuffers(broadcastBuffers) {
   requireInit("DistributedDataParallel");
   if (!inner)
     throw Error("DistributedDataParallel: the module is null");
@@ -834,6 +834,17 @@ distributed::DistributedDataParallel<T>::DistributedDataParallel(
     params.push_back(t.graphNode());
   broadcastLeaves(state, 0);
   sync = std::make_unique<GradientSync>(std::move(params), bucketBytes);
+}
+
+template <typename T>
+Tensor<T> distributed::DistributedDataParallel<T>::forward(const Tensor<T> &x) {
+  if (broadcastBuffers && world().size > 1) {
+    std::vector<NodePtr> buffers;
+    for (auto &[name, t] : inner->named_buffers())
+      buffers.push_back(t.graphNode());
+    broadcastLeaves(buffers, 0);
+  }
+  return inner->forward(x);
 }
 
 template class harp::distributed::DistributedDataParallel<float>;

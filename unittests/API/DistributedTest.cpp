@@ -12,6 +12,8 @@
 
 #include "TestUtil.h"
 
+#include <cmath>
+
 using namespace harp;
 using namespace harp::test;
 
@@ -82,6 +84,21 @@ TEST_F(Distributed, DataParallelAveragesGradients) {
   expectNear(model->weight.grad().data(), rankZero.weight.grad().data(), 1e-12);
   expectNear(model->bias->grad().data(), rankZero.bias->grad().data(), 1e-12);
   EXPECT_EQ(ddp.gradientSync().lastMessageCount(), world() > 1 ? 1u : 0u);
+}
+
+/// Buffers follow rank 0 before every forward (running statistics that
+/// drifted apart are made equal again).
+TEST_F(Distributed, DataParallelBroadcastsBuffers) {
+  auto norm = std::make_shared<nn::BatchNorm1d<double>>(3);
+  distributed::DistributedDataParallel<double> ddp(norm);
+  norm->running_mean.set_data({1.0 + rank(), 2.0, 3.0});
+  norm->eval();
+  auto x = Tensor<double>::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  std::vector<double> y = ddp(x).data();
+  EXPECT_EQ(norm->running_mean.data(), (std::vector<double>{1, 2, 3}));
+  // eval: (x - mean) / sqrt(var + eps) with rank 0's mean and var 1.
+  EXPECT_NEAR(y[0], 0.0, 1e-12);
+  EXPECT_NEAR(y[3], 3.0 / std::sqrt(1 + 1e-5), 1e-12);
 }
 
 } // namespace

@@ -112,15 +112,17 @@ void broadcastLeaves(const std::vector<harp::detail::NodePtr> &tensors,
                      int root = 0);
 
 /// torch.nn.parallel.DistributedDataParallel: gives the module rank 0's
-/// parameters and buffers, then averages gradients after every backward()
+/// parameters and buffers (the buffers again before each forward, with
+/// `broadcastBuffers`), then averages gradients after every backward()
 /// (GradientSync), so each process trains the same model on its part of
 /// the batch.
 template <typename T>
 class DistributedDataParallel {
 public:
   explicit DistributedDataParallel(std::shared_ptr<nn::Module<T>> module,
-                                   size_t bucketBytes = 25u << 20);
-  Tensor<T> forward(const Tensor<T> &x) { return inner->forward(x); }
+                                   size_t bucketBytes = 25u << 20,
+                                   bool broadcastBuffers = true);
+  Tensor<T> forward(const Tensor<T> &x);
   Tensor<T> operator()(const Tensor<T> &x) { return forward(x); }
   nn::Module<T> &module() { return *inner; }
   GradientSync &gradientSync() { return *sync; }
@@ -128,6 +130,7 @@ public:
 private:
   std::shared_ptr<nn::Module<T>> inner;
   std::unique_ptr<GradientSync> sync;
+  bool broadcastBuffers;
 };
 
 } // namespace distributed
