@@ -226,3 +226,58 @@ def test_norm_gradient_at_a_zero_row_is_zero(p):
     t2 = torch.tensor(x, requires_grad=True)
     torch.nn.functional.normalize(t2, dim=1).sum().backward()
     np.testing.assert_allclose(h2.grad.numpy(), t2.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("n,k", [(1, 1), (7, 3), (17, 5), (33, 2)])
+def test_window_read_backwards_with_its_index(n, k):
+    # convert-harp-to-linalg runs a reduced dim read backwards through a
+    # window (x[i - j + k - 1]) backwards, reading the filter through a
+    # reversed copy; the region must still see the original index j.
+    src = """module {
+  func.func @main(%x: tensor<NPADxf32>, %f: tensor<Kxf32>) -> tensor<Nxf32> {
+    %xv = harp.view %x <(d0, d1) -> (d0 - d1 + KM1)> : tensor<NPADxf32> -> tensor<NxKxf32>
+    %fv = harp.view %f <(d0, d1) -> (d1)> : tensor<Kxf32> -> tensor<NxKxf32>
+    %r = harp.map_reduce ins(%xv, %fv : tensor<NxKxf32>, tensor<NxKxf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %j = harp.index 1
+      %ji = arith.index_cast %j : index to i32
+      %jf = arith.sitofp %ji : i32 to f32
+      %m = arith.mulf %a, %b : f32
+      %s = arith.mulf %m, %jf : f32
+      harp.yield %s : f32
+    } reduce(sum, dims = [1]) : tensor<Nxf32>
+    return %r : tensor<Nxf32>
+  }
+}""".replace("NPAD", str(n + k - 1)).replace("KM1", str(k - 1)).replace(
+        "N", str(n)).replace("K", str(k))
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n + k - 1).astype(np.float32)
+    f = rng.standard_normal(k).astype(np.float32)
+    want = np.array([sum(x[i - j + k - 1] * f[j] * j for j in range(k))
+                     for i in range(n)], dtype=np.float32)
+    got = harp.ir.call(src, "main", [x, f])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,stride,padding,dilation", [
+    ((2, 3, 7, 5), 1, 1, 1), ((1, 4, 9, 9), 2, 2, 1), ((3, 2, 6, 8), 1, 2, 2),
+    ((2, 5, 5, 5), 1, 0, 1)])
+def test_conv2d_input_gradient_as_one_convolution(shape, stride, padding, dilation):
+    # harp-fuse folds the column tensor of a convolution's input gradient
+    # into one contraction over the window and the output channels, computed
+    # on the image only: against torch on odd sizes, strides and dilations.
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((6, shape[1], 3, 3))
+    hx = harp.tensor(x)
+    hx.requires_grad = True
+    out = harp.nn.functional.conv2d(hx, harp.tensor(w), stride=stride,
+                                    padding=padding, dilation=dilation)
+    g = rng.standard_normal(out.shape)
+    (out * harp.tensor(g)).sum().backward()
+    tx = torch.tensor(x, requires_grad=True)
+    tout = torch.nn.functional.conv2d(tx, torch.tensor(w), stride=stride,
+                                      padding=padding, dilation=dilation)
+    (tout * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(hx.grad.numpy(), tx.grad.numpy(), rtol=1e-10,
+                               atol=1e-10)

@@ -253,6 +253,137 @@ static Value widenBooleans(OpBuilder &b, Location loc, Value source) {
       .getResult(0);
 }
 
+/// Whether reverseFlippedDims copies an operand of `elements` elements in a
+/// kernel over `domain`: when it is small against the work (a filter).
+static bool copiedWhenFlipped(int64_t elements, ArrayRef<int64_t> domain) {
+  int64_t work = 1;
+  for (int64_t n : domain)
+    work *= n;
+  return elements * 4 <= work;
+}
+
+/// The dim a source index reads reversed, `c - d` (a flip: a convolution's
+/// filter read by its transpose, the input gradient), as (d, c).
+static std::optional<std::pair<unsigned, int64_t>> reversedDim(AffineExpr e) {
+  auto sum = dyn_cast<AffineBinaryOpExpr>(e);
+  int64_t constant = 0;
+  AffineExpr term = e;
+  if (sum && sum.getKind() == AffineExprKind::Add) {
+    auto c = dyn_cast<AffineConstantExpr>(sum.getRHS());
+    if (!c)
+      return std::nullopt;
+    constant = c.getValue();
+    term = sum.getLHS();
+  }
+  auto product = dyn_cast<AffineBinaryOpExpr>(term);
+  if (!product || product.getKind() != AffineExprKind::Mul)
+    return std::nullopt;
+  auto dim = dyn_cast<AffineDimExpr>(product.getLHS());
+  auto factor = dyn_cast<AffineConstantExpr>(product.getRHS());
+  if (!dim || !factor || factor.getValue() != -1)
+    return std::nullopt;
+  return std::make_pair(dim.getPosition(), constant);
+}
+
+/// A reduction kernel reads a small operand many times (a filter, broadcast
+/// over a convolution's images); read reversed along some dims, every read
+/// of it is a reversed vector, which harp-vectorize leaves scalar. Such an
+/// operand is read from a copy reversed along those dims (one pass over
+/// it), through the map with each `c - d` turned into `d + (size - 1 - c)`.
+static std::pair<Value, AffineMap>
+reverseFlippedDims(OpBuilder &b, Location loc, Value source, AffineMap map,
+                   ArrayRef<int64_t> loops) {
+  auto type = cast<RankedTensorType>(source.getType());
+  if (!type.hasStaticShape())
+    return {source, map};
+  if (!copiedWhenFlipped(type.getNumElements(), loops))
+    return {source, map};
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> readExprs, mapExprs;
+  bool any = false;
+  for (auto [k, e] : llvm::enumerate(map.getResults())) {
+    AffineExpr index = getAffineDimExpr(k, ctx);
+    std::optional<std::pair<unsigned, int64_t>> flip = reversedDim(e);
+    if (!flip) {
+      readExprs.push_back(index);
+      mapExprs.push_back(e);
+      continue;
+    }
+    int64_t last = type.getDimSize(k) - 1;
+    any = true;
+    readExprs.push_back(last - index);
+    mapExprs.push_back(getAffineDimExpr(flip->first, ctx) +
+                       (last - flip->second));
+  }
+  if (!any)
+    return {source, map};
+  unsigned rank = type.getRank();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  Value reversed = linalg::GenericOp::create(
+                       b, loc, init.getType(), source, init,
+                       ArrayRef<AffineMap>{
+                           AffineMap::get(rank, 0, readExprs, ctx), identity},
+                       parallel,
+                       [](OpBuilder &nb, Location nloc, ValueRange args) {
+                         linalg::YieldOp::create(nb, nloc, args[0]);
+                       })
+                       .getResult(0);
+  return {reversed, AffineMap::get(map.getNumDims(), 0, mapExprs, ctx)};
+}
+
+/// The coefficient of dim `d` in the linear expression `e`.
+static std::optional<int64_t> coefficientOf(AffineExpr e, unsigned d,
+                                            unsigned numDims) {
+  AffineExpr dim = getAffineDimExpr(d, e.getContext());
+  AffineExpr step = simplifyAffineExpr(e.replace(dim, dim + 1) - e, numDims, 0);
+  if (auto c = dyn_cast<AffineConstantExpr>(step))
+    return c.getValue();
+  return std::nullopt;
+}
+
+/// A reduced dim read backwards inside a window (`y - ky`: a convolution's
+/// input gradient reading the output gradient) and forwards only bare
+/// (`ky`, by operands small enough to be copied: the filter) runs
+/// backwards: `d` becomes `size - 1 - d` in every map, so the window reads
+/// forwards (`y + ky'`) and the bare reads become flips (`2 - ky'`), which
+/// reverseFlippedDims copies once. A reduction's order does not matter.
+/// Returns the reversed dims.
+static SmallVector<bool> reverseBackwardWindows(ArrayRef<int64_t> domain,
+                                                ArrayRef<int64_t> reduceDims,
+                                                SmallVector<AffineMap> &maps,
+                                                ArrayRef<int64_t> elements) {
+  SmallVector<bool> reversed(domain.size(), false);
+  unsigned rank = domain.size();
+  for (int64_t d : reduceDims) {
+    bool backwardWindow = false, blocked = false;
+    for (auto [i, map] : llvm::enumerate(maps))
+      for (AffineExpr e : map.getResults()) {
+        if (!e.isFunctionOfDim(d))
+          continue;
+        std::optional<int64_t> c = coefficientOf(e, d, rank);
+        bool window = false;
+        for (unsigned other = 0; other < rank; ++other)
+          window |= other != unsigned(d) && e.isFunctionOfDim(other);
+        if (!c || (window && *c > 0) ||
+            (!window && *c > 0 && !copiedWhenFlipped(elements[i], domain)))
+          blocked = true;
+        backwardWindow |= window && c && *c < 0;
+      }
+    if (!backwardWindow || blocked)
+      continue;
+    MLIRContext *ctx = maps.front().getContext();
+    AffineExpr dim = getAffineDimExpr(d, ctx);
+    for (AffineMap &map : maps)
+      map = simplifyAffineMap(map.replace(dim, (domain[d] - 1) - dim, rank, 0));
+    reversed[d] = true;
+  }
+  return reversed;
+}
+
 namespace {
 /// A kernel's loops after splitting some of them: each original loop index
 /// is `origin[d]` over the new loops, which are `parts[d]` (consecutive).
@@ -545,6 +676,18 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
     maps.push_back(map);
   }
 
+  // Reduced dims read backwards through windows run backwards.
+  SmallVector<int64_t> elementCounts;
+  for (Value source : sources) {
+    auto type = cast<RankedTensorType>(source.getType());
+    elementCounts.push_back(type.hasStaticShape() ? type.getNumElements()
+                                                  : INT64_MAX / 8);
+  }
+  SmallVector<bool> reversed =
+      kind && llvm::all_of(reads, [](const Read &r) { return r.input; })
+          ? reverseBackwardWindows(domain, reduceDims, maps, elementCounts)
+          : SmallVector<bool>(domain.size(), false);
+
   // The loops: the domain's, or split where that removes every division
   // from the maps.
   std::optional<LoopSplit> split = splitLoops(domain, maps, ctx);
@@ -567,6 +710,9 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
         sourceType.getElementType().isInteger(1) && sourceType.hasStaticShape();
     if (widen)
       source = widenBooleans(b, loc, source);
+    if (kind)
+      std::tie(source, maps[i]) =
+          reverseFlippedDims(b, loc, source, maps[i], loops);
     inputs.push_back(sliceForBareDims(b, loc, source, maps[i], loops));
     widened.push_back(widen);
   }
@@ -629,6 +775,13 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
           indices.push_back(
               split ? applyExpr(nb, nloc, split->origin[d], loopIndices)
                     : loopIndices[d]);
+        // A reversed loop runs size - 1 - d.
+        for (unsigned d = 0; d < domain.size(); ++d)
+          if (reversed[d])
+            indices[d] = arith::SubIOp::create(
+                nb, nloc,
+                arith::ConstantIndexOp::create(nb, nloc, domain[d] - 1),
+                indices[d]);
         SmallVector<Value> scalars;
         for (const Read &read : reads) {
           if (!read.input)

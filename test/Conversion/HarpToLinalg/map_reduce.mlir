@@ -221,3 +221,53 @@ func.func @bool_mask(%m: tensor<4x5xi1>, %x: tensor<3x4x5xf32>) -> tensor<3x4x5x
   } : tensor<3x4x5xf32>
   return %r : tensor<3x4x5xf32>
 }
+
+// -----
+
+// A convolution's input gradient (harp-fuse's fold of the column tensor):
+// the window over the output gradient reads backwards (y - ky), the filter
+// forwards. The kernel runs ky and kx backwards, so the window reads
+// forwards from the padded gradient (y + ky') and the filter is read
+// through a copy of it reversed along its window dims, made once.
+// CHECK-DAG: #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, -d2 + 2, -d3 + 2)>
+// CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[FILTER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d6, d1, d4, d5)>
+// CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d6, d2 + d4, d3 + d5)>
+// CHECK-LABEL: func.func @conv_input_gradient
+// CHECK: %[[PADDED:.*]] = tensor.pad %arg1 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[REVERSED:.*]] = linalg.generic {indexing_maps = [#[[FLIP]], #[[ID4]]], {{.*}}} ins(%arg0 : tensor<4x3x3x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[FILTER]], #[[WINDOW]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[REVERSED]], %[[PADDED]] : tensor<4x3x3x3xf32>, tensor<2x4x7x7xf32>)
+func.func @conv_input_gradient(%w: tensor<4x3x3x3xf32>, %g: tensor<2x4x5x5xf32>) -> tensor<2x3x5x5xf32> {
+  %wv = harp.view %w <(d0, d1, d2, d3, d4, d5, d6) -> (d6, d1, d4, d5)> : tensor<4x3x3x3xf32> -> tensor<2x3x5x5x3x3x4xf32>
+  %gv = harp.view %g <(d0, d1, d2, d3, d4, d5, d6) -> (d0, d6, d2 - d4 + 1, d3 - d5 + 1), mask_ge = (d0, d1, d2, d3, d4, d5, d6) -> (d2 - d4 + 1, -d2 + d4 + 3, d3 - d5 + 1, -d3 + d5 + 3)> : tensor<2x4x5x5xf32> -> tensor<2x3x5x5x3x3x4xf32>
+  %r = harp.map_reduce ins(%wv, %gv : tensor<2x3x5x5x3x3x4xf32>, tensor<2x3x5x5x3x3x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %b, %a : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [4, 5, 6]) : tensor<2x3x5x5xf32>
+  return %r : tensor<2x3x5x5xf32>
+}
+
+// -----
+
+// The region still sees the original index of a reversed loop: 2 - k.
+// CHECK-LABEL: func.func @reversed_loop_index
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: linalg.generic
+// CHECK: %[[K:.*]] = linalg.index 1 : index
+// CHECK: %[[ORIG:.*]] = arith.subi %[[C2]], %[[K]] : index
+// CHECK: arith.index_cast %[[ORIG]]
+func.func @reversed_loop_index(%x: tensor<9xf32>, %f: tensor<3xf32>) -> tensor<7xf32> {
+  %xv = harp.view %x <(d0, d1) -> (d0 - d1 + 2)> : tensor<9xf32> -> tensor<7x3xf32>
+  %fv = harp.view %f <(d0, d1) -> (d1)> : tensor<3xf32> -> tensor<7x3xf32>
+  %r = harp.map_reduce ins(%xv, %fv : tensor<7x3xf32>, tensor<7x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %k = harp.index 1
+    %ki = arith.index_cast %k : index to i32
+    %kf = arith.sitofp %ki : i32 to f32
+    %m = arith.mulf %a, %b : f32
+    %s = arith.mulf %m, %kf : f32
+    harp.yield %s : f32
+  } reduce(sum, dims = [1]) : tensor<7xf32>
+  return %r : tensor<7xf32>
+}

@@ -421,3 +421,90 @@ func.func @operandless_into_reduction() -> tensor<f32> {
   } reduce(sum, dims = [0]) : tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// A convolution's input gradient as autodiff writes it: the product summed
+// over the output channels (a column tensor), folded onto the padded image
+// by a sum over the window, then cropped. The fold of the contraction is
+// one contraction over (ky, kx, oc), reading the output gradient through a
+// window with the fold's mask (the filter unmasked), computed on the
+// cropped image only: a convolution, and no column tensor.
+// CHECK-LABEL: func.func @conv_input_gradient
+// CHECK-DAG: %[[W:.*]] = harp.view %arg0 <(d0, d1, d2, d3, d4, d5, d6) -> (d6, d1, d4, d5)>
+// CHECK-DAG: %[[G:.*]] = harp.view %arg1 <(d0, d1, d2, d3, d4, d5, d6) -> (d0, d6, d2 - d4 + 1, d3 - d5 + 1), mask_ge = (d0, d1, d2, d3, d4, d5, d6) -> (d2 - d4 + 1, -d2 + d4 + 3, d3 - d5 + 1, -d3 + d5 + 3)>
+// CHECK: %[[R:.*]] = harp.map_reduce ins(%[[W]], %[[G]] : tensor<2x3x5x5x3x3x4xf32>, tensor<2x3x5x5x3x3x4xf32>)
+// CHECK: arith.mulf
+// CHECK: reduce(sum, dims = [4, 5, 6]) : tensor<2x3x5x5xf32>
+// CHECK-NOT: harp.map_reduce
+// CHECK: return %[[R]]
+func.func @conv_input_gradient(%w: tensor<4x3x3x3xf32>, %g: tensor<2x4x5x5xf32>) -> tensor<2x3x5x5xf32> {
+  %wv = harp.view %w <(d0, d1, d2, d3, d4, d5, d6) -> (d6, d1, d4, d5)> : tensor<4x3x3x3xf32> -> tensor<2x3x5x5x3x3x4xf32>
+  %gv = harp.view %g <(d0, d1, d2, d3, d4, d5, d6) -> (d0, d6, d2, d3)> : tensor<2x4x5x5xf32> -> tensor<2x3x5x5x3x3x4xf32>
+  %col = harp.map_reduce ins(%wv, %gv : tensor<2x3x5x5x3x3x4xf32>, tensor<2x3x5x5x3x3x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %b, %a : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [6]) : tensor<2x3x5x5x3x3xf32>
+  %fold = harp.view %col <(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 - d4, d3 - d5, d4, d5), mask_ge = (d0, d1, d2, d3, d4, d5) -> (d2 - d4, -d2 + d4 + 4, d3 - d5, -d3 + d5 + 4)> : tensor<2x3x5x5x3x3xf32> -> tensor<2x3x7x7x3x3xf32>
+  %padded = harp.map_reduce ins(%fold : tensor<2x3x7x7x3x3xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [4, 5]) : tensor<2x3x7x7xf32>
+  %image = harp.view %padded <(d0, d1, d2, d3) -> (d0, d1, d2 + 1, d3 + 1)> : tensor<2x3x7x7xf32> -> tensor<2x3x5x5xf32>
+  return %image : tensor<2x3x5x5xf32>
+}
+
+// -----
+
+// A plain sum over a contraction's result dim (a matmul's row sum) is not a
+// fold: the matmul keeps its register tiles.
+// CHECK-LABEL: func.func @matmul_row_sum_stays
+// CHECK-COUNT-2: harp.map_reduce
+func.func @matmul_row_sum_stays(%a: tensor<4x6xf32>, %b: tensor<6x5xf32>) -> tensor<4xf32> {
+  %av = harp.view %a <(d0, d1, d2) -> (d0, d2)> : tensor<4x6xf32> -> tensor<4x5x6xf32>
+  %bv = harp.view %b <(d0, d1, d2) -> (d2, d1)> : tensor<6x5xf32> -> tensor<4x5x6xf32>
+  %mm = harp.map_reduce ins(%av, %bv : tensor<4x5x6xf32>, tensor<4x5x6xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %y : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2]) : tensor<4x5xf32>
+  %s = harp.map_reduce ins(%mm : tensor<4x5xf32>) {
+  ^bb0(%x: f32):
+    harp.yield %x : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// A map_reduce read only through a unit-stride slice computes the slice:
+// its domain shrinks and its operands are read at the offsets.
+// CHECK-LABEL: func.func @slice_of_reduction
+// CHECK: %[[X:.*]] = harp.view %arg0 <(d0, d1) -> (d0 + 2, d1)> : tensor<9x4xf32> -> tensor<5x4xf32>
+// CHECK: harp.map_reduce ins(%[[X]] : tensor<5x4xf32>)
+// CHECK: reduce(sum, dims = [1]) : tensor<5xf32>
+// CHECK-NOT: harp.view
+func.func @slice_of_reduction(%x: tensor<9x4xf32>) -> tensor<5xf32> {
+  %s = harp.map_reduce ins(%x : tensor<9x4xf32>) {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    harp.yield %e : f32
+  } reduce(sum, dims = [1]) : tensor<9xf32>
+  %t = harp.view %s <(d0) -> (d0 + 2)> : tensor<9xf32> -> tensor<5xf32>
+  return %t : tensor<5xf32>
+}
+
+// -----
+
+// Read twice, it stays whole.
+// CHECK-LABEL: func.func @slice_of_shared_reduction
+// CHECK: reduce(sum, dims = [1]) : tensor<9xf32>
+func.func @slice_of_shared_reduction(%x: tensor<9x4xf32>) -> (tensor<5xf32>, tensor<9xf32>) {
+  %s = harp.map_reduce ins(%x : tensor<9x4xf32>) {
+  ^bb0(%v: f32):
+    harp.yield %v : f32
+  } reduce(sum, dims = [1]) : tensor<9xf32>
+  %t = harp.view %s <(d0) -> (d0 + 2)> : tensor<9xf32> -> tensor<5xf32>
+  return %t, %s : tensor<5xf32>, tensor<9xf32>
+}

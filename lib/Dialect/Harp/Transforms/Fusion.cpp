@@ -212,6 +212,212 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
   HarpFusePassOptions options;
 };
 
+/// Whether `op`'s region yields its only argument unchanged (a plain
+/// reduction of its operand).
+static bool yieldsItsArgument(MapReduceOp op) {
+  Block &body = op.getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  return op.getInputs().size() == 1 && body.getOperations().size() == 1 &&
+         yield && yield.getValues().front() == body.getArgument(0);
+}
+
+/// A sum over a fold of a contraction read only by it (a view whose index
+/// mixes dims) is one contraction over both sets of reduced dims:
+/// sum_c (sum_r a * b) = sum_(c, r) a * b.
+/// The gradient of a convolution's input is such a pair (a product summed
+/// over the output channels, then folded back onto the image by a sum over
+/// the window); fused, it is a convolution of the output gradient with the
+/// filter, and no column tensor is materialized. The consumer's mask (pad
+/// zero) masks both factors, so a masked term is 0 * 0.
+struct FuseSumOfContraction : OpRewritePattern<MapReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapReduceOp consumer,
+                                PatternRewriter &rewriter) const override {
+    std::optional<ReductionKind> kind = consumer.getKind();
+    if (!kind || *kind != ReductionKind::Sum || !yieldsItsArgument(consumer))
+      return failure();
+    auto [source, layout] = stripViews(consumer.getInputs().front());
+    auto producer = source.getDefiningOp<MapReduceOp>();
+    if (!producer || !isContraction(producer) ||
+        !readOnlyBy(producer.getResult(), consumer))
+      return failure();
+    ArrayRef<int64_t> domain = consumer.getDomainShape();
+    if (broadcasts(layout, domain))
+      return failure();
+    // Only a fold (the sum reads the contraction through an index mixing
+    // dims, `y - ky`): a plain sum over a contraction's result dim (the row
+    // sum of a matmul) keeps the contraction's register tiles.
+    auto mixes = [](AffineExpr e) {
+      unsigned dims = 0;
+      e.walk([&](AffineExpr sub) { dims += isa<AffineDimExpr>(sub); });
+      return dims > 1;
+    };
+    if (!layout || llvm::none_of(layout.getMap().getResults(), mixes))
+      return failure();
+    MLIRContext *ctx = rewriter.getContext();
+    if (layout.hasMask()) {
+      Type element = cast<RankedTensorType>(source.getType()).getElementType();
+      TypedAttr pad = layout.getPadAttr(element);
+      auto f = dyn_cast_or_null<FloatAttr>(pad);
+      auto i = dyn_cast_or_null<IntegerAttr>(pad);
+      if (!(f && f.getValue().isZero()) && !(i && i.getValue().isZero()))
+        return failure();
+    }
+
+    // The fused domain: the consumer's dims, then the producer's reduced
+    // ones; producer dim q is read at expr[q].
+    ArrayRef<int64_t> inner = producer.getDomainShape();
+    ArrayRef<int64_t> innerReduced = producer.getDims();
+    unsigned outer = domain.size();
+    SmallVector<int64_t> fusedDomain(domain);
+    SmallVector<AffineExpr> expr(inner.size());
+    unsigned resultDim = 0;
+    for (unsigned q = 0; q < inner.size(); ++q) {
+      bool reduced = llvm::is_contained(innerReduced, int64_t(q));
+      if (reduced) {
+        expr[q] = getAffineDimExpr(fusedDomain.size(), ctx);
+        fusedDomain.push_back(inner[q]);
+        if (producer.getKeepdim())
+          ++resultDim;
+        continue;
+      }
+      expr[q] = layout.getMap().getResult(resultDim);
+      ++resultDim;
+    }
+    unsigned rank = fusedDomain.size();
+    AffineMap toInner = AffineMap::get(rank, 0, expr, ctx);
+    IntegerSet mask;
+    if (layout.hasMask()) {
+      IntegerSet m = layout.getMask();
+      mask = IntegerSet::get(rank, m.getNumSymbols(), m.getConstraints(),
+                             m.getEqFlags());
+    }
+    // The mask goes on the factors that read every dim it tests (the one
+    // read out of bounds there: a convolution's output gradient), or on
+    // both when neither does; a masked term is then 0 times the other
+    // factor, as in PyTorch's convolution gradients.
+    Location loc = consumer.getLoc();
+    SmallVector<Value> inputs;
+    SmallVector<bool> masked;
+    for (Value input : producer.getInputs()) {
+      bool covers = false;
+      if (mask) {
+        auto [inputSource, inputLayout] = stripViews(input);
+        (void)inputSource;
+        AffineMap inputMap =
+            inputLayout ? inputLayout.getMap()
+                        : AffineMap::getMultiDimIdentityMap(inner.size(), ctx);
+        AffineMap reads = inputMap.compose(toInner);
+        covers = llvm::all_of(mask.getConstraints(), [&](AffineExpr c) {
+          for (unsigned d = 0; d < rank; ++d)
+            if (c.isFunctionOfDim(d) && !reads.isFunctionOfDim(d))
+              return false;
+          return true;
+        });
+      }
+      masked.push_back(covers);
+    }
+    if (mask && llvm::none_of(masked, [](bool m) { return m; }))
+      masked.assign(masked.size(), true);
+    for (auto [k, input] : llvm::enumerate(producer.getInputs())) {
+      auto type = RankedTensorType::get(
+          fusedDomain,
+          cast<RankedTensorType>(input.getType()).getElementType());
+      ViewAttr readLayout =
+          ViewAttr::get(ctx, toInner, masked[k] ? mask : IntegerSet(),
+                        PadKind::Zero, Attribute());
+      inputs.push_back(ViewOp::create(rewriter, loc, type, input, readLayout));
+    }
+    SmallVector<int64_t> reduced(consumer.getDims());
+    for (unsigned d = outer; d < rank; ++d)
+      reduced.push_back(d);
+    auto fused = MapReduceOp::create(
+        rewriter, loc, consumer.getType(), inputs, consumer.getKindAttr(),
+        rewriter.getDenseI64ArrayAttr(reduced), consumer.getKeepdimAttr());
+    Block *block = createBodyBlock(rewriter, fused);
+    IRMapping map;
+    Block &producerBody = producer.getBody().front();
+    map.map(producerBody.getArguments(), block->getArguments());
+    for (Operation &op : producerBody)
+      rewriter.clone(op, map);
+    rewriter.replaceOp(consumer, fused.getResult());
+    return success();
+  }
+};
+
+/// A map_reduce read only through a unit-stride slice (a view whose index
+/// i is `i + offset`, same rank, no mask) computes just the slice: its
+/// domain shrinks to the slice and every operand is read at the offsets.
+/// A convolution's input gradient, computed on the padded image and then
+/// cropped, is then computed on the image.
+struct ComputeOnlyTheSlice : OpRewritePattern<ViewOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ViewOp view,
+                                PatternRewriter &rewriter) const override {
+    auto producer = view.getSource().getDefiningOp<MapReduceOp>();
+    ViewAttr layout = view.getLayout();
+    if (!producer || !producer.getResult().hasOneUse() || layout.hasMask() ||
+        producer.getKeepdim() || producer.getInputs().empty())
+      return failure();
+    AffineMap map = layout.getMap();
+    auto resultType = cast<RankedTensorType>(view.getType());
+    if (map.getNumDims() != map.getNumResults())
+      return failure();
+    SmallVector<int64_t> offsets;
+    bool shrinks = false;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      AffineExpr rest = e - getAffineDimExpr(i, e.getContext());
+      auto c = dyn_cast<AffineConstantExpr>(rest);
+      if (!c)
+        return failure();
+      offsets.push_back(c.getValue());
+      shrinks |= resultType.getDimSize(i) !=
+                 cast<RankedTensorType>(producer.getType()).getDimSize(i);
+    }
+    if (!shrinks)
+      return failure();
+    // The producer's domain dims that are result dims, in order.
+    ArrayRef<int64_t> domain = producer.getDomainShape();
+    ArrayRef<int64_t> reducedDims = producer.getDims();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<int64_t> newDomain(domain);
+    SmallVector<AffineExpr> shift;
+    unsigned r = 0;
+    for (unsigned d = 0; d < domain.size(); ++d) {
+      AffineExpr dim = getAffineDimExpr(d, ctx);
+      if (llvm::is_contained(reducedDims, int64_t(d))) {
+        shift.push_back(dim);
+        continue;
+      }
+      newDomain[d] = resultType.getDimSize(r);
+      shift.push_back(dim + offsets[r]);
+      ++r;
+    }
+    // Index ops in the region would need the shift too.
+    if (!producer.getBody().front().getOps<IndexOp>().empty())
+      return failure();
+    AffineMap shiftMap = AffineMap::get(domain.size(), 0, shift, ctx);
+    Location loc = view.getLoc();
+    SmallVector<Value> inputs;
+    for (Value input : producer.getInputs()) {
+      auto type = RankedTensorType::get(
+          newDomain, cast<RankedTensorType>(input.getType()).getElementType());
+      inputs.push_back(ViewOp::create(rewriter, loc, type, input,
+                                      ViewAttr::get(ctx, shiftMap)));
+    }
+    auto sliced = MapReduceOp::create(
+        rewriter, loc, resultType, inputs, producer.getKindAttr(),
+        producer.getDimsAttr(), producer.getKeepdimAttr());
+    rewriter.inlineRegionBefore(producer.getBody(), sliced.getBody(),
+                                sliced.getBody().end());
+    rewriter.replaceOp(view, sliced.getResult());
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
 struct HarpFusePass : harp::impl::HarpFusePassBase<HarpFusePass> {
   using HarpFusePassBase::HarpFusePassBase;
 
@@ -234,4 +440,6 @@ struct HarpFusePass : harp::impl::HarpFusePassBase<HarpFusePass> {
 void mlir::harp::populateHarpFusionPatterns(
     RewritePatternSet &patterns, const HarpFusePassOptions &options) {
   patterns.add<FuseProducer>(patterns.getContext(), options);
+  patterns.add<FuseSumOfContraction, ComputeOnlyTheSlice>(
+      patterns.getContext());
 }
