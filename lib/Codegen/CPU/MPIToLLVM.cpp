@@ -58,10 +58,17 @@ LLVM::LLVMFuncOp declare(OpBuilder &b, ModuleOp module, Location loc,
   return LLVM::LLVMFuncOp::create(b, loc, name, type);
 }
 
+/// A lowering to a library call, for the ABI of Open MPI or MPICH.
+template <typename Op>
+struct LibraryCallLowering : ConvertOpToLLVMPattern<Op> {
+  LibraryCallLowering(const LLVMTypeConverter &converter, bool openMPI)
+      : ConvertOpToLLVMPattern<Op>(converter), openMPI(openMPI) {}
+  bool openMPI;
+};
+
 /// `mpi.comm_size(%comm)`: `MPI_Comm_size(comm, &size)`.
-struct CommSizeLowering : ConvertOpToLLVMPattern<mpi::CommSizeOp> {
-  CommSizeLowering(const LLVMTypeConverter &converter, bool openMPI)
-      : ConvertOpToLLVMPattern(converter), openMPI(openMPI) {}
+struct CommSizeLowering : LibraryCallLowering<mpi::CommSizeOp> {
+  using LibraryCallLowering::LibraryCallLowering;
   LogicalResult
   matchAndRewrite(mpi::CommSizeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -85,13 +92,11 @@ struct CommSizeLowering : ConvertOpToLLVMPattern<mpi::CommSizeOp> {
     rewriter.replaceOp(op, results);
     return success();
   }
-  bool openMPI;
 };
 
 /// `mpi.barrier(%comm)`: `MPI_Barrier(comm)`.
-struct BarrierLowering : ConvertOpToLLVMPattern<mpi::Barrier> {
-  BarrierLowering(const LLVMTypeConverter &converter, bool openMPI)
-      : ConvertOpToLLVMPattern(converter), openMPI(openMPI) {}
+struct BarrierLowering : LibraryCallLowering<mpi::Barrier> {
+  using LibraryCallLowering::LibraryCallLowering;
   LogicalResult
   matchAndRewrite(mpi::Barrier op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -107,7 +112,6 @@ struct BarrierLowering : ConvertOpToLLVMPattern<mpi::Barrier> {
       rewriter.eraseOp(op);
     return success();
   }
-  bool openMPI;
 };
 
 /// Whether MPI has a predefined datatype for `type` (the ones upstream's
