@@ -457,6 +457,29 @@ func.func @conv_input_gradient(%w: tensor<4x3x3x3xf32>, %g: tensor<2x4x5x5xf32>)
 
 // -----
 
+// A sum over windows of a convolution's output (pooling, `2 y + ky`) may read
+// an element more than once: fused, the convolution would be recomputed for
+// each window. It stays.
+// CHECK-LABEL: func.func @sum_pool_of_convolution_stays
+// CHECK-COUNT-2: harp.map_reduce
+func.func @sum_pool_of_convolution_stays(%x: tensor<1x2x6x6xf32>, %w: tensor<3x2x1x1xf32>) -> tensor<1x3x3x3xf32> {
+  %xv = harp.view %x <(d0, d1, d2, d3, d4) -> (d0, d4, d2, d3)> : tensor<1x2x6x6xf32> -> tensor<1x3x6x6x2xf32>
+  %wv = harp.view %w <(d0, d1, d2, d3, d4) -> (d1, d4, 0, 0)> : tensor<3x2x1x1xf32> -> tensor<1x3x6x6x2xf32>
+  %conv = harp.map_reduce ins(%xv, %wv : tensor<1x3x6x6x2xf32>, tensor<1x3x6x6x2xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [4]) : tensor<1x3x6x6xf32>
+  %windows = harp.view %conv <(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)> : tensor<1x3x6x6xf32> -> tensor<1x3x3x3x2x2xf32>
+  %pool = harp.map_reduce ins(%windows : tensor<1x3x3x3x2x2xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [4, 5]) : tensor<1x3x3x3xf32>
+  return %pool : tensor<1x3x3x3xf32>
+}
+
+// -----
+
 // A plain sum over a contraction's result dim (a matmul's row sum) is not a
 // fold: the matmul keeps its register tiles.
 // CHECK-LABEL: func.func @matmul_row_sum_stays

@@ -221,14 +221,49 @@ static bool yieldsItsArgument(MapReduceOp op) {
          yield && yield.getValues().front() == body.getArgument(0);
 }
 
+/// Whether `map` reads a distinct source index at every point of its
+/// domain: its dims can be solved for one at a time, each from a result
+/// where it is the only unsolved dim, with coefficient +-1 (`y - ky` once
+/// `ky` is read bare). A pooling window `2 y + ky` is not solved: its
+/// reads may overlap.
+static bool readsEachPointOnce(AffineMap map) {
+  unsigned rank = map.getNumDims();
+  SmallVector<bool> solved(rank, false);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (AffineExpr e : map.getResults()) {
+      std::optional<unsigned> only;
+      unsigned unsolved = 0;
+      for (unsigned d = 0; d < rank; ++d)
+        if (!solved[d] && e.isFunctionOfDim(d)) {
+          ++unsolved;
+          only = d;
+        }
+      if (unsolved != 1)
+        continue;
+      AffineExpr dim = getAffineDimExpr(*only, map.getContext());
+      AffineExpr step =
+          simplifyAffineExpr(e.replace(dim, dim + 1) - e, rank, 0);
+      auto c = dyn_cast<AffineConstantExpr>(step);
+      if (!c || (c.getValue() != 1 && c.getValue() != -1))
+        continue;
+      solved[*only] = true;
+      progress = true;
+    }
+  }
+  return llvm::all_of(solved, [](bool s) { return s; });
+}
+
 /// A sum over a fold of a contraction read only by it (a view whose index
-/// mixes dims) is one contraction over both sets of reduced dims:
+/// mixes dims, reading each element of the contraction once) is one
+/// contraction over both sets of reduced dims:
 /// sum_c (sum_r a * b) = sum_(c, r) a * b.
 /// The gradient of a convolution's input is such a pair (a product summed
 /// over the output channels, then folded back onto the image by a sum over
 /// the window); fused, it is a convolution of the output gradient with the
-/// filter, and no column tensor is materialized. The consumer's mask (pad
-/// zero) masks both factors, so a masked term is 0 * 0.
+/// filter, and no column tensor is materialized. A sum over windows that
+/// may overlap (pooling a convolution's output) is left alone: fused, the
+/// contraction would be recomputed for every window that reads it.
 struct FuseSumOfContraction : OpRewritePattern<MapReduceOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -253,7 +288,8 @@ struct FuseSumOfContraction : OpRewritePattern<MapReduceOp> {
       e.walk([&](AffineExpr sub) { dims += isa<AffineDimExpr>(sub); });
       return dims > 1;
     };
-    if (!layout || llvm::none_of(layout.getMap().getResults(), mixes))
+    if (!layout || llvm::none_of(layout.getMap().getResults(), mixes) ||
+        !readsEachPointOnce(layout.getMap()))
       return failure();
     MLIRContext *ctx = rewriter.getContext();
     if (layout.hasMask()) {
