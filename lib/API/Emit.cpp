@@ -9,6 +9,8 @@
 
 #include "Node.h"
 
+#include "harp/API/Function.h"
+
 #include "harp/Dialect/Harp/IR/HarpOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,6 +41,7 @@ public:
     std::memcpy(bytes, &value, sizeof(T));
     key.append(bytes, sizeof(T));
   }
+  void append(const std::string &text) { key.append(text); }
   void put(const std::vector<int64_t> &values) {
     put<uint32_t>(values.size());
     for (int64_t v : values)
@@ -122,6 +125,11 @@ GraphPlan harp::detail::planGraph(const NodePtr &root, bool cutAtValues) {
     case Kind::ScatterAdd:
       key.put(n->dim);
       break;
+    case Kind::Call:
+      key.append(n->call->callee);
+      key.put<uint8_t>(0);
+      key.put(n->dim);
+      break;
     case Kind::Leaf:
     case Kind::Contiguous:
       break;
@@ -164,34 +172,35 @@ static mlir::TypedAttr scalarAttr(mlir::MLIRContext *ctx, DType d, double v) {
 static mlir::Location locationOf(mlir::MLIRContext *ctx, const Node &n) {
   if (!n.file)
     return mlir::UnknownLoc::get(ctx);
-  return mlir::FileLineColLoc::get(ctx, *n.file, n.line, 0);
+  return mlir::FileLineColLoc::get(ctx, *n.file, n.line, n.column);
 }
 
-mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
-                                               const GraphPlan &plan,
-                                               const NodePtr &root,
-                                               const std::string &name,
-                                               bool isPrivate) {
-  mlir::MLIRContext *ctx = b.getContext();
-  llvm::SmallVector<mlir::Type> argTypes;
-  llvm::SmallVector<mlir::Location> argLocs;
-  for (const NodePtr &arg : plan.args) {
-    argTypes.push_back(tensorType(ctx, *arg));
-    argLocs.push_back(locationOf(ctx, *arg));
+/// `leaf`'s values as a dense constant.
+static mlir::Value buildLeafConstant(mlir::OpBuilder &b, mlir::Location loc,
+                                     const Node &leaf) {
+  mlir::RankedTensorType type = tensorType(b.getContext(), leaf);
+  const Array &data = *leaf.data;
+  mlir::DenseElementsAttr attr;
+  if (leaf.dtype == DType::Bool) {
+    const uint8_t *bytes = static_cast<const uint8_t *>(data.data());
+    llvm::SmallVector<bool> values(bytes, bytes + data.numElements());
+    attr = mlir::DenseElementsAttr::get(type, llvm::ArrayRef<bool>(values));
+  } else {
+    size_t bytes = data.numElements() * (widthOf(leaf.dtype) / 8);
+    attr = mlir::DenseElementsAttr::getFromRawBuffer(
+        type,
+        llvm::ArrayRef<char>(static_cast<const char *>(data.data()), bytes));
   }
-  mlir::Type resultType = tensorType(ctx, *root);
-  mlir::Location funcLoc = locationOf(ctx, *root);
-  auto func = mlir::func::FuncOp::create(
-      b, funcLoc, name, b.getFunctionType(argTypes, resultType));
-  if (isPrivate)
-    func.setPrivate();
-  mlir::OpBuilder::InsertionGuard guard(b);
-  mlir::Block *entry = b.createBlock(&func.getBody(), {}, argTypes, argLocs);
+  return mlir::arith::ConstantOp::create(b, loc, attr);
+}
 
-  std::unordered_map<const Node *, mlir::Value> values;
-  for (auto [i, arg] : llvm::enumerate(plan.args))
-    values[arg.get()] = entry->getArgument(i);
-  for (const Node *n : plan.nodes) {
+/// Builds the ops of `nodes` (operands first) at `b`'s insertion point;
+/// `values` holds the arguments and receives every node's value.
+static void buildNodes(mlir::OpBuilder &b, llvm::ArrayRef<const Node *> nodes,
+                       std::unordered_map<const Node *, mlir::Value> &values) {
+  mlir::MLIRContext *ctx = b.getContext();
+  std::map<const CallSite *, mlir::Operation *> calls;
+  for (const Node *n : nodes) {
     if (values.count(n))
       continue;
     mlir::Location loc = locationOf(ctx, *n);
@@ -201,6 +210,18 @@ mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
       ins.push_back(values.at(in.get()));
     mlir::Value value;
     switch (n->kind) {
+    case Kind::Call: {
+      mlir::Operation *&call = calls[n->call.get()];
+      if (!call) {
+        llvm::SmallVector<mlir::Type> types;
+        for (const auto &[dtype, shape] : n->call->results)
+          types.push_back(
+              mlir::RankedTensorType::get(shape, elementType(ctx, dtype)));
+        call = mlir::func::CallOp::create(b, loc, n->call->callee, types, ins);
+      }
+      value = call->getResult(n->dim);
+      break;
+    }
     case Kind::Full:
       value = mlir::arith::ConstantOp::create(
           b, loc,
@@ -251,10 +272,99 @@ mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
           n->reduceKind, n->dims, n->keepdim);
       break;
     case Kind::Leaf:
+      // A leaf that is not an argument (a scalar a composite made) is a
+      // constant of the function.
+      value = buildLeafConstant(b, loc, *n);
       break;
     }
     values[n] = value;
   }
+}
+
+mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
+                                               const GraphPlan &plan,
+                                               const NodePtr &root,
+                                               const std::string &name,
+                                               bool isPrivate) {
+  mlir::MLIRContext *ctx = b.getContext();
+  llvm::SmallVector<mlir::Type> argTypes;
+  llvm::SmallVector<mlir::Location> argLocs;
+  for (const NodePtr &arg : plan.args) {
+    argTypes.push_back(tensorType(ctx, *arg));
+    argLocs.push_back(locationOf(ctx, *arg));
+  }
+  mlir::Type resultType = tensorType(ctx, *root);
+  mlir::Location funcLoc = locationOf(ctx, *root);
+  auto func = mlir::func::FuncOp::create(
+      b, funcLoc, name, b.getFunctionType(argTypes, resultType));
+  if (isPrivate)
+    func.setPrivate();
+  mlir::OpBuilder::InsertionGuard guard(b);
+  mlir::Block *entry = b.createBlock(&func.getBody(), {}, argTypes, argLocs);
+
+  std::unordered_map<const Node *, mlir::Value> values;
+  for (auto [i, arg] : llvm::enumerate(plan.args))
+    values[arg.get()] = entry->getArgument(i);
+  buildNodes(b, plan.nodes, values);
   mlir::func::ReturnOp::create(b, funcLoc, values.at(root.get()));
+  return func;
+}
+
+mlir::func::FuncOp harp::detail::buildGraphFunction(
+    mlir::OpBuilder &b, const std::string &name, mlir::Location loc,
+    const std::vector<NodePtr> &args, const std::vector<NodePtr> &results,
+    bool isPrivate) {
+  mlir::MLIRContext *ctx = b.getContext();
+  llvm::SmallVector<mlir::Type> argTypes, resultTypes;
+  llvm::SmallVector<mlir::Location> argLocs;
+  for (const NodePtr &arg : args) {
+    argTypes.push_back(tensorType(ctx, *arg));
+    argLocs.push_back(locationOf(ctx, *arg));
+  }
+  for (const NodePtr &result : results)
+    resultTypes.push_back(tensorType(ctx, *result));
+  auto func = mlir::func::FuncOp::create(
+      b, loc, name, b.getFunctionType(argTypes, resultTypes));
+  if (isPrivate)
+    func.setPrivate();
+  mlir::OpBuilder::InsertionGuard guard(b);
+  mlir::Block *entry = b.createBlock(&func.getBody(), {}, argTypes, argLocs);
+
+  std::unordered_map<const Node *, mlir::Value> values;
+  for (auto [i, arg] : llvm::enumerate(args))
+    values[arg.get()] = entry->getArgument(i);
+  // Every node the results need, operands first (iteratively: deep graphs
+  // stay off the C stack); the arguments end the walk.
+  std::vector<const Node *> order;
+  std::unordered_map<const Node *, bool> seen;
+  for (const NodePtr &result : results) {
+    std::vector<std::pair<const Node *, size_t>> stack = {{result.get(), 0}};
+    while (!stack.empty()) {
+      auto &[n, next] = stack.back();
+      if (next == 0 && (seen.count(n) || values.count(n))) {
+        stack.pop_back();
+        continue;
+      }
+      if (n->kind != Kind::Leaf && next < n->inputs.size()) {
+        const Node *input = n->inputs[next++].get();
+        if (!seen.count(input) && !values.count(input))
+          stack.push_back({input, 0});
+        continue;
+      }
+      if (n->kind == Kind::Leaf && !n->hasValues)
+        throw Error("input '" + n->name + "' " + shapeStr(n->shape) +
+                    " is read by @" + name +
+                    " but is not one of its "
+                    "arguments");
+      seen[n] = true;
+      order.push_back(n);
+      stack.pop_back();
+    }
+  }
+  buildNodes(b, order, values);
+  llvm::SmallVector<mlir::Value> returned;
+  for (const NodePtr &result : results)
+    returned.push_back(values.at(result.get()));
+  mlir::func::ReturnOp::create(b, loc, returned);
   return func;
 }

@@ -136,6 +136,7 @@ static void locate(Node &n) {
   if (scopedLocation.file) {
     n.file = intern(scopedLocation.file);
     n.line = scopedLocation.line;
+    n.column = scopedLocation.column;
     return;
   }
   if (LocationHook hook = locationHook.load()) {
@@ -143,6 +144,7 @@ static void locate(Node &n) {
     if (hook(where) && where.file) {
       n.file = intern(where.file);
       n.line = where.line;
+      n.column = where.column;
     }
   }
 }

@@ -38,6 +38,12 @@ namespace harp::detail {
 /// What a Map node's body computes.
 enum class MapKind : uint8_t { Binary, Unary, Cast, Select };
 
+/// A call of a function outside the graph (callFunction).
+struct CallSite {
+  std::string callee;
+  std::vector<std::pair<DType, std::vector<int64_t>>> results;
+};
+
 struct Node {
   enum class Kind : uint8_t {
     Leaf,
@@ -50,7 +56,8 @@ struct Node {
     Concat,
     Contiguous,
     Gather,
-    ScatterAdd
+    ScatterAdd,
+    Call
   };
   Kind kind;
   std::vector<NodePtr> inputs;
@@ -70,7 +77,10 @@ struct Node {
   int64_t dim = 0;             // Concat, Gather, ScatterAdd
   /// Where the user built it (file interned for the process; null: unknown).
   const std::string *file = nullptr;
-  unsigned line = 0;
+  unsigned line = 0, column = 0;
+  /// Call: the call site, shared by the nodes of its results; `dim` is the
+  /// result's index.
+  std::shared_ptr<const CallSite> call;
 
   std::optional<Array> data; // a leaf's data, or the realized value
   /// When `data` was set: a leaf's values, or a realization. A realized

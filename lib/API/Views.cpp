@@ -203,6 +203,23 @@ NodePtr harp::detail::contiguous(NodePtr a) {
   return make(Kind::Contiguous, a->shape, a->dtype, {a});
 }
 
+std::vector<NodePtr> harp::detail::callFunction(
+    const std::string &callee, std::vector<NodePtr> args,
+    std::vector<std::pair<DType, std::vector<int64_t>>> results) {
+  auto site = std::make_shared<CallSite>();
+  site->callee = callee;
+  site->results = std::move(results);
+  std::vector<NodePtr> nodes;
+  for (size_t i = 0; i < site->results.size(); ++i) {
+    NodePtr n =
+        make(Kind::Call, site->results[i].second, site->results[i].first, args);
+    n->call = site;
+    n->dim = static_cast<int64_t>(i);
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
 NodePtr harp::detail::unfold(NodePtr a, std::vector<int64_t> kernel,
                              std::vector<int64_t> stride,
                              std::vector<int64_t> dilation) {

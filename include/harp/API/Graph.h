@@ -210,11 +210,13 @@ std::optional<ReduceOp> reduceOpNamed(const std::string &name);
 struct SourceLocation {
   const char *file = nullptr;
   unsigned line = 0;
+  /// 0 when unknown (C++ callers); the graph DSL's front end sets it.
+  unsigned column = 0;
 #if defined(__clang__) || defined(__GNUC__)
   /// The caller's file and line, when used as a default argument.
   static SourceLocation current(const char *file = __builtin_FILE(),
                                 unsigned line = __builtin_LINE()) {
-    return {file, line};
+    return {file, line, 0};
   }
 #else
   static SourceLocation current() { return {}; }
@@ -363,6 +365,14 @@ NodePtr conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
 NodePtr gather(NodePtr input, NodePtr index, int64_t dim);
 NodePtr scatterAdd(NodePtr dest, NodePtr index, NodePtr src, int64_t dim);
 NodePtr contiguous(NodePtr a);
+/// The results of a call of function `callee` (outside the graph) on
+/// `args`, one node per result of the given dtypes and shapes: emitted as
+/// one func.call in the function that reads them. Only functions built
+/// into one module with the callee (the graph DSL's importer) can hold
+/// them; realize() of such a node fails, as no callee is there.
+std::vector<NodePtr>
+callFunction(const std::string &callee, std::vector<NodePtr> args,
+             std::vector<std::pair<DType, std::vector<int64_t>>> results);
 
 // Composites (PyTorch's names; built from views, concat, gather and maps,
 // so each has a gradient through its parts).
