@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "HARP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test", ".py", ".c"]
+config.suffixes = [".mlir", ".test", ".py", ".c", ".graph"]
 # Integration/ and python/ are pytest suites, run by scripts/run-tests.sh
 # next to lit.
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
@@ -27,7 +27,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.harp_tools_dir, config.llvm_tools_dir]
-tools = ["harp-opt", "harp-run", "harp-reduce", "harp-lsp-server", "harp-capi-test",
+tools = ["harp-opt", "harp-run", "harp-translate", "harp-reduce", "harp-lsp-server",
+         "harp-capi-test",
          "harp-capi-jit-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # Debian's own mlir-opt, for the plugin tests (test/Plugin), and the plugin.

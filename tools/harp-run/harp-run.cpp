@@ -6,6 +6,11 @@
 //
 //   harp-run model.mlir --input x.npy --input w.npy --output y.npy
 //   harp-run model.mlir --entry main --random-inputs 42 --print --stats
+//   harp-run model.graph --input x.npy     # a graph program (docs/GraphDSL.md)
+//
+// A file ending in .graph is a graph program: it is imported (main's dims
+// bound from the --input arrays' shapes or from --bind) and run as the
+// module it becomes.
 //
 // Every failure (unreadable file, missing entry, wrong counts or types, a
 // compile error) is reported as "harp-run: error: ..." with exit code 1.
@@ -14,18 +19,22 @@
 
 #include "GradCheck.h"
 
+#include "harp/Frontend/ImportGraph.h"
 #include "harp/Runtime/Array.h"
 #include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Npy.h"
 #include "harp/Support/Version.h"
 #include "harp/Target/CPU.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -38,9 +47,21 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory harpRunCategory("harp-run options");
 
-static cl::opt<std::string> sourceFile(cl::Positional,
-                                       cl::desc("<file.mlir, or - for stdin>"),
-                                       cl::cat(harpRunCategory));
+static cl::opt<std::string>
+    sourceFile(cl::Positional,
+               cl::desc("<file.mlir or file.graph, or - for stdin (.mlir)>"),
+               cl::cat(harpRunCategory));
+
+static cl::opt<std::string>
+    bindDims("bind",
+             cl::desc("A .graph file: sizes of main's symbolic dims that "
+                      "no --input gives (needed with --random-inputs)"),
+             cl::value_desc("NAME=SIZE,..."), cl::cat(harpRunCategory));
+
+static cl::opt<unsigned>
+    maxDepth("max-depth",
+             cl::desc("A .graph file: how deep graph calls may nest"),
+             cl::init(10), cl::cat(harpRunCategory));
 
 static cl::opt<std::string>
     entryName("entry",
@@ -321,6 +342,45 @@ prepareInputs(const FunctionSignature &entry) {
   return inputs;
 }
 
+/// Imports a graph program, binding main's dims from --bind and the
+/// --input arrays' shapes; returns the module's text or the diagnostics.
+static llvm::Expected<std::string>
+importGraphFile(std::unique_ptr<llvm::MemoryBuffer> buffer) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   message.str());
+  };
+  graph::ImportOptions options;
+  options.maxDepth = maxDepth;
+  if (std::optional<std::string> message =
+          graph::parseBindings(bindDims, options.bindings))
+    return error(*message);
+  if (!inputFiles.empty()) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const std::string &path : inputFiles) {
+      llvm::Expected<Array> array = readNpy(path);
+      if (!array)
+        return array.takeError();
+      shapes.push_back(array->type().shape);
+    }
+    options.inputShapes = std::move(shapes);
+  }
+  mlir::MLIRContext &context = Jit::sharedContext();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      graph::importGraph(sourceMgr, &context, options);
+  if (!module)
+    return error(llvm::StringRef(diagnostics).trim());
+  std::string text;
+  llvm::raw_string_ostream textStream(text);
+  module->print(textStream);
+  return text;
+}
+
 static void reportStats(const Jit &jit) {
   const JitStats &stats = jit.stats();
   llvm::errs() << "harp-run: jit: " << stats.memoryHits << " memory hits, "
@@ -383,6 +443,15 @@ int main(int argc, char **argv) {
   if (!source)
     return fail("cannot read '" + sourceFile +
                 "': " + source.getError().message());
+  if (llvm::StringRef(sourceFile).ends_with(".graph")) {
+    // The graph front end: the module's text replaces the source.
+    llvm::Expected<std::string> text = importGraphFile(std::move(*source));
+    if (!text)
+      return fail(llvm::toString(text.takeError()));
+    source = llvm::MemoryBuffer::getMemBufferCopy(*text, sourceFile);
+  } else if (bindDims.getNumOccurrences()) {
+    return fail("--bind is for .graph files");
+  }
 
   llvm::Expected<Device> device = parseDevice(deviceOption);
   if (!device)
