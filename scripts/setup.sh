@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev
   openmpi-bin libopenmpi-dev python3-mpi4py  # harp.distributed, its tests and bench
   base-files  # the corpus of examples/char_transformer.py (common-licenses/GPL-3)
+  graphviz  # `dot`, which the DOT export test renders with
 )
 
 missing=()
