@@ -57,6 +57,7 @@ void bindTensor(py::module_ &m);
 void bindIr(py::module_ &m);
 void bindNN(py::module_ &m);
 void bindDistributed(py::module_ &m);
+void bindGraph(py::module_ &m);
 
 } // namespace harp::python
 

@@ -433,4 +433,5 @@ PYBIND11_MODULE(_harp, m) {
   bindIr(m);
   bindNN(m);
   bindDistributed(m);
+  bindGraph(m);
 }

@@ -20,6 +20,14 @@ static std::string typeStr(DType d, const std::vector<int64_t> &shape) {
   return dtypeName(d) + shapeStr(shape);
 }
 
+std::string harp::graph::frameName(const std::string &graph,
+                                   const Bindings &bindings) {
+  std::string dims;
+  for (const auto &[symbol, size] : bindings)
+    dims += (dims.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
+  return dims.empty() ? graph : graph + "(" + dims + ")";
+}
+
 std::vector<int64_t> Evaluator::shapeOf(const ParamSpec &p,
                                         const Bindings &bindings) {
   std::vector<int64_t> shape;
@@ -501,12 +509,7 @@ Value Evaluator::evalCall(const Expr &e, Scope &scope) {
     args.resize(call.positional.size());
   Bindings bindings = bind(*callee, args, e.loc);
 
-  std::string frame = sig.name, dims;
-  for (const auto &[symbol, size] : bindings)
-    dims += (dims.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
-  if (!dims.empty())
-    frame += "(" + dims + ")";
-  scope.chain.push_back({frame, e.loc});
+  scope.chain.push_back({frameName(sig.name, bindings), e.loc});
   // The chain starts with the graph evaluated first (depth 0).
   if (scope.chain.size() - 1 > maxDepth) {
     std::string path;
@@ -550,6 +553,6 @@ std::vector<NodePtr> Program::call(const std::string &graph,
   std::vector<NodePtr> inputs;
   for (const Value &v : values)
     inputs.push_back(v.tensor);
-  std::vector<Frame> chain = {{graph, g->signature.loc}};
+  std::vector<Frame> chain = {{frameName(graph, bindings), g->signature.loc}};
   return evaluator.execute(*g, bindings, inputs, chain);
 }

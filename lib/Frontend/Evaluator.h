@@ -20,6 +20,9 @@ namespace harp::graph {
 
 using Bindings = std::map<std::string, int64_t>;
 
+/// "relu(B=2, N=5)": a graph instance as call chains name it.
+std::string frameName(const std::string &graph, const Bindings &bindings);
+
 /// One graph call on the way to the one being evaluated.
 struct Frame {
   std::string graph;

@@ -146,7 +146,7 @@ harp::graph::importGraph(const Program &program, mlir::MLIRContext *context,
                                       "--bind " +
                                       symbol +
                                       "=SIZE (or inputs that have it)");
-    std::vector<Frame> chain = {{"main", sig.loc}};
+    std::vector<Frame> chain = {{frameName("main", bindings), sig.loc}};
     importer.instance(*main, bindings, chain, /*entry=*/true);
   } catch (const GraphError &error) {
     report(context, error);

@@ -372,6 +372,7 @@ private:
       } while (isPunct(",") && (next(), true));
     }
     expectPunct(")", "to close the inputs");
+    skipNewlines(); // a long signature may break before -> and {
     expectPunct("->", "before the graph's outputs");
     if (isPunct("(")) {
       next();
@@ -383,6 +384,7 @@ private:
       def.signature.outputs.push_back(param());
     }
     checkSignature(def.signature);
+    skipNewlines();
     def.body = block();
     return def;
   }

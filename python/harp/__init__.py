@@ -25,6 +25,7 @@ from ._harp import (DType, HarpError, Tensor, compile_stats,  # noqa: F401
 
 from . import nn, optim  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
+from . import graph  # noqa: E402,F401
 from ._ops import (broadcast_to, chunk, cumprod, cumsum, full_like,  # noqa: F401
                    index_select, ones_like, rand_like, randn, randn_like,
                    repeat_interleave, roll, split, stack, take_along_dim, tril,

@@ -1,0 +1,148 @@
+//===- GraphBindings.cpp - harp.graph: the graph language from Python -----===//
+//
+// _harp.graph: parse a program, call its graphs on tensors (subgraph calls
+// inlined: the results are lazy tensors with gradients), and import it as
+// harp IR text. GraphError carries the program's file, line and column.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+#include "harp/Frontend/ImportGraph.h"
+#include "harp/Runtime/Jit.h"
+#include "harp/Target/Dot.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace harp;
+using namespace harp::python;
+
+namespace {
+py::dict signatureDict(const graph::GraphSignature &sig) {
+  auto params = [](const std::vector<graph::ParamSpec> &list) {
+    py::list out;
+    for (const graph::ParamSpec &p : list) {
+      py::list dims;
+      for (const graph::DimSpec &d : p.dims)
+        dims.append(d.symbol.empty() ? py::object(py::int_(d.size))
+                                     : py::object(py::str(d.symbol)));
+      out.append(py::make_tuple(p.name, p.dtype, py::tuple(dims)));
+    }
+    return out;
+  };
+  py::dict d;
+  d["name"] = sig.name;
+  d["inputs"] = params(sig.inputs);
+  d["outputs"] = params(sig.outputs);
+  d["line"] = sig.loc.line;
+  return d;
+}
+
+/// The module the importer builds, as text; its diagnostics raise.
+std::string
+toMlir(const graph::Program &program,
+       const std::map<std::string, int64_t> &bindings,
+       const std::optional<std::vector<std::vector<int64_t>>> &shapes,
+       unsigned maxDepth) {
+  graph::ImportOptions options;
+  options.bindings = bindings;
+  options.inputShapes = shapes;
+  options.maxDepth = maxDepth;
+  mlir::MLIRContext &context = Jit::sharedContext();
+  std::lock_guard<std::recursive_mutex> lock(Jit::sharedContextMutex());
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
+      os << loc.getFilename() << ":" << loc.getLine() << ":" << loc.getColumn()
+         << ": ";
+    os << diag.str();
+    diagnostics += (diagnostics.empty() ? "" : "\n") + text;
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      graph::importGraph(program, &context, options);
+  if (!module)
+    throw Error("graph import failed:\n" + diagnostics);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  os << "\n";
+  return text;
+}
+
+std::string toDot(const std::string &text, const std::string &function,
+                  bool bodies) {
+  mlir::MLIRContext &context = Jit::sharedContext();
+  std::lock_guard<std::recursive_mutex> lock(Jit::sharedContextMutex());
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    diagnostics += (diagnostics.empty() ? "" : "\n") + diag.str();
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text,
+                                              mlir::ParserConfig(&context));
+  if (!module)
+    throw Error("to_dot: invalid IR:\n" + diagnostics);
+  DotOptions options;
+  options.function = function;
+  options.bodies = bodies;
+  std::string dot;
+  llvm::raw_string_ostream os(dot);
+  if (mlir::failed(exportDot(*module, os, options)))
+    throw Error(diagnostics);
+  return dot;
+}
+} // namespace
+
+void harp::python::bindGraph(py::module_ &parent) {
+  py::module_ m = parent.def_submodule(
+      "graph", "The graph language (docs/GraphDSL.md): parse, call, import");
+  static py::exception<graph::GraphError> graphError(m, "GraphError",
+                                                     parent.attr("HarpError"));
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const graph::GraphError &e) {
+      py::object error = py::handle(graphError.ptr())(e.what());
+      error.attr("filename") =
+          e.loc().file ? py::object(py::str(*e.loc().file)) : py::none();
+      error.attr("lineno") = e.loc().line;
+      error.attr("colno") = e.loc().column;
+      error.attr("message") = e.message();
+      PyErr_SetObject(graphError.ptr(), error.ptr());
+    }
+  });
+
+  py::class_<graph::Program>(m, "Program", "A parsed graph program.")
+      .def_static("parse", &graph::Program::parse, py::arg("text"),
+                  py::arg("filename") = "<string>")
+      .def_property_readonly("graphs", &graph::Program::graphNames)
+      .def("has_graph", &graph::Program::hasGraph)
+      .def("signature",
+           [](const graph::Program &p, const std::string &name) {
+             return signatureDict(p.signature(name));
+           })
+      .def(
+          "call",
+          [](const graph::Program &p, const std::string &name,
+             const std::vector<NodePtr> &args, unsigned maxDepth) {
+            graph::EvalOptions options;
+            options.maxDepth = maxDepth;
+            return p.call(name, args, options);
+          },
+          py::arg("name"), py::arg("args"), py::arg("max_depth") = 10)
+      .def("to_mlir", &toMlir, py::arg("bindings"), py::arg("shapes"),
+           py::arg("max_depth") = 10);
+  m.def("builtins", &graph::builtinNames,
+        "The names of the language's built-in functions.");
+  m.def("to_dot", &toDot, py::arg("text"), py::arg("function") = "",
+        py::arg("bodies") = true,
+        "A harp module's functions as a Graphviz DOT graph.");
+}
