@@ -71,46 +71,34 @@ NodePtr harp::graph::asTensor(const Value &v, std::optional<DType> dtype,
             : v.kind == Value::Kind::Float ? DType::F32
             : v.kind == Value::Kind::Bool  ? DType::Bool
                                            : DType::I64;
-  return detail::full(d, {}, v.number());
-}
-
-/// Runs `body`, reporting the Tensor API's errors at `loc`.
-template <typename F>
-static auto atLoc(const SourceLoc &loc, F &&body) -> decltype(body()) {
-  LocationScope scope(SourceLocation{loc.file ? loc.file->c_str() : nullptr,
-                                     loc.line, loc.column});
-  try {
-    return body();
-  } catch (const GraphError &) {
-    throw;
-  } catch (const Error &e) {
-    throw GraphError(loc, e.what());
-  }
+  return atLoc(loc, [&] { return detail::full(d, {}, v.number()); });
 }
 
 Value harp::graph::elementwise(BinaryOp op, const Value &a, const Value &b,
                                const SourceLoc &loc, const std::string &what) {
-  std::optional<DType> da, db;
-  if (a.isTensor())
-    da = db = detail::dtypeOf(a.tensor);
-  if (b.isTensor()) {
-    db = detail::dtypeOf(b.tensor);
-    if (!a.isTensor())
-      da = db;
-  }
-  if (!a.isTensor() && da)
-    da = scalarDType(a, *da);
-  if (!b.isTensor() && db)
-    db = scalarDType(b, *db);
-  NodePtr x = asTensor(a, da, loc, "the left operand of " + what);
-  NodePtr y = asTensor(b, db, loc, "the right operand of " + what);
-  const auto &sx = detail::shapeOf(x), &sy = detail::shapeOf(y);
-  if (sx != sy && !sx.empty() && !sy.empty())
-    throw GraphError(loc, what + ": operand shapes " + shapeStr(sx) + " and " +
-                              shapeStr(sy) +
-                              " differ; only 0-d scalars broadcast (use "
-                              "expand to broadcast others)");
-  return Value::ofTensor(atLoc(loc, [&] { return detail::binary(op, x, y); }));
+  return atLoc(loc, [&] {
+    std::optional<DType> da, db;
+    if (a.isTensor())
+      da = db = detail::dtypeOf(a.tensor);
+    if (b.isTensor()) {
+      db = detail::dtypeOf(b.tensor);
+      if (!a.isTensor())
+        da = db;
+    }
+    if (!a.isTensor() && da)
+      da = scalarDType(a, *da);
+    if (!b.isTensor() && db)
+      db = scalarDType(b, *db);
+    NodePtr x = asTensor(a, da, loc, "the left operand of " + what);
+    NodePtr y = asTensor(b, db, loc, "the right operand of " + what);
+    const auto &sx = detail::shapeOf(x), &sy = detail::shapeOf(y);
+    if (sx != sy && !sx.empty() && !sy.empty())
+      throw GraphError(loc, what + ": operand shapes " + shapeStr(sx) +
+                                " and " + shapeStr(sy) +
+                                " differ; only 0-d scalars broadcast (use "
+                                "expand to broadcast others)");
+    return Value::ofTensor(detail::binary(op, x, y));
+  });
 }
 
 //===----------------------------------------------------------------------===//

@@ -68,6 +68,21 @@ struct Value {
 /// "[2, 3]".
 std::string shapeStr(const std::vector<int64_t> &shape);
 
+/// Runs `body` with the nodes it builds placed at `loc`, reporting the
+/// Tensor API's errors there.
+template <typename F>
+auto atLoc(const SourceLoc &loc, F &&body) -> decltype(body()) {
+  LocationScope scope(SourceLocation{loc.file ? loc.file->c_str() : nullptr,
+                                     loc.line, loc.column});
+  try {
+    return body();
+  } catch (const GraphError &) {
+    throw;
+  } catch (const Error &e) {
+    throw GraphError(loc, e.what());
+  }
+}
+
 /// The dtype a number takes next to a tensor of `other` (PyTorch's weak
 /// scalars: a float next to an integer tensor is f32).
 DType scalarDType(const Value &number, DType other);

@@ -193,7 +193,9 @@ void Evaluator::run(const Block &block, Scope &scope) {
       NodePtr node;
       if (v.isNumber()) {
         // A number fills the output, as a scalar broadcasts.
-        node = detail::full(out->dtype, shape, v.number());
+        node = atLoc(s.value->loc, [&] {
+          return detail::full(out->dtype, shape, v.number());
+        });
       } else if (v.isTensor()) {
         node = v.tensor;
       } else {
@@ -290,13 +292,17 @@ Value Evaluator::eval(const Expr &e, Scope &scope) {
       if (x.kind == Value::Kind::Float)
         return Value::ofFloat(-x.floatValue);
       if (x.isTensor())
-        return Value::ofTensor(detail::unary(UnaryOp::Neg, x.tensor));
+        return atLoc(e.loc, [&] {
+          return Value::ofTensor(detail::unary(UnaryOp::Neg, x.tensor));
+        });
       throw GraphError(e.loc, "cannot negate " + x.describe());
     }
     if (x.kind == Value::Kind::Bool)
       return Value::ofBool(!x.boolValue);
     if (x.isTensor() && detail::dtypeOf(x.tensor) == DType::Bool)
-      return Value::ofTensor(detail::unary(UnaryOp::Not, x.tensor));
+      return atLoc(e.loc, [&] {
+        return Value::ofTensor(detail::unary(UnaryOp::Not, x.tensor));
+      });
     throw GraphError(e.loc,
                      "'!' needs a bool or a bool tensor, got " + x.describe());
   }
@@ -395,13 +401,9 @@ Value Evaluator::evalBinary(const Expr &e, Scope &scope) {
     if (!a.isTensor() || !b.isTensor())
       throw GraphError(e.loc, "'@' needs tensors, got " + a.describe() +
                                   " and " + b.describe());
-    try {
+    return atLoc(e.loc, [&] {
       return Value::ofTensor(detail::matmul(a.tensor, b.tensor));
-    } catch (const GraphError &) {
-      throw;
-    } catch (const Error &err) {
-      throw GraphError(e.loc, err.what());
-    }
+    });
   case BinOp::Or:
   case BinOp::And:
     for (const Value *v : {&a, &b})

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -75,6 +76,8 @@ void mlir::harp::registerAllHarpDialects(DialectRegistry &registry) {
   // harp::distributed's collectives, and the DLTI entry naming the MPI ABI.
   registry.insert<DLTIDialect, mpi::MPIDialect>();
   registerMPIExternalModels(registry);
+  // `inline` folds func.call (the graph importer's subgraph calls).
+  func::registerInlinerExtension(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);

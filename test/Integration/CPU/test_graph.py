@@ -131,6 +131,21 @@ def test_recursion(n):
     np.testing.assert_allclose(s, x.sum(), rtol=1e-12)
 
 
+def test_gradcheck_through_calls():
+    # harp-autodiff differentiates main through its subgraph calls.
+    text = HALFSUM.replace("s = reshape(x, [])", "s = square(reshape(x, []))")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "halfsum.graph")
+        with open(path, "w") as f:
+            f.write(text)
+        proc = subprocess.run([harptest.HARP_RUN, path, "--bind", "N=7",
+                               "--random-inputs", "5", "--gradcheck"],
+                              capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "gradcheck @main: 7 elements" in proc.stdout
+    assert proc.stdout.rstrip().endswith("PASS")
+
+
 def test_recursion_limit():
     x = np.ones(1024)
     err = run_graph(HALFSUM, x, expect_error=True)

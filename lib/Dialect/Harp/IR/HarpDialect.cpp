@@ -4,10 +4,30 @@
 #include "harp/Dialect/Harp/IR/HarpAttrs.h"
 #include "harp/Dialect/Harp/IR/HarpOps.h"
 
+#include "mlir/Transforms/InliningUtils.h"
+
 using namespace mlir;
 using namespace mlir::harp;
 
 #include "harp/Dialect/Harp/IR/HarpOpsDialect.cpp.inc"
+
+namespace {
+/// harp ops are pure values on tensors (or, for harp.autodiff, a reference to
+/// a function by name): any of them can be inlined anywhere, so calls
+/// between harp functions (the graph importer's) fold with `inline`.
+struct HarpInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Operation *, bool) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
 
 void HarpDialect::initialize() {
   registerAttributes();
@@ -15,6 +35,7 @@ void HarpDialect::initialize() {
 #define GET_OP_LIST
 #include "harp/Dialect/Harp/IR/HarpOps.cpp.inc"
       >();
+  addInterfaces<HarpInlinerInterface>();
 }
 
 Operation *HarpDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -1,0 +1,146 @@
+# RUN: %python %s --harp-translate harp-translate --seeds %harp_src_root/test/Frontend --seeds %harp_src_root/examples/graph | FileCheck %s
+# CHECK: graph fuzz: {{[0-9]+}} inputs
+# CHECK-SAME: 0 crashes
+
+"""Feeds harp-translate --import-graph many mutated graph programs.
+
+Every run must end in exit code 0 (the mutant is still a valid program) or 1
+with an `error:` diagnostic, never a signal, a hang or another code. Mutants
+are run in batches through --split-input-file; a batch that fails otherwise
+is rerun one input at a time to name the culprit.
+"""
+
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+
+SPLIT = "// -----"
+
+NUMBERS = ["-1", "0", "1", "2", "3", "7", "1.5", "-0.0", "1e309",
+           "9223372036854775807", "99999999999999999999", "2147483648"]
+DTYPES = ["f32", "f64", "i32", "i64", "bool", "u8", "complex", "f16", "N"]
+KEYWORDS = ["graph", "let", "if", "else", "true", "false", "main", "x", "N",
+            "B"]
+BUILTINS = ["relu", "max", "sum", "reshape", "conv", "slice", "matmul",
+            "softmax", "expand", "where", "cast", "unfold", "fold", "pad",
+            "max_pool", "cumsum", "gather", "arange", "zeros", "concat"]
+PUNCT = list("()[]{},:=+-*/%@<>!;\"") + ["->", "**", "==", "&&", "||", "\n"]
+TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\S")
+
+
+def chunks_of(path):
+    with open(path) as f:
+        text = f.read()
+    out = []
+    for chunk in text.split(SPLIT):
+        lines = [l for l in chunk.splitlines() if not l.lstrip().startswith("//")]
+        body = "\n".join(lines).strip()
+        if "graph" in body:
+            out.append(body + "\n")
+    return out
+
+
+def mutate(text, rng):
+    tokens = list(TOKEN.finditer(text))
+    kind = rng.randrange(8)
+    if kind == 0 or not tokens:
+        return text[:rng.randrange(len(text) + 1)]
+    tok = rng.choice(tokens)
+    start, end = tok.span()
+    if kind == 1:
+        return text[:start] + text[end:]
+    if kind == 2:
+        return text[:start] + rng.choice(NUMBERS) + text[end:]
+    if kind == 3:
+        return text[:start] + rng.choice(DTYPES) + text[end:]
+    if kind == 4:
+        pool = KEYWORDS if rng.random() < 0.5 else BUILTINS
+        return text[:start] + rng.choice(pool) + text[end:]
+    if kind == 5:
+        return text[:start] + rng.choice(PUNCT) + text[start:]
+    if kind == 6:
+        lines = text.splitlines()
+        i = rng.randrange(len(lines))
+        if rng.random() < 0.5:
+            lines.insert(i, lines[i])
+        else:
+            lines.pop(i)
+        return "\n".join(lines) + "\n"
+    other = rng.choice(tokens)
+    if other.start() < start:
+        tok, other = other, tok
+    a, b = tok.span(), other.span()
+    if a[1] > b[0]:
+        return text
+    return (text[:a[0]] + other.group() + text[a[1]:b[0]] + tok.group() +
+            text[b[1]:])
+
+
+def run(tool, text):
+    try:
+        proc = subprocess.run([tool, "--import-graph", "--split-input-file",
+                               "-o", os.devnull, "-"],
+                              input=text.encode(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+    return proc.returncode, proc.stderr.decode(errors="replace")
+
+
+def acceptable(rc, stderr):
+    return rc == 0 or (rc == 1 and "error:" in stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--harp-translate", required=True)
+    ap.add_argument("--seeds", action="append", required=True)
+    ap.add_argument("--mutants-per-input", type=int,
+                    default=int(os.environ.get("HARP_FUZZ_MUTANTS", "40")))
+    ap.add_argument("--seed", type=int,
+                    default=int(os.environ.get("HARP_FUZZ_SEED", "20261126")))
+    ap.add_argument("--batch", type=int, default=100)
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    originals = []
+    for d in args.seeds:
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".graph"):
+                originals += chunks_of(os.path.join(d, name))
+    inputs = []
+    for text in originals:
+        for _ in range(args.mutants_per_input):
+            m = mutate(text, rng)
+            if rng.random() < 0.3:
+                m = mutate(m, rng)
+            # A mutant must not contain the split marker itself.
+            inputs.append(m.replace("//", "/ /"))
+
+    crashes = []
+    for i in range(0, len(inputs), args.batch):
+        batch = inputs[i:i + args.batch]
+        rc, err = run(args.harp_translate, ("\n" + SPLIT + "\n").join(batch))
+        if acceptable(rc, err):
+            continue
+        for text in batch:
+            rc1, err1 = run(args.harp_translate, text)
+            if not acceptable(rc1, err1):
+                crashes.append((rc1, text, err1))
+
+    joined = ("\n" + SPLIT + "\n").join(inputs)
+    _, err = run(args.harp_translate, joined)
+    rejected = len(re.findall(r":\d+:\d+: error:", err))
+    for rc, text, err in crashes[:5]:
+        sys.stdout.write("CRASH (exit %s):\n%s\n--- stderr ---\n%s\n" %
+                         (rc, text, err[-2000:]))
+    print("graph fuzz: %d inputs from %d originals, %d diagnostics, %d crashes"
+          % (len(inputs), len(originals), rejected, len(crashes)))
+    return 1 if crashes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
