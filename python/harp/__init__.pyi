@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, o
 import numpy as np
 
 from . import distributed as distributed
+from . import graph as graph
 from . import nn as nn
 from . import optim as optim
 
