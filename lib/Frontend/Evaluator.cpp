@@ -503,12 +503,6 @@ Value Evaluator::evalCall(const Expr &e, Scope &scope) {
     args[i] = call.keywords[k].second;
     given[i] = true;
   }
-  for (size_t i = 0; i < sig.inputs.size() && i < given.size(); ++i)
-    if (!given[i])
-      throw GraphError(e.loc, "graph '" + sig.name + "': missing input '" +
-                                  sig.inputs[i].name + "'");
-  if (call.positional.size() > sig.inputs.size())
-    args.resize(call.positional.size());
   Bindings bindings = bind(*callee, args, e.loc);
 
   scope.chain.push_back({frameName(sig.name, bindings), e.loc});

@@ -416,9 +416,7 @@ private:
           const Token &t = peek();
           DimSpec d;
           if (t.kind == Tok::Int) {
-            if (t.intValue < 0)
-              fail("expected a dim size >= 0");
-            d.size = t.intValue;
+            d.size = t.intValue; // the lexer reads no sign: never negative
           } else if (t.kind == Tok::Ident && !isKeyword(t.text)) {
             d.symbol = t.text;
           } else {
