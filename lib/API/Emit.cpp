@@ -281,30 +281,43 @@ static void buildNodes(mlir::OpBuilder &b, llvm::ArrayRef<const Node *> nodes,
   }
 }
 
+/// Creates `func.func @name(args...) -> (results' types...)` at `b`'s
+/// insertion point and moves `b` into its entry block, whose arguments go
+/// into `values`. The caller guards `b`'s insertion point.
+static mlir::func::FuncOp
+startFunction(mlir::OpBuilder &b, const std::string &name, mlir::Location loc,
+              llvm::ArrayRef<NodePtr> args,
+              llvm::ArrayRef<const Node *> results, bool isPrivate,
+              std::unordered_map<const Node *, mlir::Value> &values) {
+  mlir::MLIRContext *ctx = b.getContext();
+  llvm::SmallVector<mlir::Type> argTypes, resultTypes;
+  llvm::SmallVector<mlir::Location> argLocs;
+  for (const NodePtr &arg : args) {
+    argTypes.push_back(tensorType(ctx, *arg));
+    argLocs.push_back(locationOf(ctx, *arg));
+  }
+  for (const Node *result : results)
+    resultTypes.push_back(tensorType(ctx, *result));
+  auto func = mlir::func::FuncOp::create(
+      b, loc, name, b.getFunctionType(argTypes, resultTypes));
+  if (isPrivate)
+    func.setPrivate();
+  mlir::Block *entry = b.createBlock(&func.getBody(), {}, argTypes, argLocs);
+  for (auto [i, arg] : llvm::enumerate(args))
+    values[arg.get()] = entry->getArgument(i);
+  return func;
+}
+
 mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
                                                const GraphPlan &plan,
                                                const NodePtr &root,
                                                const std::string &name,
                                                bool isPrivate) {
-  mlir::MLIRContext *ctx = b.getContext();
-  llvm::SmallVector<mlir::Type> argTypes;
-  llvm::SmallVector<mlir::Location> argLocs;
-  for (const NodePtr &arg : plan.args) {
-    argTypes.push_back(tensorType(ctx, *arg));
-    argLocs.push_back(locationOf(ctx, *arg));
-  }
-  mlir::Type resultType = tensorType(ctx, *root);
-  mlir::Location funcLoc = locationOf(ctx, *root);
-  auto func = mlir::func::FuncOp::create(
-      b, funcLoc, name, b.getFunctionType(argTypes, resultType));
-  if (isPrivate)
-    func.setPrivate();
+  mlir::Location funcLoc = locationOf(b.getContext(), *root);
   mlir::OpBuilder::InsertionGuard guard(b);
-  mlir::Block *entry = b.createBlock(&func.getBody(), {}, argTypes, argLocs);
-
   std::unordered_map<const Node *, mlir::Value> values;
-  for (auto [i, arg] : llvm::enumerate(plan.args))
-    values[arg.get()] = entry->getArgument(i);
+  mlir::func::FuncOp func = startFunction(b, name, funcLoc, plan.args,
+                                          {root.get()}, isPrivate, values);
   buildNodes(b, plan.nodes, values);
   mlir::func::ReturnOp::create(b, funcLoc, values.at(root.get()));
   return func;
@@ -314,25 +327,13 @@ mlir::func::FuncOp harp::detail::buildGraphFunction(
     mlir::OpBuilder &b, const std::string &name, mlir::Location loc,
     const std::vector<NodePtr> &args, const std::vector<NodePtr> &results,
     bool isPrivate) {
-  mlir::MLIRContext *ctx = b.getContext();
-  llvm::SmallVector<mlir::Type> argTypes, resultTypes;
-  llvm::SmallVector<mlir::Location> argLocs;
-  for (const NodePtr &arg : args) {
-    argTypes.push_back(tensorType(ctx, *arg));
-    argLocs.push_back(locationOf(ctx, *arg));
-  }
+  llvm::SmallVector<const Node *> resultNodes;
   for (const NodePtr &result : results)
-    resultTypes.push_back(tensorType(ctx, *result));
-  auto func = mlir::func::FuncOp::create(
-      b, loc, name, b.getFunctionType(argTypes, resultTypes));
-  if (isPrivate)
-    func.setPrivate();
+    resultNodes.push_back(result.get());
   mlir::OpBuilder::InsertionGuard guard(b);
-  mlir::Block *entry = b.createBlock(&func.getBody(), {}, argTypes, argLocs);
-
   std::unordered_map<const Node *, mlir::Value> values;
-  for (auto [i, arg] : llvm::enumerate(args))
-    values[arg.get()] = entry->getArgument(i);
+  mlir::func::FuncOp func =
+      startFunction(b, name, loc, args, resultNodes, isPrivate, values);
   // Every node the results need, operands first (iteratively: deep graphs
   // stay off the C stack); the arguments end the walk.
   std::vector<const Node *> order;
@@ -354,8 +355,7 @@ mlir::func::FuncOp harp::detail::buildGraphFunction(
       if (n->kind == Kind::Leaf && !n->hasValues)
         throw Error("input '" + n->name + "' " + shapeStr(n->shape) +
                     " is read by @" + name +
-                    " but is not one of its "
-                    "arguments");
+                    " but is not one of its arguments");
       seen[n] = true;
       order.push_back(n);
       stack.pop_back();
