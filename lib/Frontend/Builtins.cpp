@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -33,8 +35,23 @@ std::string Value::describe() const {
            shapeStr(detail::shapeOf(tensor));
   case Kind::Int:
     return "integer " + std::to_string(intValue);
-  case Kind::Float:
-    return "float " + std::to_string(floatValue);
+  case Kind::Float: {
+    // The shortest text that reads back as the value, with a point.
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", floatValue);
+    for (int digits = 1; digits < 17; ++digits) {
+      char shorter[32];
+      std::snprintf(shorter, sizeof shorter, "%.*g", digits, floatValue);
+      if (std::strtod(shorter, nullptr) == floatValue) {
+        std::snprintf(text, sizeof text, "%s", shorter);
+        break;
+      }
+    }
+    std::string spelled = text;
+    if (spelled.find_first_of(".eni") == std::string::npos)
+      spelled += ".0";
+    return "float " + spelled;
+  }
   case Kind::Bool:
     return boolValue ? "bool true" : "bool false";
   case Kind::String:
