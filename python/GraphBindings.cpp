@@ -17,6 +17,8 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <optional>
+
 using namespace harp;
 using namespace harp::python;
 
@@ -53,21 +55,37 @@ toMlir(const graph::Program &program,
   options.maxDepth = maxDepth;
   mlir::MLIRContext &context = Jit::sharedContext();
   std::lock_guard<std::recursive_mutex> lock(Jit::sharedContextMutex());
+  // The first error, as the GraphError it was in the front end.
+  std::optional<graph::GraphError> error;
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
-      os << loc.getFilename() << ":" << loc.getLine() << ":" << loc.getColumn()
-         << ": ";
-    os << diag.str();
-    diagnostics += (diagnostics.empty() ? "" : "\n") + text;
+    if (diag.getSeverity() != mlir::DiagnosticSeverity::Error || error) {
+      diagnostics += "\n" + diag.str();
+      return mlir::success();
+    }
+    graph::SourceLoc loc;
+    if (auto fileLoc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
+      loc = graph::SourceLoc::at(fileLoc.getFilename().str(), fileLoc.getLine(),
+                                 fileLoc.getColumn());
+    std::vector<graph::GraphError::Note> notes;
+    for (const mlir::Diagnostic &note : diag.getNotes()) {
+      graph::SourceLoc noteLoc;
+      if (auto fileLoc =
+              llvm::dyn_cast<mlir::FileLineColLoc>(note.getLocation()))
+        noteLoc = graph::SourceLoc::at(fileLoc.getFilename().str(),
+                                       fileLoc.getLine(), fileLoc.getColumn());
+      notes.push_back({noteLoc, note.str()});
+    }
+    error.emplace(loc, diag.str(), notes);
     return mlir::success();
   });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       graph::importGraph(program, &context, options);
-  if (!module)
-    throw Error("graph import failed:\n" + diagnostics);
+  if (!module) {
+    if (error)
+      throw *error;
+    throw Error("graph import failed:" + diagnostics);
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);

@@ -283,7 +283,10 @@ NodePtr harp::detail::fromArray(DType dtype, Array array, BackendPtr backend) {
 
 NodePtr harp::detail::input(DType dtype, std::vector<int64_t> shape,
                             std::string name) {
-  NodePtr n = fromData(dtype, std::move(shape), nullptr);
+  checkShape("input", shape);
+  // No storage until set_data: a placeholder only building IR (the graph
+  // importer's) may have any size.
+  auto n = make(Kind::Leaf, std::move(shape), dtype);
   n->hasValues = false;
   n->name = std::move(name);
   return n;
@@ -296,6 +299,9 @@ bool harp::detail::isLeaf(const NodePtr &node) {
 void harp::detail::setData(const NodePtr &leaf, const void *data) {
   if (leaf->kind != Kind::Leaf)
     throw Error("set_data: only leaves (from_data, input) take new values");
+  if (!leaf->data)
+    leaf->data =
+        Array::allocate(TensorType{elementKindOf(leaf->dtype), leaf->shape});
   if (data != leaf->data->data())
     std::memcpy(leaf->data->data(), data, leaf->data->byteSize());
   leaf->hasValues = true;

@@ -58,6 +58,8 @@ struct Expr {
   /// Call: keyword arguments, in order.
   std::vector<std::pair<std::string, ExprPtr>> keywords;
   std::vector<SourceLoc> keywordLocs;
+  /// How deep the operators below (and including) this one nest.
+  unsigned depth = 0;
 };
 
 struct Stmt;
@@ -80,6 +82,7 @@ struct GraphDef {
 
 struct ProgramImpl {
   std::vector<GraphDef> graphs;
+  const std::string *file = nullptr; // the program's name, interned
   const GraphDef *find(const std::string &name) const {
     for (const GraphDef &g : graphs)
       if (g.signature.name == name)

@@ -788,28 +788,34 @@ const std::map<std::string, Builtin> &table() {
     t["zeros"] = filled(0.0);
     t["ones"] = filled(1.0);
     t["full"] = filled(std::nullopt);
-    t["arange"] = {{"start", "end", "step", "dtype"}, [](const Bound &a) {
-                     // arange(n) counts 0..n-1; arange(a, b, step) as torch.
-                     double start = 0, end, step = a.number("step", 1.0);
-                     if (a.has("end")) {
-                       start = a.number("start");
-                       end = a.number("end");
-                     } else {
-                       end = a.number("start");
-                     }
-                     if (step == 0)
-                       throw GraphError(a.locOf("step"),
-                                        "arange: step must not be 0");
-                     bool integral = true;
-                     for (const char *n : {"start", "end", "step"})
-                       if (a.has(n) && a.get(n).kind == Value::Kind::Float)
-                         integral = false;
-                     double span = std::ceil((end - start) / step);
-                     int64_t count = span > 0 ? int64_t(span) : 0;
-                     return tensorValue(detail::arange(
-                         a.dtype("dtype", integral ? DType::I64 : DType::F32),
-                         count, start, step));
-                   }};
+    t["arange"] = {
+        {"start", "end", "step", "dtype"}, [](const Bound &a) {
+          // arange(n) counts 0..n-1; arange(a, b, step) as torch.
+          double start = 0, end, step = a.number("step", 1.0);
+          if (a.has("end")) {
+            start = a.number("start");
+            end = a.number("end");
+          } else {
+            end = a.number("start");
+          }
+          if (step == 0)
+            throw GraphError(a.locOf("step"), "arange: step must not be 0");
+          bool integral = true;
+          for (const char *n : {"start", "end", "step"})
+            if (a.has(n) && a.get(n).kind == Value::Kind::Float)
+              integral = false;
+          double span = std::ceil((end - start) / step);
+          if (!std::isfinite(span) || span > double(1LL << 40))
+            throw GraphError(a.call.loc,
+                             "arange: too many elements (from " +
+                                 Value::ofFloat(start).describe() + " to " +
+                                 Value::ofFloat(end).describe() + " by " +
+                                 Value::ofFloat(step).describe() + ")");
+          int64_t count = span > 0 ? int64_t(span) : 0;
+          return tensorValue(detail::arange(
+              a.dtype("dtype", integral ? DType::I64 : DType::F32), count,
+              start, step));
+        }};
     t["rand"] = {{"shape", "seed", "dtype"}, [](const Bound &a) {
                    return tensorValue(detail::rand(
                        a.dtype("dtype", DType::F32), a.ints("shape"),

@@ -3,6 +3,7 @@
 #include "Evaluator.h"
 
 #include <cmath>
+#include <cstdint>
 
 using namespace harp;
 using namespace harp::graph;
@@ -18,6 +19,14 @@ std::optional<DType> dtypeNamedForValue(const std::string &name) {
 
 static std::string typeStr(DType d, const std::vector<int64_t> &shape) {
   return dtypeName(d) + shapeStr(shape);
+}
+
+Evaluator::Evaluator(const ProgramImpl &program, unsigned maxDepth)
+    : program(program), maxDepth(maxDepth) {
+  if (maxDepth > kMaxDepthLimit)
+    throw Error("the depth limit of graph calls is at most " +
+                std::to_string(kMaxDepthLimit) + ", got " +
+                std::to_string(maxDepth));
 }
 
 std::string harp::graph::frameName(const std::string &graph,
@@ -53,8 +62,18 @@ Bindings Evaluator::bind(const GraphDef &g, std::vector<Value> &args,
   for (size_t i = 0; i < args.size(); ++i) {
     const ParamSpec &p = sig.inputs[i];
     Value &arg = args[i];
-    if (arg.isNumber() && p.dims.empty())
+    if (arg.isNumber() && p.dims.empty()) {
+      // A number stands for a 0-d input when its kind fits the dtype; it
+      // is never rounded or narrowed to bool.
+      bool fits = isFloat(p.dtype) ||
+                  (p.dtype == DType::Bool ? arg.kind == Value::Kind::Bool
+                                          : arg.kind != Value::Kind::Float);
+      if (!fits)
+        throw GraphError(callLoc, "graph '" + sig.name + "': input '" + p.name +
+                                      "' is " + p.typeStr() + ", got " +
+                                      arg.describe());
       arg = Value::ofTensor(asTensor(arg, p.dtype, callLoc, p.name));
+    }
     if (!arg.isTensor())
       throw GraphError(callLoc, "graph '" + sig.name + "': input '" + p.name +
                                     "' must be a tensor " + p.typeStr() +
@@ -139,16 +158,16 @@ void Evaluator::run(const Block &block, Scope &scope) {
   const GraphSignature &sig = scope.graph.signature;
   auto define = [&](const std::string &name, const SourceLoc &loc,
                     Value value) {
-    auto it = scope.names.find(name);
-    if (it != scope.names.end())
-      throw GraphError(
-          loc, "'" + name + "' is already defined in graph '" + sig.name + "'",
-          {{it->second.second, "defined here"}});
     for (const ParamSpec &p : sig.outputs)
       if (p.name == name)
         throw GraphError(loc, "'" + name + "' is an output of graph '" +
                                   sig.name + "'; assign it with '" + name +
                                   " = ...', without let");
+    auto it = scope.names.find(name);
+    if (it != scope.names.end())
+      throw GraphError(
+          loc, "'" + name + "' is already defined in graph '" + sig.name + "'",
+          {{it->second.second, "defined here"}});
     scope.names[name] = {std::move(value), loc};
   };
   for (const Stmt &s : block) {
@@ -165,7 +184,12 @@ void Evaluator::run(const Block &block, Scope &scope) {
     }
     case Stmt::Kind::LetTuple: {
       Value v = eval(*s.value, scope);
-      size_t count = v.kind == Value::Kind::Tuple ? v.items.size() : 1;
+      if (v.kind != Value::Kind::Tuple)
+        throw GraphError(s.value->loc,
+                         "let (...) unpacks the outputs of a graph call, got " +
+                             v.describe() + "; bind one value with let " +
+                             s.names[0].first + " = ...");
+      size_t count = v.items.size();
       if (count != s.names.size())
         throw GraphError(s.loc, "cannot unpack " + std::to_string(count) +
                                     (count == 1 ? " value" : " values") +
@@ -241,7 +265,27 @@ void Evaluator::run(const Block &block, Scope &scope) {
 // Expressions
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Counts the evaluator's recursion (expressions within expressions, graph
+/// calls within calls) so that no program exhausts the stack.
+struct DepthGuard {
+  static constexpr unsigned kMaxEvalDepth = 2000;
+  unsigned &depth;
+  DepthGuard(unsigned &depth, const SourceLoc &loc) : depth(depth) {
+    if (++depth > kMaxEvalDepth) {
+      --depth;
+      throw GraphError(loc, "the program nests too deeply to evaluate (more "
+                            "than " +
+                                std::to_string(kMaxEvalDepth) +
+                                " levels of expressions and graph calls)");
+    }
+  }
+  ~DepthGuard() { --depth; }
+};
+} // namespace
+
 Value Evaluator::eval(const Expr &e, Scope &scope) {
+  DepthGuard guard(evalDepth, e.loc);
   switch (e.kind) {
   case Expr::Kind::Int:
     return Value::ofInt(e.intValue);
@@ -287,8 +331,11 @@ Value Evaluator::eval(const Expr &e, Scope &scope) {
   case Expr::Kind::Unary: {
     Value x = eval(*e.operands[0], scope);
     if (e.unOp == UnOp::Neg) {
-      if (x.kind == Value::Kind::Int)
+      if (x.kind == Value::Kind::Int) {
+        if (x.intValue == INT64_MIN)
+          throw GraphError(e.loc, "integer overflow in '-'");
         return Value::ofInt(-x.intValue);
+      }
       if (x.kind == Value::Kind::Float)
         return Value::ofFloat(-x.floatValue);
       if (x.isTensor())
@@ -346,46 +393,70 @@ Value Evaluator::evalBinary(const Expr &e, Scope &scope) {
     }
     bool ints = a.kind == Value::Kind::Int && b.kind == Value::Kind::Int;
     double x = a.number(), y = b.number();
-    int64_t i = a.intValue, j = b.intValue;
+    int64_t i = a.intValue, j = b.intValue, r = 0;
+    auto overflow = [&]() {
+      return GraphError(e.loc, "integer overflow in " + what);
+    };
+    // Integers compare exactly (doubles lose them above 2^53).
+    auto compare = [&](auto op) {
+      return Value::ofBool(ints ? op(i, j) : op(x, y));
+    };
     switch (e.binOp) {
     case BinOp::Eq:
-      return Value::ofBool(x == y);
+      return compare([](auto p, auto q) { return p == q; });
     case BinOp::Ne:
-      return Value::ofBool(x != y);
+      return compare([](auto p, auto q) { return p != q; });
     case BinOp::Lt:
-      return Value::ofBool(x < y);
+      return compare([](auto p, auto q) { return p < q; });
     case BinOp::Le:
-      return Value::ofBool(x <= y);
+      return compare([](auto p, auto q) { return p <= q; });
     case BinOp::Gt:
-      return Value::ofBool(x > y);
+      return compare([](auto p, auto q) { return p > q; });
     case BinOp::Ge:
-      return Value::ofBool(x >= y);
+      return compare([](auto p, auto q) { return p >= q; });
     case BinOp::Add:
-      return ints ? Value::ofInt(i + j) : Value::ofFloat(x + y);
+      if (!ints)
+        return Value::ofFloat(x + y);
+      if (__builtin_add_overflow(i, j, &r))
+        throw overflow();
+      return Value::ofInt(r);
     case BinOp::Sub:
-      return ints ? Value::ofInt(i - j) : Value::ofFloat(x - y);
+      if (!ints)
+        return Value::ofFloat(x - y);
+      if (__builtin_sub_overflow(i, j, &r))
+        throw overflow();
+      return Value::ofInt(r);
     case BinOp::Mul:
-      return ints ? Value::ofInt(i * j) : Value::ofFloat(x * y);
+      if (!ints)
+        return Value::ofFloat(x * y);
+      if (__builtin_mul_overflow(i, j, &r))
+        throw overflow();
+      return Value::ofInt(r);
     case BinOp::Div:
-      if (ints) {
-        if (j == 0)
-          throw GraphError(e.loc, "integer division by zero");
-        return Value::ofInt(floorDiv(i, j));
-      }
-      return Value::ofFloat(x / y);
     case BinOp::Mod:
       if (ints) {
         if (j == 0)
-          throw GraphError(e.loc, "integer modulo by zero");
-        return Value::ofInt(i - floorDiv(i, j) * j);
+          throw GraphError(e.loc, e.binOp == BinOp::Div
+                                      ? "integer division by zero"
+                                      : "integer modulo by zero");
+        if (i == INT64_MIN && j == -1)
+          throw overflow();
+        int64_t q = floorDiv(i, j);
+        return Value::ofInt(e.binOp == BinOp::Div ? q : i - q * j);
       }
-      return Value::ofFloat(x - std::floor(x / y) * y);
+      return Value::ofFloat(e.binOp == BinOp::Div ? x / y
+                                                  : x - std::floor(x / y) * y);
     case BinOp::Pow:
       if (ints && j >= 0) {
-        int64_t r = 1;
-        for (int64_t k = 0; k < j; ++k)
-          r *= i;
-        return Value::ofInt(r);
+        // By squaring, each step checked.
+        int64_t result = 1, base = i;
+        for (int64_t k = j; k > 0; k >>= 1) {
+          if ((k & 1) && __builtin_mul_overflow(result, base, &result))
+            throw overflow();
+          if (k > 1 && __builtin_mul_overflow(base, base, &base))
+            throw overflow();
+        }
+        return Value::ofInt(result);
       }
       return Value::ofFloat(std::pow(x, y));
     case BinOp::MatMul:
@@ -395,7 +466,7 @@ Value Evaluator::evalBinary(const Expr &e, Scope &scope) {
       break;
     }
   }
-  BinaryOp op;
+  BinaryOp op = BinaryOp::Add;
   switch (e.binOp) {
   case BinOp::MatMul:
     if (!a.isTensor() || !b.isTensor())
@@ -505,7 +576,19 @@ Value Evaluator::evalCall(const Expr &e, Scope &scope) {
   }
   Bindings bindings = bind(*callee, args, e.loc);
 
-  scope.chain.push_back({frameName(sig.name, bindings), e.loc});
+  std::string frame = frameName(sig.name, bindings);
+  for (const Frame &f : scope.chain)
+    if (f.graph == frame) {
+      std::string path;
+      for (const Frame &g : scope.chain)
+        path += g.graph + " -> ";
+      throw GraphError(e.loc, "graph '" + sig.name +
+                                  "' calls itself with the same dims: " + path +
+                                  frame +
+                                  " would never end (an if on the dims ends "
+                                  "a recursion)");
+    }
+  scope.chain.push_back({frame, e.loc});
   // The chain starts with the graph evaluated first (depth 0).
   if (scope.chain.size() - 1 > maxDepth) {
     std::string path;

@@ -31,8 +31,8 @@ struct Frame {
 
 class Evaluator {
 public:
-  Evaluator(const ProgramImpl &program, unsigned maxDepth)
-      : program(program), maxDepth(maxDepth) {}
+  /// Throws Error for a depth limit above kMaxDepthLimit.
+  Evaluator(const ProgramImpl &program, unsigned maxDepth);
   virtual ~Evaluator() = default;
 
   /// The dims of `g` bound from `args` (one tensor per input; numbers are
@@ -61,6 +61,8 @@ protected:
 
   const ProgramImpl &program;
   unsigned maxDepth;
+  /// How deep eval() recurses now (bounded: see DepthGuard).
+  unsigned evalDepth = 0;
 
 private:
   struct Scope;

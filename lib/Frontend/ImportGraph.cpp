@@ -33,27 +33,38 @@ public:
       : Evaluator(program, maxDepth), module(module),
         builder(module.getBodyRegion()) {}
 
+  /// Keeps `name` for the entry function.
+  void reserve(const std::string &name) { usedNames.insert(name); }
+
   /// The function of `g` under `bindings`, built on first use.
   const std::string &instance(const GraphDef &g, const Bindings &bindings,
                               std::vector<Frame> &chain, bool entry) {
+    // The instance: its graph and dims (frameName, whose spelling no
+    // identifier has); its function's name: the graph's, with the dims.
+    std::string instanceKey = frameName(g.signature.name, bindings);
+    if (auto it = names.find(instanceKey); it != names.end())
+      return it->second;
     std::string key = g.signature.name;
     for (const auto &[symbol, size] : bindings)
       key += "_" + symbol + std::to_string(size);
-    if (auto it = names.find(key); it != names.end())
-      return it->second;
     std::vector<NodePtr> args;
     for (const ParamSpec &p : g.signature.inputs) {
       LocationScope scope(locationOf(p.loc));
       args.push_back(detail::input(p.dtype, shapeOf(p, bindings), p.name));
     }
     std::vector<NodePtr> results = execute(g, bindings, args, chain);
+    // Function names are unique even where a graph's name looks like
+    // another's instance (a graph f_N3 next to f with N = 3); the entry
+    // keeps its reserved name.
     std::string name = entry ? g.signature.name : key;
+    for (unsigned n = 1; !entry && !usedNames.insert(name).second; ++n)
+      name = key + "_" + std::to_string(n);
     builder.setInsertionPointToEnd(module.getBody());
     mlir::Location loc =
         mlir::FileLineColLoc::get(module.getContext(), *g.signature.loc.file,
                                   g.signature.loc.line, g.signature.loc.column);
     detail::buildGraphFunction(builder, name, loc, args, results, !entry);
-    return names[key] = name;
+    return names[instanceKey] = name;
   }
 
 protected:
@@ -76,6 +87,7 @@ private:
   mlir::ModuleOp module;
   mlir::OpBuilder builder;
   std::map<std::string, std::string> names;
+  std::set<std::string> usedNames;
 };
 
 mlir::Location locationOf(mlir::MLIRContext *context, const SourceLoc &loc) {
@@ -102,8 +114,8 @@ harp::graph::importGraph(const Program &program, mlir::MLIRContext *context,
   const GraphDef *main = impl.find("main");
   try {
     if (!main) {
-      SourceLoc start =
-          impl.graphs.empty() ? SourceLoc{} : impl.graphs.front().signature.loc;
+      SourceLoc start = impl.graphs.empty() ? SourceLoc{impl.file, 1, 1}
+                                            : impl.graphs.front().signature.loc;
       throw GraphError(start, "the program has no 'graph main': it is the "
                               "entry point");
     }
@@ -143,10 +155,12 @@ harp::graph::importGraph(const Program &program, mlir::MLIRContext *context,
       if (!bindings.count(symbol))
         throw GraphError(sig.loc, "dim '" + symbol +
                                       "' of graph 'main' is not bound: give "
-                                      "--bind " +
-                                      symbol +
-                                      "=SIZE (or inputs that have it)");
+                                      "its size (--bind " +
+                                      symbol + "=SIZE, or bind={'" + symbol +
+                                      "': SIZE} in Python) or inputs that "
+                                      "have it");
     std::vector<Frame> chain = {{frameName("main", bindings), sig.loc}};
+    importer.reserve("main");
     importer.instance(*main, bindings, chain, /*entry=*/true);
   } catch (const GraphError &error) {
     report(context, error);

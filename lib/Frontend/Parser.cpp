@@ -10,6 +10,7 @@
 #include "AST.h"
 #include "Builtins.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
@@ -24,6 +25,11 @@ const std::string *harp::graph::internFile(const std::string &name) {
   static std::unordered_set<std::string> files;
   std::lock_guard<std::mutex> lock(mutex);
   return &*files.insert(name).first;
+}
+
+SourceLoc SourceLoc::at(const std::string &file, unsigned line,
+                        unsigned column) {
+  return {internFile(file), line, column};
 }
 
 std::string SourceLoc::str() const {
@@ -475,6 +481,9 @@ private:
         throw GraphError(open, "the block opened here is not closed before "
                                "the end of the input");
       stmts.push_back(statement());
+      if (isPunct("["))
+        fail("expected the end of the statement: indexing is not part of "
+             "the language (use slice, index_select or gather)");
       if (!isPunct("}") && peek().kind != Tok::Newline && !isPunct(";"))
         fail("expected the end of the statement (a newline or ';')");
     }
@@ -544,6 +553,11 @@ private:
   }
   ExprPtr binary(BinOp op, SourceLoc loc, ExprPtr lhs, ExprPtr rhs) {
     ExprPtr e = make(Expr::Kind::Binary, loc);
+    e->depth = std::max(lhs->depth, rhs->depth) + 1;
+    if (e->depth > kMaxChain)
+      throw GraphError(loc, "expression has more than " +
+                                std::to_string(kMaxChain) +
+                                " operators in a chain; split it with let");
     e->binOp = op;
     e->operands.push_back(std::move(lhs));
     e->operands.push_back(std::move(rhs));
@@ -556,7 +570,27 @@ private:
     return t;
   }
 
-  ExprPtr expr() { return orExpr(); }
+  /// Nesting of expressions being parsed (parentheses, unary operators,
+  /// arguments): bounded, so that no input exhausts the stack.
+  struct Nesting {
+    Parser &parser;
+    explicit Nesting(Parser &parser) : parser(parser) {
+      if (++parser.nesting > kMaxNesting)
+        throw GraphError(parser.peek().loc, "expression nests deeper than " +
+                                                std::to_string(kMaxNesting) +
+                                                " levels");
+    }
+    ~Nesting() { --parser.nesting; }
+  };
+  static constexpr unsigned kMaxNesting = 256;
+  /// The longest chain of binary operators in one expression (a chain is
+  /// evaluated recursively).
+  static constexpr unsigned kMaxChain = 4096;
+
+  ExprPtr expr() {
+    Nesting guard(*this);
+    return orExpr();
+  }
   ExprPtr orExpr() {
     ExprPtr e = andExpr();
     while (isPunct("||")) {
@@ -615,10 +649,12 @@ private:
   }
   ExprPtr unary() {
     if (isPunct("-") || isPunct("!")) {
+      Nesting guard(*this);
       Token op = next();
       ExprPtr e = make(Expr::Kind::Unary, op.loc);
       e->unOp = op.text == "-" ? UnOp::Neg : UnOp::Not;
       e->operands.push_back(unary());
+      e->depth = e->operands[0]->depth + 1;
       return e;
     }
     return power();
@@ -717,6 +753,7 @@ private:
 
   std::vector<Token> tokens;
   size_t index = 0;
+  unsigned nesting = 0;
 };
 
 /// Every called name is a graph or a built-in, in every branch.
@@ -744,6 +781,7 @@ Program Program::parse(const std::string &text, const std::string &filename) {
   const std::string *file = internFile(filename);
   std::vector<Token> tokens = Lexer(text, file).run();
   std::shared_ptr<ProgramImpl> impl = Parser(std::move(tokens)).program();
+  impl->file = file;
   for (const GraphDef &g : impl->graphs)
     checkCalls(*impl, g.body);
   Program program;

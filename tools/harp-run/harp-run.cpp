@@ -377,7 +377,8 @@ importGraphFile(std::unique_ptr<llvm::MemoryBuffer> buffer) {
     return error(llvm::StringRef(diagnostics).trim());
   std::string text;
   llvm::raw_string_ostream textStream(text);
-  module->print(textStream);
+  // With locations: compile errors then point into the graph program.
+  module->print(textStream, mlir::OpPrintingFlags().enableDebugInfo());
   return text;
 }
 

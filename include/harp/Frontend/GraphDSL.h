@@ -40,6 +40,8 @@ struct SourceLoc {
   const std::string *file = nullptr;
   unsigned line = 0, column = 0;
   std::string str() const;
+  /// A location in `file` (interned here).
+  static SourceLoc at(const std::string &file, unsigned line, unsigned column);
 };
 
 /// A located error: what() is "file:line:col: message" followed by any
@@ -87,9 +89,13 @@ struct GraphSignature {
   SourceLoc loc;
 };
 
+/// The most a depth limit may be: deeper nesting would need more stack
+/// than a thread has.
+constexpr unsigned kMaxDepthLimit = 200;
+
 struct EvalOptions {
-  /// How deep subgraph calls may nest (main is depth 0); deeper is an
-  /// error naming the call chain.
+  /// How deep subgraph calls may nest (main is depth 0, at most
+  /// kMaxDepthLimit); deeper is an error naming the call chain.
   unsigned maxDepth = 10;
 };
 

@@ -3,6 +3,7 @@
 #include "harp/Target/Dot.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
@@ -73,7 +74,14 @@ private:
       if (name == "sym_name" || name == "function_type" ||
           name == "operandSegmentSizes")
         continue;
-      std::string value = str(attr.getValue());
+      std::string value;
+      {
+        // Large constants print elided: a label shows their type.
+        llvm::raw_string_ostream os(value);
+        AsmState state(op.getContext(),
+                       OpPrintingFlags().elideLargeElementsAttrs(8));
+        attr.getValue().print(os, state);
+      }
       if (name == "fastmath" && value == "#arith.fastmath<none>")
         continue; // the default, on every float op
 

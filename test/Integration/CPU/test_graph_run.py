@@ -5,12 +5,14 @@ graph files."""
 
 import os
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
 import pytest
 
-import harptest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harptest  # noqa: E402
 
 EXAMPLES = os.path.join(harptest.ROOT, "examples", "graph")
 
@@ -165,7 +167,8 @@ def test_errors():
     assert "spec.graph:18:" in err
     err = run_graph("mlp.graph", args=["--random-inputs", "1"],
                     expect_error=True)
-    assert "dim 'B' of graph 'main' is not bound: give --bind B=SIZE" in err
+    assert "dim 'B' of graph 'main' is not bound: give its size (--bind " \
+        "B=SIZE" in err
     err = run_graph("convnet.graph", args=["--bind", "N=2,Q=3",
                                            "--random-inputs", "1"],
                     expect_error=True)
