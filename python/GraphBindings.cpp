@@ -2,7 +2,8 @@
 //
 // _harp.graph: parse a program, call its graphs on tensors (subgraph calls
 // inlined: the results are lazy tensors with gradients), and import it as
-// harp IR text. GraphError carries the program's file, line and column.
+// harp IR text (which harp.ir parses, runs and draws). GraphError carries the
+// program's file, line and column.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,11 +11,9 @@
 
 #include "harp/Frontend/ImportGraph.h"
 #include "harp/Runtime/Jit.h"
-#include "harp/Target/Dot.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <optional>
@@ -31,7 +30,7 @@ py::dict signatureDict(const graph::GraphSignature &sig) {
       for (const graph::DimSpec &d : p.dims)
         dims.append(d.symbol.empty() ? py::object(py::int_(d.size))
                                      : py::object(py::str(d.symbol)));
-      out.append(py::make_tuple(p.name, p.dtype, py::tuple(dims)));
+      out.append(py::make_tuple(p.name, p.dtype, py::tuple(dims), p.typeStr()));
     }
     return out;
   };
@@ -93,29 +92,6 @@ toMlir(const graph::Program &program,
   return text;
 }
 
-std::string toDot(const std::string &text, const std::string &function,
-                  bool bodies) {
-  mlir::MLIRContext &context = Jit::sharedContext();
-  std::lock_guard<std::recursive_mutex> lock(Jit::sharedContextMutex());
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    diagnostics += (diagnostics.empty() ? "" : "\n") + diag.str();
-    return mlir::success();
-  });
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text,
-                                              mlir::ParserConfig(&context));
-  if (!module)
-    throw Error("to_dot: invalid IR:\n" + diagnostics);
-  DotOptions options;
-  options.function = function;
-  options.bodies = bodies;
-  std::string dot;
-  llvm::raw_string_ostream os(dot);
-  if (mlir::failed(exportDot(*module, os, options)))
-    throw Error(diagnostics);
-  return dot;
-}
 } // namespace
 
 void harp::python::bindGraph(py::module_ &parent) {
@@ -160,7 +136,4 @@ void harp::python::bindGraph(py::module_ &parent) {
            py::arg("max_depth") = 10);
   m.def("builtins", &graph::builtinNames,
         "The names of the language's built-in functions.");
-  m.def("to_dot", &toDot, py::arg("text"), py::arg("function") = "",
-        py::arg("bodies") = true,
-        "A harp module's functions as a Graphviz DOT graph.");
 }

@@ -10,6 +10,7 @@
 
 #include "harp/InitAllHarp.h"
 #include "harp/Runtime/Jit.h"
+#include "harp/Target/Dot.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -123,6 +124,27 @@ py::list call(const std::string &text, const std::string &name,
   return results;
 }
 
+/// The module's functions as a Graphviz DOT graph (harp-translate
+/// --export-dot).
+std::string toDot(const std::string &text, const std::string &function,
+                  bool bodies) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = parseModule(text);
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&IrContext::get().context,
+                                        [&](mlir::Diagnostic &diag) {
+                                          diagnostics += diag.str();
+                                          return mlir::success();
+                                        });
+  DotOptions options;
+  options.function = function;
+  options.bodies = bodies;
+  std::string dot;
+  llvm::raw_string_ostream os(dot);
+  if (mlir::failed(exportDot(*module, os, options)))
+    throw py::value_error(diagnostics);
+  return dot;
+}
+
 } // namespace
 
 void harp::python::bindIr(py::module_ &m) {
@@ -139,4 +161,9 @@ void harp::python::bindIr(py::module_ &m) {
          "Compiles a module with harp's JIT for `device` ('cpu' or 'cuda') "
          "and calls a function on NumPy arrays; returns the results. `cpu` "
          "names the CPU code is generated for (default: harp.get_cpu()).");
+  ir.def("to_dot", &toDot, py::arg("text"), py::arg("function") = "",
+         py::arg("bodies") = true,
+         "The module's functions as a Graphviz DOT graph, each kernel (an op "
+         "with a region) a cluster of its body; `function` draws one, "
+         "`bodies=False` draws kernels as single nodes.");
 }

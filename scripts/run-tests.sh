@@ -47,8 +47,9 @@ py_status=${PIPESTATUS[0]}
 # partial reductions, transposes, windows, remainders), the regressions, the
 # OpInfo samples, the random programs and the nn layers and shape ops
 # (pooling, convolution groups, scans: windows and gathers on odd widths),
-# per profile. (Not the examples, the harp-run CLI tests, the module and
-# API surface tests, which do not depend on the vector width.)
+# and the graph language's programs and built-ins, per profile. (Not the
+# examples, the harp-run CLI tests, the module and API surface tests, which
+# do not depend on the vector width.)
 profile_suites=(
   test/Integration/CPU/test_map_reduce.py test/Integration/CPU/test_views.py
   test/Integration/CPU/test_data_movement.py
@@ -58,6 +59,7 @@ profile_suites=(
   test/python/test_opinfo.py
   test/python/test_differential.py
   test/python/test_nn_functional.py test/python/test_shape_ops.py
+  test/Integration/CPU/test_graph_run.py test/python/test_graph.py
 )
 extra_logs=()
 extra_status=0

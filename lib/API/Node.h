@@ -99,8 +99,6 @@ using Kind = Node::Kind;
 
 //===--- Graph.cpp --------------------------------------------------------===//
 
-/// "[2, 3]".
-std::string shapeStr(const std::vector<int64_t> &shape);
 int64_t numElements(const std::vector<int64_t> &shape);
 /// A new node computed on the backend its inputs share, carrying the
 /// caller's location.

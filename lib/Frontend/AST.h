@@ -11,6 +11,7 @@
 #include "harp/Frontend/GraphDSL.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +91,10 @@ struct ProgramImpl {
     return nullptr;
   }
 };
+
+/// The dtype spelled `name` (`f32`, or NumPy's `float32`), if any: in types
+/// and as a value (`cast(x, f64)`).
+std::optional<DType> dtypeNamed(const std::string &name);
 
 /// The file name, interned for the process (SourceLoc::file).
 const std::string *internFile(const std::string &name);

@@ -20,13 +20,7 @@
 using namespace harp;
 using namespace harp::graph;
 using detail::NodePtr;
-
-std::string harp::graph::shapeStr(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+using detail::shapeStr;
 
 std::string Value::describe() const {
   switch (kind) {

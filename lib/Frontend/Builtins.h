@@ -65,9 +65,6 @@ struct Value {
   std::string describe() const;
 };
 
-/// "[2, 3]".
-std::string shapeStr(const std::vector<int64_t> &shape);
-
 /// Runs `body` with the nodes it builds placed at `loc`, reporting the
 /// Tensor API's errors there.
 template <typename F>

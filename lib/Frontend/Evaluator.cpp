@@ -8,14 +8,7 @@
 using namespace harp;
 using namespace harp::graph;
 using detail::NodePtr;
-
-std::optional<DType> dtypeNamedForValue(const std::string &name) {
-#define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
-  if (name == Name || name == #PyName)                                         \
-    return DType::Enum;
-#include "harp/API/DTypes.def"
-  return std::nullopt;
-}
+using detail::shapeStr;
 
 static std::string typeStr(DType d, const std::vector<int64_t> &shape) {
   return dtypeName(d) + shapeStr(shape);
@@ -303,7 +296,7 @@ Value Evaluator::eval(const Expr &e, Scope &scope) {
     auto it = scope.names.find(e.text);
     if (it != scope.names.end())
       return it->second.first;
-    if (std::optional<DType> d = dtypeNamedForValue(e.text)) {
+    if (std::optional<DType> d = dtypeNamed(e.text)) {
       Value v;
       v.kind = Value::Kind::DType;
       v.dtype = *d;

@@ -32,6 +32,14 @@ SourceLoc SourceLoc::at(const std::string &file, unsigned line,
   return {internFile(file), line, column};
 }
 
+std::optional<DType> harp::graph::dtypeNamed(const std::string &name) {
+#define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
+  if (name == Name || name == #PyName)                                         \
+    return DType::Enum;
+#include "harp/API/DTypes.def"
+  return std::nullopt;
+}
+
 std::string SourceLoc::str() const {
   return (file ? *file : std::string("<graph>")) + ":" + std::to_string(line) +
          ":" + std::to_string(column);
@@ -284,15 +292,6 @@ private:
 // Parser
 //===----------------------------------------------------------------------===//
 
-/// The dtype spelled `name` in a type (`f32`), if any.
-std::optional<DType> dtypeNamed(const std::string &name) {
-#define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
-  if (name == Name || name == #PyName)                                         \
-    return DType::Enum;
-#include "harp/API/DTypes.def"
-  return std::nullopt;
-}
-
 class Parser {
 public:
   explicit Parser(std::vector<Token> tokens) : tokens(std::move(tokens)) {}
@@ -360,6 +359,13 @@ private:
     return s == "graph" || s == "let" || s == "if" || s == "else" ||
            s == "true" || s == "false";
   }
+  /// Consumes a `,` if one is next.
+  bool takeComma() {
+    if (!isPunct(","))
+      return false;
+    next();
+    return true;
+  }
   void skipNewlines() {
     while (peek().kind == Tok::Newline)
       next();
@@ -375,7 +381,7 @@ private:
     if (!isPunct(")")) {
       do {
         def.signature.inputs.push_back(param());
-      } while (isPunct(",") && (next(), true));
+      } while (takeComma());
     }
     expectPunct(")", "to close the inputs");
     skipNewlines(); // a long signature may break before -> and {
@@ -384,7 +390,7 @@ private:
       next();
       do {
         def.signature.outputs.push_back(param());
-      } while (isPunct(",") && (next(), true));
+      } while (takeComma());
       expectPunct(")", "to close the outputs");
     } else {
       def.signature.outputs.push_back(param());
@@ -430,7 +436,7 @@ private:
           }
           next();
           p.dims.push_back(d);
-        } while (isPunct(",") && (next(), true));
+        } while (takeComma());
       }
       expectPunct("]", "to close the dims");
     }
@@ -504,7 +510,7 @@ private:
         do {
           Token n = expectIdent("a name to bind");
           s.names.push_back({n.text, n.loc});
-        } while (isPunct(",") && (next(), true));
+        } while (takeComma());
         expectPunct(")", "to close the names");
       } else {
         s.kind = Stmt::Kind::Let;

@@ -32,19 +32,7 @@ __all__ = ["GraphError", "Graph", "Program", "builtins", "load", "parse",
            "to_dot"]
 
 
-def _dims(dims):
-    return "[" + ", ".join(str(d) for d in dims) + "]"
-
-
-def _param(p):
-    name, dtype, dims = p
-    return "%s: %s%s" % (name, _DTYPE_NAMES[dtype], _dims(dims))
-
-
-_DTYPE_NAMES = {getattr(_harp.DType, n): s for n, s in [
-    ("bool", "bool"), ("int8", "i8"), ("int16", "i16"), ("int32", "i32"),
-    ("int64", "i64"), ("uint8", "u8"), ("uint16", "u16"), ("uint32", "u32"),
-    ("uint64", "u64"), ("float32", "f32"), ("float64", "f64")]}
+_MISSING = object()
 
 
 class Graph:
@@ -61,32 +49,35 @@ class Graph:
         self.outputs = [tuple(p) for p in sig["outputs"]]
 
     def __call__(self, *args, max_depth=None, **kwargs):
-        from . import Tensor, tensor
+        from . import _NUMPY, Tensor, tensor
         names = [p[0] for p in self.inputs]
         if len(args) > len(names):
             raise TypeError("graph %s takes %d inputs, got %d"
                             % (self.name, len(names), len(args)))
-        values = list(args) + [None] * (len(names) - len(args))
+        values = list(args) + [_MISSING] * (len(names) - len(args))
         for key, value in kwargs.items():
             if key not in names:
                 raise TypeError("graph %s has no input %r" % (self.name, key))
-            i = names.index(key)
-            if i < len(args):
+            if values[names.index(key)] is not _MISSING:
                 raise TypeError("graph %s: input %r given twice"
                                 % (self.name, key))
-            values[i] = value
-        for i, v in enumerate(values):
-            if v is None and (i >= len(args)):
-                raise TypeError("graph %s: missing input %r"
-                                % (self.name, names[i]))
+            values[names.index(key)] = value
         converted = []
-        for (name, dtype, dims), v in zip(self.inputs, values):
+        for (name, dtype, dims, type_str), v in zip(self.inputs, values):
+            if v is _MISSING:
+                raise TypeError("graph %s: missing input %r" % (self.name, name))
+            if isinstance(v, (bool, int, float)) and not dims:
+                # A number stands for a 0-d input of a dtype that holds its
+                # kind, as in the language: never rounded or narrowed.
+                fits = (dtype in (_harp.DType.float32, _harp.DType.float64)
+                        or (isinstance(v, bool) == (dtype == _harp.DType.bool)
+                            and not isinstance(v, float)))
+                if not fits:
+                    raise TypeError("graph %s: input %r is %s, got %r"
+                                    % (self.name, name, type_str, v))
+                v = _np.asarray(v, dtype=_NUMPY[dtype])
             if not isinstance(v, Tensor):
-                # Arrays and numbers take the declared dtype's NumPy type
-                # only when they have none of their own (Python numbers);
-                # an array of another dtype is reported, not converted.
-                if isinstance(v, (bool, int, float)):
-                    v = _np.asarray(v, dtype=_NUMPY[dtype])
+                # An array keeps its dtype: another one is reported.
                 v = tensor(_np.asarray(v))
             converted.append(v)
         depth = self._program.max_depth if max_depth is None else max_depth
@@ -95,13 +86,9 @@ class Graph:
 
     def __repr__(self):
         return "graph %s(%s) -> (%s)" % (
-            self.name, ", ".join(_param(p) for p in self.inputs),
-            ", ".join(_param(p) for p in self.outputs))
-
-
-_NUMPY = {getattr(_harp.DType, n): getattr(_np, n if n != "bool" else "bool_")
-          for n in ["bool", "int8", "int16", "int32", "int64", "uint8",
-                    "uint16", "uint32", "uint64", "float32", "float64"]}
+            self.name,
+            ", ".join("%s: %s" % (p[0], p[3]) for p in self.inputs),
+            ", ".join("%s: %s" % (p[0], p[3]) for p in self.outputs))
 
 
 class Program:
@@ -170,5 +157,6 @@ def builtins():
 
 
 def to_dot(module_text, function="", bodies=True):
-    """A harp module (text) as a Graphviz DOT graph (``--export-dot``)."""
-    return _g.to_dot(module_text, function, bodies)
+    """A harp module (text) as a Graphviz DOT graph (``--export-dot``;
+    :func:`harp.ir.to_dot`)."""
+    return _harp.ir.to_dot(module_text, function, bodies)

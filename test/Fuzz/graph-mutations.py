@@ -6,8 +6,8 @@
 
 Every run must end in exit code 0 (the mutant is still a valid program) or 1
 with an `error:` diagnostic, never a signal, a hang or another code. Mutants
-are run in batches through --split-input-file; a batch that fails otherwise
-is rerun one input at a time to name the culprit.
+are run in batches through --split-input-file (mutations.py's driver); a
+batch that fails otherwise is rerun one input at a time to name the culprit.
 """
 
 import argparse
@@ -17,7 +17,9 @@ import re
 import subprocess
 import sys
 
-SPLIT = "// -----"
+# The batch driver and what counts as a clean end: mutations.py's.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mutations import SPLIT, find_crashes  # noqa: E402
 
 NUMBERS = ["-1", "0", "1", "2", "3", "7", "1.5", "-0.0", "1e309",
            "9223372036854775807", "99999999999999999999", "2147483648"]
@@ -90,10 +92,6 @@ def run(tool, text):
     return proc.returncode, proc.stderr.decode(errors="replace")
 
 
-def acceptable(rc, stderr):
-    return rc == 0 or (rc == 1 and "error:" in stderr)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--harp-translate", required=True)
@@ -120,16 +118,8 @@ def main():
             # A mutant must not contain the split marker itself.
             inputs.append(m.replace("//", "/ /"))
 
-    crashes = []
-    for i in range(0, len(inputs), args.batch):
-        batch = inputs[i:i + args.batch]
-        rc, err = run(args.harp_translate, ("\n" + SPLIT + "\n").join(batch))
-        if acceptable(rc, err):
-            continue
-        for text in batch:
-            rc1, err1 = run(args.harp_translate, text)
-            if not acceptable(rc1, err1):
-                crashes.append((rc1, text, err1))
+    crashes = find_crashes(inputs, lambda text: run(args.harp_translate, text),
+                           args.batch)
 
     joined = ("\n" + SPLIT + "\n").join(inputs)
     _, err = run(args.harp_translate, joined)

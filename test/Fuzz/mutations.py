@@ -126,6 +126,23 @@ def acceptable(rc, stderr):
     return rc == 0 or (rc == 1 and "error:" in stderr)
 
 
+def find_crashes(inputs, run_text, batch):
+    """Runs `inputs` in batches joined by the split marker through
+    `run_text(text) -> (rc, stderr)`; a batch that ends otherwise than
+    acceptably is rerun one input at a time. Returns (rc, text, stderr) of
+    each culprit."""
+    crashes = []
+    for i in range(0, len(inputs), batch):
+        chunk = inputs[i:i + batch]
+        if acceptable(*run_text(("\n" + SPLIT + "\n").join(chunk))):
+            continue
+        for text in chunk:
+            rc, err = run_text(text)
+            if not acceptable(rc, err):
+                crashes.append((rc, text, err))
+    return crashes
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--harp-opt", required=True)
@@ -152,17 +169,9 @@ def main():
             inputs.append(m)
 
     crashes = []
-    for i in range(0, len(inputs), args.batch):
-        batch = inputs[i:i + args.batch]
-        for extra in ([], ["--canonicalize"], ["--harp-to-llvm"]):
-            rc, err = run(args.harp_opt, ("\n" + SPLIT + "\n").join(batch),
-                          extra)
-            if acceptable(rc, err):
-                continue
-            for text in batch:  # find the culprit
-                rc1, err1 = run(args.harp_opt, text, extra)
-                if not acceptable(rc1, err1):
-                    crashes.append((rc1, extra, text, err1))
+    for extra in ([], ["--canonicalize"], ["--harp-to-llvm"]):
+        crashes += [(rc, extra, text, err) for rc, text, err in find_crashes(
+            inputs, lambda text: run(args.harp_opt, text, extra), args.batch)]
 
     # One more plain run of everything counts the diagnostics produced.
     joined = ("\n" + SPLIT + "\n").join(inputs)

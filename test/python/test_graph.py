@@ -308,6 +308,14 @@ graph main(x: f32[N]) -> (y: f32[N]) { y = scale(by=3.0, x=x) }
         prog.scale(x)
     with pytest.raises(TypeError, match="has no input 'z'"):
         prog.scale(x, z=1.0)
+    with pytest.raises(TypeError, match="input 'x' given twice"):
+        prog.scale(x, 2.0, x=x)
+    ints = harp.graph.parse("graph f(n: i32) -> (y: i32) { y = n * 2 }")
+    assert int(ints.f(3).numpy()) == 6
+    with pytest.raises(TypeError, match="input 'n' is i32\\[\\], got 2.5"):
+        ints.f(2.5)
+    with pytest.raises(TypeError, match="input 'n' is i32\\[\\], got True"):
+        ints.f(True)
 
 
 def test_mlir_and_dot():

@@ -250,6 +250,9 @@ namespace detail {
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
 
+/// "[2, 3]": a shape as messages spell it.
+std::string shapeStr(const std::vector<int64_t> &shape);
+
 /// Shape and dtype of a node.
 const std::vector<int64_t> &shapeOf(const NodePtr &node);
 DType dtypeOf(const NodePtr &node);
