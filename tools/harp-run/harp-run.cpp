@@ -301,6 +301,23 @@ private:
 };
 } // namespace
 
+/// The --input arrays, each file read once (a .graph file's import reads
+/// their shapes before the inputs are checked).
+static llvm::Expected<const std::vector<Array> &> inputArrays() {
+  static std::optional<std::vector<Array>> arrays;
+  if (!arrays) {
+    std::vector<Array> read;
+    for (const std::string &path : inputFiles) {
+      llvm::Expected<Array> array = readNpy(path);
+      if (!array)
+        return array.takeError();
+      read.push_back(std::move(*array));
+    }
+    arrays = std::move(read);
+  }
+  return *arrays;
+}
+
 /// Loads or makes the inputs of `entry` and checks them against its
 /// signature.
 static llvm::Expected<std::vector<Array>>
@@ -328,16 +345,16 @@ prepareInputs(const FunctionSignature &entry) {
                  "SEED";
     return error(message);
   }
-  for (auto [index, path] : llvm::enumerate(inputFiles)) {
-    llvm::Expected<Array> array = readNpy(path);
-    if (!array)
-      return array.takeError();
+  llvm::Expected<const std::vector<Array> &> arrays = inputArrays();
+  if (!arrays)
+    return arrays.takeError();
+  for (auto [index, array] : llvm::enumerate(*arrays)) {
     const TensorType &want = entry.inputs[index];
-    if (!(array->type() == want))
-      return error("input #" + llvm::Twine(index + 1) + " (" + path +
-                   ") has type " + array->type().str() + " but @" + entry.name +
-                   " expects " + want.str());
-    inputs.push_back(std::move(*array));
+    if (!(array.type() == want))
+      return error("input #" + llvm::Twine(index + 1) + " (" +
+                   inputFiles[index] + ") has type " + array.type().str() +
+                   " but @" + entry.name + " expects " + want.str());
+    inputs.push_back(array);
   }
   return inputs;
 }
@@ -356,14 +373,12 @@ importGraphFile(std::unique_ptr<llvm::MemoryBuffer> buffer) {
           graph::parseBindings(bindDims, options.bindings))
     return error(*message);
   if (!inputFiles.empty()) {
-    std::vector<std::vector<int64_t>> shapes;
-    for (const std::string &path : inputFiles) {
-      llvm::Expected<Array> array = readNpy(path);
-      if (!array)
-        return array.takeError();
-      shapes.push_back(array->type().shape);
-    }
-    options.inputShapes = std::move(shapes);
+    llvm::Expected<const std::vector<Array> &> arrays = inputArrays();
+    if (!arrays)
+      return arrays.takeError();
+    options.inputShapes.emplace();
+    for (const Array &array : *arrays)
+      options.inputShapes->push_back(array.type().shape);
   }
   mlir::MLIRContext &context = Jit::sharedContext();
   llvm::SourceMgr sourceMgr;
@@ -450,8 +465,8 @@ int main(int argc, char **argv) {
     if (!text)
       return fail(llvm::toString(text.takeError()));
     source = llvm::MemoryBuffer::getMemBufferCopy(*text, sourceFile);
-  } else if (bindDims.getNumOccurrences()) {
-    return fail("--bind is for .graph files");
+  } else if (bindDims.getNumOccurrences() || maxDepth.getNumOccurrences()) {
+    return fail("--bind and --max-depth are for .graph files");
   }
 
   llvm::Expected<Device> device = parseDevice(deviceOption);
