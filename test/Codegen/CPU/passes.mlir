@@ -176,3 +176,80 @@ func.func @gather_from_strided_slice(%grid: tensor<4x8xf32>, %idx: tensor<16xi64
   return %r : tensor<16xf32>
 }
 
+
+// -----
+
+// A right operand read transposed (nn.Linear's x @ W^T, a gradient's
+// G @ W^T, attention's q @ k^T) is never read in place, whatever the
+// caches: its lanes would be scalar loads K elements apart.
+// * n = 1000, not a multiple of the register tile's 32 columns: W is
+//   copied into 512 x 1000 (a permutation) and the matmul reads it (k, n);
+// * n = 64, a multiple of 32 but narrower than an n block: packed into
+//   panels all the same, from W seen as 2 x 32 x 512 (a permutation);
+// * batched (4 x (16 x 64 @ (48 x 64)^T)): copied into 4 x 64 x 48;
+// * n = 1 (a matrix-vector product), contiguous along k: untouched;
+// * the same narrow product read (k, n): untouched.
+// (linalg's verifier checks each map against its operand's shape: the
+// products reading the copies read them as (k, n).)
+// PACK-LABEL: func.func @transposed_right
+// PACK: %[[WT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<1000x512xf32>) outs(%{{.*}} : tensor<512x1000xf32>)
+// PACK: linalg.generic {{.*}} ins(%arg0, %[[WT]] : tensor<16x512xf32>, tensor<512x1000xf32>)
+// PACK: %[[W3:.*]] = tensor.expand_shape %arg2 {{\[}}[0, 1], [2]] output_shape [2, 32, 512] : tensor<64x512xf32> into tensor<2x32x512xf32>
+// PACK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[W3]] : tensor<2x32x512xf32>) outs(%{{.*}} : tensor<2x512x32xf32>)
+// PACK: linalg.generic {{.*}} ins(%arg0, %[[P]] : tensor<16x512xf32>, tensor<2x512x32xf32>)
+// PACK: %[[BT:.*]] = linalg.generic {{.*}} ins(%arg4 : tensor<4x48x64xf32>) outs(%{{.*}} : tensor<4x64x48xf32>)
+// PACK: linalg.generic {{.*}} ins(%arg3, %[[BT]] : tensor<4x16x64xf32>, tensor<4x64x48xf32>)
+// PACK: linalg.generic {{.*}} ins(%arg0, %arg5 : tensor<16x512xf32>, tensor<1x512xf32>)
+// PACK: linalg.generic {{.*}} ins(%arg0, %arg6 : tensor<16x512xf32>, tensor<512x64xf32>)
+#ta = affine_map<(m, n, k) -> (m, k)>
+#tb = affine_map<(m, n, k) -> (n, k)>
+#tk = affine_map<(m, n, k) -> (k, n)>
+#tc = affine_map<(m, n, k) -> (m, n)>
+#ba = affine_map<(b, m, n, k) -> (b, m, k)>
+#bb = affine_map<(b, m, n, k) -> (b, n, k)>
+#bc = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @transposed_right(%x: tensor<16x512xf32>, %w: tensor<1000x512xf32>, %w64: tensor<64x512xf32>,
+                            %q: tensor<4x16x64xf32>, %kk: tensor<4x48x64xf32>, %v: tensor<1x512xf32>,
+                            %wk: tensor<512x64xf32>)
+    -> (tensor<16x1000xf32>, tensor<16x64xf32>, tensor<4x16x48xf32>, tensor<16x1xf32>, tensor<16x64xf32>) {
+  %c0 = tensor.empty() : tensor<16x1000xf32>
+  %r0 = linalg.generic {indexing_maps = [#ta, #tb, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<16x512xf32>, tensor<1000x512xf32>) outs(%c0 : tensor<16x1000xf32>) {
+  ^bb0(%p: f32, %q0: f32, %acc: f32):
+    %m = arith.mulf %p, %q0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x1000xf32>
+  %c1 = tensor.empty() : tensor<16x64xf32>
+  %r1 = linalg.generic {indexing_maps = [#ta, #tb, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w64 : tensor<16x512xf32>, tensor<64x512xf32>) outs(%c1 : tensor<16x64xf32>) {
+  ^bb0(%p: f32, %q0: f32, %acc: f32):
+    %m = arith.mulf %p, %q0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  %c2 = tensor.empty() : tensor<4x16x48xf32>
+  %r2 = linalg.generic {indexing_maps = [#ba, #bb, #bc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kk : tensor<4x16x64xf32>, tensor<4x48x64xf32>) outs(%c2 : tensor<4x16x48xf32>) {
+  ^bb0(%p: f32, %q0: f32, %acc: f32):
+    %m = arith.mulf %p, %q0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16x48xf32>
+  %c3 = tensor.empty() : tensor<16x1xf32>
+  %r3 = linalg.generic {indexing_maps = [#ta, #tb, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %v : tensor<16x512xf32>, tensor<1x512xf32>) outs(%c3 : tensor<16x1xf32>) {
+  ^bb0(%p: f32, %q0: f32, %acc: f32):
+    %m = arith.mulf %p, %q0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x1xf32>
+  %r4 = linalg.generic {indexing_maps = [#ta, #tk, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wk : tensor<16x512xf32>, tensor<512x64xf32>) outs(%c1 : tensor<16x64xf32>) {
+  ^bb0(%p: f32, %q0: f32, %acc: f32):
+    %m = arith.mulf %p, %q0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  return %r0, %r1, %r2, %r3, %r4 : tensor<16x1000xf32>, tensor<16x64xf32>, tensor<4x16x48xf32>, tensor<16x1xf32>, tensor<16x64xf32>
+}
