@@ -4,12 +4,16 @@
 
 #include "harp/Codegen/Common/TilingUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPFUSEEPILOGUESPASS
@@ -44,6 +48,173 @@ static bool isEpilogue(linalg::GenericOp op, bool contractions,
            op.getMatchingIndexingMap(input).isProjectedPermutation() &&
            (contractions || !linalg::isaContractionOpInterface(producer));
   });
+}
+
+/// Whether `a` (in `r`'s region) and `b` (in `e`'s) compute the same value:
+/// the same ops over the same constants and the same input elements (block
+/// arguments of inputs that are one value read through one map).
+static bool sameValue(Value a, linalg::GenericOp r, Value b,
+                      linalg::GenericOp e, unsigned depth = 0) {
+  if (depth > 32)
+    return false;
+  auto argA = dyn_cast<BlockArgument>(a), argB = dyn_cast<BlockArgument>(b);
+  if (argA || argB) {
+    if (!argA || !argB || argA.getOwner() != r.getBody() ||
+        argB.getOwner() != e.getBody())
+      return false;
+    OpOperand *inA = r.getMatchingOpOperand(argA);
+    OpOperand *inB = e.getMatchingOpOperand(argB);
+    if (!r.isDpsInput(inA) || !e.isDpsInput(inB) ||
+        r.getMatchingIndexingMap(inA) != e.getMatchingIndexingMap(inB))
+      return false;
+    if (inA->get() == inB->get())
+      return true;
+    // Tiling slices each kernel's operands on its own: equal slices of one
+    // tensor are the same input.
+    Operation *sliceA = inA->get().getDefiningOp();
+    Operation *sliceB = inB->get().getDefiningOp();
+    return sliceA && sliceB && isa<tensor::ExtractSliceOp>(sliceA) &&
+           OperationEquivalence::isEquivalentTo(
+               sliceA, sliceB, OperationEquivalence::IgnoreLocations);
+  }
+  Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
+  if (!opA || !opB || opA->getName() != opB->getName() ||
+      opA->getAttrDictionary() != opB->getAttrDictionary() ||
+      opA->getNumOperands() != opB->getNumOperands() || opA->getNumRegions() ||
+      opB->getNumRegions() ||
+      cast<OpResult>(a).getResultNumber() !=
+          cast<OpResult>(b).getResultNumber())
+    return false;
+  for (auto [x, y] : llvm::zip(opA->getOperands(), opB->getOperands()))
+    if (!sameValue(x, r, y, e, depth + 1))
+      return false;
+  return true;
+}
+
+/// Whether computing `v` costs more than storing and reloading it: it
+/// reaches a transcendental (a `math` op) or a division.
+static bool costly(Value v, unsigned depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 32)
+    return false;
+  if (op->getDialect()->getNamespace() == "math" ||
+      isa<arith::DivFOp, arith::DivSIOp, arith::DivUIOp, arith::RemFOp>(op))
+    return true;
+  return llvm::any_of(op->getOperands(),
+                      [&](Value x) { return costly(x, depth + 1); });
+}
+
+/// In a row tile, a reduction `r` accumulating a costly value `v` (a
+/// softmax's exp(x - max)) and the epilogue `e` reading its result and
+/// computing `v` again (exp(x - max) / sum): `v` is computed once, into
+/// the epilogue's output row, the reduction sums that row and the
+/// epilogue finishes it in place. The row is in L1; a second exp per
+/// element was the cost of a softmax on 8-lane vectors. Returns whether
+/// it rewrote.
+static bool storeSharedValue(RewriterBase &rewriter, linalg::GenericOp r,
+                             linalg::GenericOp e) {
+  if (r.getNumDpsInits() != 1 || e.getNumDpsInits() != 1 ||
+      r.getNumLoops() != e.getNumLoops() ||
+      r.getStaticLoopRanges() != e.getStaticLoopRanges() ||
+      !r.hasPureTensorSemantics() || !e.hasPureTensorSemantics())
+    return false;
+  AffineMap outMap = e.getMatchingIndexingMap(e.getDpsInitOperand(0));
+  if (!outMap.isPermutation())
+    return false;
+  // r yields combine(out, v), combine read by nothing else.
+  Block *rBody = r.getBody();
+  auto rYield = cast<linalg::YieldOp>(rBody->getTerminator());
+  Operation *combine = rYield.getValues()[0].getDefiningOp();
+  BlockArgument acc = r.getMatchingBlockArgument(r.getDpsInitOperand(0));
+  if (!combine || combine->getBlock() != rBody ||
+      combine->getNumOperands() != 2 || combine->getNumResults() != 1 ||
+      !combine->hasOneUse() || !llvm::is_contained(combine->getOperands(), acc))
+    return false;
+  Value v = combine->getOperand(0) == acc ? combine->getOperand(1)
+                                          : combine->getOperand(0);
+  if (v == acc || !costly(v) ||
+      llvm::any_of(v.getUsers(), [&](Operation *u) { return u != combine; }))
+    return false;
+  // The same value in e.
+  Value w;
+  e.getBody()->walk([&](Operation *op) {
+    for (Value res : op->getResults())
+      if (!w && sameValue(v, r, res, e))
+        w = res;
+  });
+  if (!w)
+    return false;
+
+  // p writes into e's output slice, which tiling made after r: it moves up
+  // where its operands allow.
+  Value eInit = e.getDpsInitOperand(0)->get();
+  if (Operation *def = eInit.getDefiningOp();
+      def && def->getBlock() == r->getBlock() && r->isBeforeInBlock(def)) {
+    if (def->getNumRegions() || !isMemoryEffectFree(def) ||
+        llvm::any_of(def->getOperands(), [&](Value x) {
+          Operation *d = x.getDefiningOp();
+          return d && d->getBlock() == r->getBlock() && !d->isBeforeInBlock(r);
+        }))
+      return false;
+    rewriter.moveOpBefore(def, r);
+  }
+  Location loc = r.getLoc();
+  using It = utils::IteratorType;
+  rewriter.setInsertionPoint(r);
+  // p = v over the whole tile, written where e writes.
+  SmallVector<AffineMap> pMaps;
+  for (OpOperand *input : r.getDpsInputOperands())
+    pMaps.push_back(r.getMatchingIndexingMap(input));
+  pMaps.push_back(outMap);
+  auto p = linalg::GenericOp::create(
+      rewriter, loc, eInit.getType(), r.getDpsInputs(), ValueRange{eInit},
+      pMaps, SmallVector<It>(r.getNumLoops(), It::parallel),
+      [&](OpBuilder &b, Location nloc, ValueRange args) {
+        IRMapping map;
+        for (auto [i, input] : llvm::enumerate(r.getDpsInputOperands()))
+          map.map(r.getMatchingBlockArgument(input), args[i]);
+        for (Operation &op : rBody->without_terminator()) {
+          if (&op == combine)
+            continue;
+          b.clone(op, map);
+        }
+        linalg::YieldOp::create(b, nloc, map.lookup(v));
+      });
+  // r' accumulates p.
+  auto reduced = linalg::GenericOp::create(
+      rewriter, loc, r.getResultTypes(), ValueRange{p.getResult(0)},
+      r.getDpsInits(),
+      SmallVector<AffineMap>{outMap,
+                             r.getMatchingIndexingMap(r.getDpsInitOperand(0))},
+      r.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location nloc, ValueRange args) {
+        IRMapping map;
+        map.map(v, args[0]);
+        map.map(acc, args[1]);
+        Operation *c = b.clone(*combine, map);
+        linalg::YieldOp::create(b, nloc, c->getResult(0));
+      });
+  rewriter.replaceOp(r, reduced.getResults());
+  // e finishes p in place: its w is its output element.
+  rewriter.modifyOpInPlace(e, [&] {
+    e.getDpsInitOperand(0)->set(p.getResult(0));
+    w.replaceAllUsesWith(e.getMatchingBlockArgument(e.getDpsInitOperand(0)));
+  });
+  // What computed w is dead now.
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(e.getBody()->getOperations())))
+    if (isOpTriviallyDead(&op))
+      rewriter.eraseOp(&op);
+  return true;
+}
+
+/// storeSharedValue on each reduction of the tile that `e` reads.
+static void storeSharedValues(RewriterBase &rewriter, linalg::GenericOp e) {
+  for (Value input : e.getDpsInputs())
+    if (auto r = input.getDefiningOp<linalg::GenericOp>();
+        r && isReduction(r) && input.hasOneUse() &&
+        storeSharedValue(rewriter, r, e))
+      return;
 }
 
 namespace {
@@ -93,6 +264,14 @@ struct HarpFuseEpiloguesPass
       // may run them on threads.
       for (LoopLikeOpInterface loop : result->loops)
         loop->setAttr(harp::kParallelLoopAttr, rewriter.getUnitAttr());
+      // (The reductions it rewrites are erased: the epilogues first.)
+      SmallVector<linalg::GenericOp> tiledEpilogues;
+      for (Operation *tiled : result->tiledAndFusedOps)
+        if (auto generic = dyn_cast<linalg::GenericOp>(tiled);
+            generic && !isReduction(generic))
+          tiledEpilogues.push_back(generic);
+      for (linalg::GenericOp generic : tiledEpilogues)
+        storeSharedValues(rewriter, generic);
       for (OpResult res : op->getResults())
         if (Value replacement = result->replacements.lookup(res))
           rewriter.replaceAllUsesWith(res, replacement);

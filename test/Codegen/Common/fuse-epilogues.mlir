@@ -202,3 +202,118 @@ func.func @windowed_read(%x: tensor<8x20x4xf32>) -> tensor<8x9x4xf32> {
   } : tensor<8x9x4xf32>
   return %y : tensor<8x9x4xf32>
 }
+
+// -----
+
+// A softmax row (as harp-fuse leaves it: the sum and the division each
+// compute exp(x - max)): in the row tile exp is computed once, into the
+// output row; the sum reads that row and the division finishes it in place.
+// CHECK-LABEL: func.func @softmax_stores_exp
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ROWS:[^ ]*]] =
+// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[ROWS]][%{{.*}}, 0] [1, 10] [1, 1] : tensor<4x10xf32> to tensor<1x10xf32>
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins({{.*}}) outs(%[[OUT]] : tensor<1x10xf32>)
+// CHECK: math.exp
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[E]] : tensor<1x10xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: arith.addf %[[ACC]], %[[IN]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[S]], {{.*}}) outs(%[[E]] : tensor<1x10xf32>)
+// CHECK-NEXT: ^bb0(%[[SUM:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32, %[[EX:.*]]: f32):
+// CHECK-NEXT: arith.divf %[[EX]], %[[SUM]] : f32
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @softmax_stores_exp(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %m = harp.map_reduce ins(%x : tensor<4x10xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(max, dims = [1]) : tensor<4xf32>
+  %mb = harp.view %m <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %s = harp.map_reduce ins(%x, %mb : tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    harp.yield %e : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %y = harp.map_reduce ins(%sb, %x, %mb : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %b, %c : f32
+    %e = math.exp %d : f32
+    %q = arith.divf %e, %a : f32
+    harp.yield %q : f32
+  } : tensor<4x10xf32>
+  return %y : tensor<4x10xf32>
+}
+
+// -----
+
+// Not stored: a value that is cheap to compute again (x * 2: no math op,
+// no division), a value the epilogue does not compute (log-softmax's
+// x - max - log(sum)), and the same expression over another element (the
+// epilogue's exp reads x transposed).
+// CHECK-LABEL: func.func @not_stored_cheap
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x10xf32>, tensor<1x10xf32>)
+// CHECK: arith.mulf
+// CHECK: linalg.generic {{.*}} ["parallel", "parallel"]}
+// CHECK: arith.mulf
+// CHECK-LABEL: func.func @not_stored_other_value
+// CHECK: ["parallel", "reduction"]
+// CHECK: math.exp
+// CHECK: ["parallel", "parallel"]
+// CHECK-NOT: math.exp
+// CHECK: math.log
+// CHECK-LABEL: func.func @not_stored_other_element
+// CHECK: ["parallel", "reduction"]
+// CHECK: math.exp
+// CHECK: ["parallel", "parallel"]
+// CHECK: math.exp
+// CHECK: return
+func.func @not_stored_cheap(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %s = harp.map_reduce ins(%x, %x : tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.mulf %a, %b : f32
+    harp.yield %t : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.mulf %b, %b : f32
+    %q = arith.subf %t, %a : f32
+    harp.yield %q : f32
+  } : tensor<4x10xf32>
+  return %y : tensor<4x10xf32>
+}
+func.func @not_stored_other_value(%x: tensor<4x10xf32>, %m: tensor<4xf32>) -> tensor<4x10xf32> {
+  %mb = harp.view %m <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %s = harp.map_reduce ins(%x, %mb : tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    harp.yield %e : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %y = harp.map_reduce ins(%sb, %x, %mb : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %b, %c : f32
+    %l = math.log %a : f32
+    %q = arith.subf %d, %l : f32
+    harp.yield %q : f32
+  } : tensor<4x10xf32>
+  return %y : tensor<4x10xf32>
+}
+func.func @not_stored_other_element(%x: tensor<4x10xf32>, %xt: tensor<10x4xf32>) -> tensor<4x10xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x10xf32>) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    harp.yield %e : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %t = harp.view %xt <(d0, d1) -> (d1, d0)> : tensor<10x4xf32> -> tensor<4x10xf32>
+  %y = harp.map_reduce ins(%sb, %t : tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %b : f32
+    %q = arith.divf %e, %a : f32
+    harp.yield %q : f32
+  } : tensor<4x10xf32>
+  return %y : tensor<4x10xf32>
+}

@@ -25,6 +25,16 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     The cache block's width follows from `l2-cache` as in
     `harp-tile-and-vectorize` (or `cache-n`).
 
+    A right operand read transposed (`nn.Linear`'s `x @ W^T`, a gradient's
+    `G @ W^T`, attention's `q @ k^T`) is never read in place, whatever the
+    caches: each lane of its register tile would be a scalar load K
+    elements from the next. It is packed into panels wherever n is a
+    multiple of w (from B reshaped to N/w x w x K, so that the copy is a
+    permutation, moved in square tiles transposed in registers), and any
+    other contraction reading it so, batched ones included, gets a copy
+    with its last two dims swapped, read as (batch..., k, n). A single
+    column (n = 1) is left alone.
+
     ```mlir
     // after: B (256 x 1024) packed into 32 panels of 256 x 32
     %bp = linalg.generic ... ins(%b : tensor<256x1024xf32>)

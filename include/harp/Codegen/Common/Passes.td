@@ -33,6 +33,16 @@ def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
     }
     ```
 
+    In the row tile, a reduction that accumulates a value costly to
+    compute (one reaching a `math` op or a division) which the epilogue
+    computes again from the same elements (a softmax's `exp(x - max)`,
+    summed, then divided by the sum: harp-fuse recomputes it in both) is
+    split: the value is computed once into the epilogue's output row, the
+    reduction sums that row, and the epilogue finishes it in place
+    (reading its output element where it recomputed the value). The row
+    is in L1; the second `exp` per element was the cost of a softmax on
+    8-lane vectors.
+
     Only kernels whose rows have at least `min-row` elements (16) are
     tiled so, and only where they read the reduction element by element or
     broadcast (not through windows, whose rows would overlap).
