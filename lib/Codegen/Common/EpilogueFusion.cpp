@@ -132,7 +132,11 @@ static bool storeSharedValue(RewriterBase &rewriter, linalg::GenericOp r,
     return false;
   Value v = combine->getOperand(0) == acc ? combine->getOperand(1)
                                           : combine->getOperand(0);
-  if (v == acc || !costly(v) ||
+  // v is stored in e's output, whose old contents e must not read; only
+  // combine reads the accumulator (p computes v without it).
+  BlockArgument eOut = e.getMatchingBlockArgument(e.getDpsInitOperand(0));
+  if (v == acc || !acc.hasOneUse() || !eOut.use_empty() ||
+      v.getType() != eOut.getType() || !costly(v) ||
       llvm::any_of(v.getUsers(), [&](Operation *u) { return u != combine; }))
     return false;
   // The same value in e.
@@ -198,7 +202,7 @@ static bool storeSharedValue(RewriterBase &rewriter, linalg::GenericOp r,
   // e finishes p in place: its w is its output element.
   rewriter.modifyOpInPlace(e, [&] {
     e.getDpsInitOperand(0)->set(p.getResult(0));
-    w.replaceAllUsesWith(e.getMatchingBlockArgument(e.getDpsInitOperand(0)));
+    w.replaceAllUsesWith(eOut);
   });
   // What computed w is dead now.
   for (Operation &op :

@@ -249,7 +249,7 @@ func.func @softmax_stores_exp(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
 // Not stored: a value that is cheap to compute again (x * 2: no math op,
 // no division), a value the epilogue does not compute (log-softmax's
 // x - max - log(sum)), and the same expression over another element (the
-// epilogue's exp reads x transposed).
+// epilogue's exp reads x transposed), nor an f32 value into an f16 row.
 // CHECK-LABEL: func.func @not_stored_cheap
 // CHECK: scf.for
 // CHECK: linalg.generic {{.*}} ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x10xf32>, tensor<1x10xf32>)
@@ -267,6 +267,13 @@ func.func @softmax_stores_exp(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
 // CHECK: math.exp
 // CHECK: ["parallel", "parallel"]
 // CHECK: math.exp
+// CHECK: return
+// CHECK-LABEL: func.func @not_stored_other_type
+// CHECK: ["parallel", "reduction"]
+// CHECK: math.exp
+// CHECK: ["parallel", "parallel"]
+// CHECK: math.exp
+// CHECK: arith.truncf
 // CHECK: return
 func.func @not_stored_cheap(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   %s = harp.map_reduce ins(%x, %x : tensor<4x10xf32>, tensor<4x10xf32>) {
@@ -316,4 +323,20 @@ func.func @not_stored_other_element(%x: tensor<4x10xf32>, %xt: tensor<10x4xf32>)
     harp.yield %q : f32
   } : tensor<4x10xf32>
   return %y : tensor<4x10xf32>
+}
+func.func @not_stored_other_type(%x: tensor<4x10xf32>) -> tensor<4x10xf16> {
+  %s = harp.map_reduce ins(%x : tensor<4x10xf32>) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    harp.yield %e : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %b : f32
+    %q = arith.divf %e, %a : f32
+    %h = arith.truncf %q : f32 to f16
+    harp.yield %h : f16
+  } : tensor<4x10xf16>
+  return %y : tensor<4x10xf16>
 }
