@@ -10,16 +10,16 @@ are run in batches through --split-input-file (mutations.py's driver); a
 batch that fails otherwise is rerun one input at a time to name the culprit.
 """
 
-import argparse
 import os
-import random
 import re
 import subprocess
 import sys
 
-# The batch driver and what counts as a clean end: mutations.py's.
+# The command line, the mutant generation, the batch driver and what counts
+# as a clean end: mutations.py's.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mutations import SPLIT, find_crashes  # noqa: E402
+from mutations import (SPLIT, find_crashes, fuzz_arguments,  # noqa: E402
+                       mutants)
 
 NUMBERS = ["-1", "0", "1", "2", "3", "7", "1.5", "-0.0", "1e309",
            "9223372036854775807", "99999999999999999999", "2147483648"]
@@ -93,30 +93,10 @@ def run(tool, text):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--harp-translate", required=True)
-    ap.add_argument("--seeds", action="append", required=True)
-    ap.add_argument("--mutants-per-input", type=int,
-                    default=int(os.environ.get("HARP_FUZZ_MUTANTS", "40")))
-    ap.add_argument("--seed", type=int,
-                    default=int(os.environ.get("HARP_FUZZ_SEED", "20261126")))
-    ap.add_argument("--batch", type=int, default=100)
-    args = ap.parse_args()
-
-    rng = random.Random(args.seed)
-    originals = []
-    for d in args.seeds:
-        for name in sorted(os.listdir(d)):
-            if name.endswith(".graph"):
-                originals += chunks_of(os.path.join(d, name))
-    inputs = []
-    for text in originals:
-        for _ in range(args.mutants_per_input):
-            m = mutate(text, rng)
-            if rng.random() < 0.3:
-                m = mutate(m, rng)
-            # A mutant must not contain the split marker itself.
-            inputs.append(m.replace("//", "/ /"))
+    args = fuzz_arguments("harp-translate", 20261126, 100)
+    originals, inputs = mutants(args, ".graph", chunks_of, mutate)
+    # A mutant must not contain the split marker itself.
+    inputs = [m.replace("//", "/ /") for m in inputs]
 
     crashes = find_crashes(inputs, lambda text: run(args.harp_translate, text),
                            args.batch)

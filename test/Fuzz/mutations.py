@@ -61,7 +61,6 @@ def mutate(text, rng):
         return text
     tok = rng.choice(tokens)
     start, end = tok.span()
-    word = tok.group()
     if kind == 1:  # delete a token
         return text[:start] + text[end:]
     if kind == 2:  # change a number
@@ -143,30 +142,44 @@ def find_crashes(inputs, run_text, batch):
     return crashes
 
 
-def main():
+def fuzz_arguments(tool, seed, batch):
+    """The command line of a fuzz script: `--TOOL` (its path), `--seeds`
+    directories, mutants per input, the random seed and the batch size."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--harp-opt", required=True)
+    ap.add_argument("--" + tool, required=True)
     ap.add_argument("--seeds", action="append", required=True)
     ap.add_argument("--mutants-per-input", type=int,
                     default=int(os.environ.get("HARP_FUZZ_MUTANTS", "40")))
     ap.add_argument("--seed", type=int,
-                    default=int(os.environ.get("HARP_FUZZ_SEED", "20261122")))
-    ap.add_argument("--batch", type=int, default=60)
-    args = ap.parse_args()
+                    default=int(os.environ.get("HARP_FUZZ_SEED", str(seed))))
+    ap.add_argument("--batch", type=int, default=batch)
+    return ap.parse_args()
 
+
+def mutants(args, extension, chunks, mutate_text):
+    """The seed files' chunks (`chunks(path)` of each file ending in
+    `extension`) and `args.mutants_per_input` mutants of each, mutated once
+    or (30%) twice by `mutate_text(text, rng)`. Returns (originals,
+    mutants)."""
     rng = random.Random(args.seed)
     originals = []
     for d in args.seeds:
         for name in sorted(os.listdir(d)):
-            if name.endswith(".mlir"):
-                originals += chunks_of(os.path.join(d, name))
+            if name.endswith(extension):
+                originals += chunks(os.path.join(d, name))
     inputs = []
     for text in originals:
         for _ in range(args.mutants_per_input):
-            m = mutate(text, rng)
+            m = mutate_text(text, rng)
             if rng.random() < 0.3:
-                m = mutate(m, rng)
+                m = mutate_text(m, rng)
             inputs.append(m)
+    return originals, inputs
+
+
+def main():
+    args = fuzz_arguments("harp-opt", 20261122, 60)
+    originals, inputs = mutants(args, ".mlir", chunks_of, mutate)
 
     crashes = []
     for extra in ([], ["--canonicalize"], ["--harp-to-llvm"]):
