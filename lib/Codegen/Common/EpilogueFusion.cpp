@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -52,11 +53,14 @@ static bool isEpilogue(linalg::GenericOp op, bool contractions,
 
 /// Whether `a` (in `r`'s region) and `b` (in `e`'s) compute the same value:
 /// the same ops over the same constants and the same input elements (block
-/// arguments of inputs that are one value read through one map).
+/// arguments of inputs that are one value read through one map). `same`
+/// holds the pairs already matched, so a value read twice (`t * t`) is
+/// compared once: a chain of such ops is not compared 2^n times.
 static bool sameValue(Value a, linalg::GenericOp r, Value b,
-                      linalg::GenericOp e, unsigned depth = 0) {
-  if (depth > 32)
-    return false;
+                      linalg::GenericOp e,
+                      DenseSet<std::pair<Value, Value>> &same) {
+  if (same.contains({a, b}))
+    return true;
   auto argA = dyn_cast<BlockArgument>(a), argB = dyn_cast<BlockArgument>(b);
   if (argA || argB) {
     if (!argA || !argB || argA.getOwner() != r.getBody() ||
@@ -67,15 +71,18 @@ static bool sameValue(Value a, linalg::GenericOp r, Value b,
     if (!r.isDpsInput(inA) || !e.isDpsInput(inB) ||
         r.getMatchingIndexingMap(inA) != e.getMatchingIndexingMap(inB))
       return false;
-    if (inA->get() == inB->get())
-      return true;
-    // Tiling slices each kernel's operands on its own: equal slices of one
-    // tensor are the same input.
-    Operation *sliceA = inA->get().getDefiningOp();
-    Operation *sliceB = inB->get().getDefiningOp();
-    return sliceA && sliceB && isa<tensor::ExtractSliceOp>(sliceA) &&
-           OperationEquivalence::isEquivalentTo(
-               sliceA, sliceB, OperationEquivalence::IgnoreLocations);
+    if (inA->get() != inB->get()) {
+      // Tiling slices each kernel's operands on its own: equal slices of
+      // one tensor are the same input.
+      Operation *sliceA = inA->get().getDefiningOp();
+      Operation *sliceB = inB->get().getDefiningOp();
+      if (!sliceA || !sliceB || !isa<tensor::ExtractSliceOp>(sliceA) ||
+          !OperationEquivalence::isEquivalentTo(
+              sliceA, sliceB, OperationEquivalence::IgnoreLocations))
+        return false;
+    }
+    same.insert({a, b});
+    return true;
   }
   Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
   if (!opA || !opB || opA->getName() != opB->getName() ||
@@ -86,22 +93,30 @@ static bool sameValue(Value a, linalg::GenericOp r, Value b,
           cast<OpResult>(b).getResultNumber())
     return false;
   for (auto [x, y] : llvm::zip(opA->getOperands(), opB->getOperands()))
-    if (!sameValue(x, r, y, e, depth + 1))
+    if (!sameValue(x, r, y, e, same))
       return false;
+  same.insert({a, b});
   return true;
 }
 
 /// Whether computing `v` costs more than storing and reloading it: it
 /// reaches a transcendental (a `math` op) or a division.
-static bool costly(Value v, unsigned depth = 0) {
-  Operation *op = v.getDefiningOp();
-  if (!op || depth > 32)
-    return false;
-  if (op->getDialect()->getNamespace() == "math" ||
-      isa<arith::DivFOp, arith::DivSIOp, arith::DivUIOp, arith::RemFOp>(op))
-    return true;
-  return llvm::any_of(op->getOperands(),
-                      [&](Value x) { return costly(x, depth + 1); });
+static bool costly(Value v) {
+  SmallVector<Operation *> work;
+  SmallPtrSet<Operation *, 16> seen;
+  auto push = [&](Value x) {
+    if (Operation *op = x.getDefiningOp(); op && seen.insert(op).second)
+      work.push_back(op);
+  };
+  push(v);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (isa<math::MathDialect>(op->getDialect()) ||
+        isa<arith::DivFOp, arith::DivSIOp, arith::DivUIOp, arith::RemFOp>(op))
+      return true;
+    llvm::for_each(op->getOperands(), push);
+  }
+  return false;
 }
 
 /// In a row tile, a reduction `r` accumulating a costly value `v` (a
@@ -141,9 +156,10 @@ static bool storeSharedValue(RewriterBase &rewriter, linalg::GenericOp r,
     return false;
   // The same value in e.
   Value w;
+  DenseSet<std::pair<Value, Value>> same;
   e.getBody()->walk([&](Operation *op) {
     for (Value res : op->getResults())
-      if (!w && sameValue(v, r, res, e))
+      if (!w && sameValue(v, r, res, e, same))
         w = res;
   });
   if (!w)

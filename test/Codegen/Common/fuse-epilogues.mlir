@@ -340,3 +340,209 @@ func.func @not_stored_other_type(%x: tensor<4x10xf32>) -> tensor<4x10xf16> {
   } : tensor<4x10xf16>
   return %y : tensor<4x10xf16>
 }
+
+// -----
+
+// Values are compared and costed once each: a chain of 40 squarings
+// (`t * t`, each read twice) ending in an exp is matched and stored, in
+// time linear in the chain (comparing or costing it as a tree would take
+// 2^40 steps). The same chain without the exp is not costly and stays.
+// CHECK-LABEL: func.func @long_shared_chain
+// CHECK: ["parallel", "parallel"]} ins({{.*}}) outs(%{{.*}} : tensor<1x10xf32>)
+// CHECK: math.exp
+// CHECK: ["parallel", "reduction"]} ins(%{{.*}} : tensor<1x10xf32>)
+// CHECK: arith.divf
+// CHECK-NOT: math.exp
+// CHECK-LABEL: func.func @long_cheap_chain
+// CHECK: ["parallel", "reduction"]
+// CHECK-COUNT-40: arith.mulf
+// CHECK: ["parallel", "parallel"]
+// CHECK-COUNT-40: arith.mulf
+func.func @long_shared_chain(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x10xf32>) {
+  ^bb0(%a: f32):
+    %r0 = arith.mulf %a, %a : f32
+    %r1 = arith.mulf %r0, %r0 : f32
+    %r2 = arith.mulf %r1, %r1 : f32
+    %r3 = arith.mulf %r2, %r2 : f32
+    %r4 = arith.mulf %r3, %r3 : f32
+    %r5 = arith.mulf %r4, %r4 : f32
+    %r6 = arith.mulf %r5, %r5 : f32
+    %r7 = arith.mulf %r6, %r6 : f32
+    %r8 = arith.mulf %r7, %r7 : f32
+    %r9 = arith.mulf %r8, %r8 : f32
+    %r10 = arith.mulf %r9, %r9 : f32
+    %r11 = arith.mulf %r10, %r10 : f32
+    %r12 = arith.mulf %r11, %r11 : f32
+    %r13 = arith.mulf %r12, %r12 : f32
+    %r14 = arith.mulf %r13, %r13 : f32
+    %r15 = arith.mulf %r14, %r14 : f32
+    %r16 = arith.mulf %r15, %r15 : f32
+    %r17 = arith.mulf %r16, %r16 : f32
+    %r18 = arith.mulf %r17, %r17 : f32
+    %r19 = arith.mulf %r18, %r18 : f32
+    %r20 = arith.mulf %r19, %r19 : f32
+    %r21 = arith.mulf %r20, %r20 : f32
+    %r22 = arith.mulf %r21, %r21 : f32
+    %r23 = arith.mulf %r22, %r22 : f32
+    %r24 = arith.mulf %r23, %r23 : f32
+    %r25 = arith.mulf %r24, %r24 : f32
+    %r26 = arith.mulf %r25, %r25 : f32
+    %r27 = arith.mulf %r26, %r26 : f32
+    %r28 = arith.mulf %r27, %r27 : f32
+    %r29 = arith.mulf %r28, %r28 : f32
+    %r30 = arith.mulf %r29, %r29 : f32
+    %r31 = arith.mulf %r30, %r30 : f32
+    %r32 = arith.mulf %r31, %r31 : f32
+    %r33 = arith.mulf %r32, %r32 : f32
+    %r34 = arith.mulf %r33, %r33 : f32
+    %r35 = arith.mulf %r34, %r34 : f32
+    %r36 = arith.mulf %r35, %r35 : f32
+    %r37 = arith.mulf %r36, %r36 : f32
+    %r38 = arith.mulf %r37, %r37 : f32
+    %r39 = arith.mulf %r38, %r38 : f32
+    %e = math.exp %r39 : f32
+    harp.yield %e : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%c: f32, %b: f32):
+    %s0 = arith.mulf %b, %b : f32
+    %s1 = arith.mulf %s0, %s0 : f32
+    %s2 = arith.mulf %s1, %s1 : f32
+    %s3 = arith.mulf %s2, %s2 : f32
+    %s4 = arith.mulf %s3, %s3 : f32
+    %s5 = arith.mulf %s4, %s4 : f32
+    %s6 = arith.mulf %s5, %s5 : f32
+    %s7 = arith.mulf %s6, %s6 : f32
+    %s8 = arith.mulf %s7, %s7 : f32
+    %s9 = arith.mulf %s8, %s8 : f32
+    %s10 = arith.mulf %s9, %s9 : f32
+    %s11 = arith.mulf %s10, %s10 : f32
+    %s12 = arith.mulf %s11, %s11 : f32
+    %s13 = arith.mulf %s12, %s12 : f32
+    %s14 = arith.mulf %s13, %s13 : f32
+    %s15 = arith.mulf %s14, %s14 : f32
+    %s16 = arith.mulf %s15, %s15 : f32
+    %s17 = arith.mulf %s16, %s16 : f32
+    %s18 = arith.mulf %s17, %s17 : f32
+    %s19 = arith.mulf %s18, %s18 : f32
+    %s20 = arith.mulf %s19, %s19 : f32
+    %s21 = arith.mulf %s20, %s20 : f32
+    %s22 = arith.mulf %s21, %s21 : f32
+    %s23 = arith.mulf %s22, %s22 : f32
+    %s24 = arith.mulf %s23, %s23 : f32
+    %s25 = arith.mulf %s24, %s24 : f32
+    %s26 = arith.mulf %s25, %s25 : f32
+    %s27 = arith.mulf %s26, %s26 : f32
+    %s28 = arith.mulf %s27, %s27 : f32
+    %s29 = arith.mulf %s28, %s28 : f32
+    %s30 = arith.mulf %s29, %s29 : f32
+    %s31 = arith.mulf %s30, %s30 : f32
+    %s32 = arith.mulf %s31, %s31 : f32
+    %s33 = arith.mulf %s32, %s32 : f32
+    %s34 = arith.mulf %s33, %s33 : f32
+    %s35 = arith.mulf %s34, %s34 : f32
+    %s36 = arith.mulf %s35, %s35 : f32
+    %s37 = arith.mulf %s36, %s36 : f32
+    %s38 = arith.mulf %s37, %s37 : f32
+    %s39 = arith.mulf %s38, %s38 : f32
+    %e = math.exp %s39 : f32
+    %q = arith.divf %e, %c : f32
+    harp.yield %q : f32
+  } : tensor<4x10xf32>
+  return %y : tensor<4x10xf32>
+}
+func.func @long_cheap_chain(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x10xf32>) {
+  ^bb0(%a: f32):
+    %r0 = arith.mulf %a, %a : f32
+    %r1 = arith.mulf %r0, %r0 : f32
+    %r2 = arith.mulf %r1, %r1 : f32
+    %r3 = arith.mulf %r2, %r2 : f32
+    %r4 = arith.mulf %r3, %r3 : f32
+    %r5 = arith.mulf %r4, %r4 : f32
+    %r6 = arith.mulf %r5, %r5 : f32
+    %r7 = arith.mulf %r6, %r6 : f32
+    %r8 = arith.mulf %r7, %r7 : f32
+    %r9 = arith.mulf %r8, %r8 : f32
+    %r10 = arith.mulf %r9, %r9 : f32
+    %r11 = arith.mulf %r10, %r10 : f32
+    %r12 = arith.mulf %r11, %r11 : f32
+    %r13 = arith.mulf %r12, %r12 : f32
+    %r14 = arith.mulf %r13, %r13 : f32
+    %r15 = arith.mulf %r14, %r14 : f32
+    %r16 = arith.mulf %r15, %r15 : f32
+    %r17 = arith.mulf %r16, %r16 : f32
+    %r18 = arith.mulf %r17, %r17 : f32
+    %r19 = arith.mulf %r18, %r18 : f32
+    %r20 = arith.mulf %r19, %r19 : f32
+    %r21 = arith.mulf %r20, %r20 : f32
+    %r22 = arith.mulf %r21, %r21 : f32
+    %r23 = arith.mulf %r22, %r22 : f32
+    %r24 = arith.mulf %r23, %r23 : f32
+    %r25 = arith.mulf %r24, %r24 : f32
+    %r26 = arith.mulf %r25, %r25 : f32
+    %r27 = arith.mulf %r26, %r26 : f32
+    %r28 = arith.mulf %r27, %r27 : f32
+    %r29 = arith.mulf %r28, %r28 : f32
+    %r30 = arith.mulf %r29, %r29 : f32
+    %r31 = arith.mulf %r30, %r30 : f32
+    %r32 = arith.mulf %r31, %r31 : f32
+    %r33 = arith.mulf %r32, %r32 : f32
+    %r34 = arith.mulf %r33, %r33 : f32
+    %r35 = arith.mulf %r34, %r34 : f32
+    %r36 = arith.mulf %r35, %r35 : f32
+    %r37 = arith.mulf %r36, %r36 : f32
+    %r38 = arith.mulf %r37, %r37 : f32
+    %r39 = arith.mulf %r38, %r38 : f32
+    harp.yield %r39 : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x10xf32>
+  %y = harp.map_reduce ins(%sb, %x : tensor<4x10xf32>, tensor<4x10xf32>) {
+  ^bb0(%c: f32, %b: f32):
+    %s0 = arith.mulf %b, %b : f32
+    %s1 = arith.mulf %s0, %s0 : f32
+    %s2 = arith.mulf %s1, %s1 : f32
+    %s3 = arith.mulf %s2, %s2 : f32
+    %s4 = arith.mulf %s3, %s3 : f32
+    %s5 = arith.mulf %s4, %s4 : f32
+    %s6 = arith.mulf %s5, %s5 : f32
+    %s7 = arith.mulf %s6, %s6 : f32
+    %s8 = arith.mulf %s7, %s7 : f32
+    %s9 = arith.mulf %s8, %s8 : f32
+    %s10 = arith.mulf %s9, %s9 : f32
+    %s11 = arith.mulf %s10, %s10 : f32
+    %s12 = arith.mulf %s11, %s11 : f32
+    %s13 = arith.mulf %s12, %s12 : f32
+    %s14 = arith.mulf %s13, %s13 : f32
+    %s15 = arith.mulf %s14, %s14 : f32
+    %s16 = arith.mulf %s15, %s15 : f32
+    %s17 = arith.mulf %s16, %s16 : f32
+    %s18 = arith.mulf %s17, %s17 : f32
+    %s19 = arith.mulf %s18, %s18 : f32
+    %s20 = arith.mulf %s19, %s19 : f32
+    %s21 = arith.mulf %s20, %s20 : f32
+    %s22 = arith.mulf %s21, %s21 : f32
+    %s23 = arith.mulf %s22, %s22 : f32
+    %s24 = arith.mulf %s23, %s23 : f32
+    %s25 = arith.mulf %s24, %s24 : f32
+    %s26 = arith.mulf %s25, %s25 : f32
+    %s27 = arith.mulf %s26, %s26 : f32
+    %s28 = arith.mulf %s27, %s27 : f32
+    %s29 = arith.mulf %s28, %s28 : f32
+    %s30 = arith.mulf %s29, %s29 : f32
+    %s31 = arith.mulf %s30, %s30 : f32
+    %s32 = arith.mulf %s31, %s31 : f32
+    %s33 = arith.mulf %s32, %s32 : f32
+    %s34 = arith.mulf %s33, %s33 : f32
+    %s35 = arith.mulf %s34, %s34 : f32
+    %s36 = arith.mulf %s35, %s35 : f32
+    %s37 = arith.mulf %s36, %s36 : f32
+    %s38 = arith.mulf %s37, %s37 : f32
+    %s39 = arith.mulf %s38, %s38 : f32
+    %q = arith.subf %s39, %c : f32
+    harp.yield %q : f32
+  } : tensor<4x10xf32>
+  return %y : tensor<4x10xf32>
+}
