@@ -2,6 +2,7 @@
 
 #include "CodegenConfig.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -152,4 +153,20 @@ std::optional<unsigned> harp::cpu::contiguousDim(AffineMap map) {
   if (auto dim = dyn_cast<AffineDimExpr>(map.getResults().back()))
     return dim.getPosition();
   return std::nullopt;
+}
+
+Value harp::cpu::copyThrough(RewriterBase &rewriter, Location loc, Value source,
+                             AffineMap read, ArrayRef<int64_t> shape) {
+  Type element = getElementTypeOrSelf(source.getType());
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, element);
+  unsigned rank = shape.size();
+  auto copy = linalg::GenericOp::create(
+      rewriter, loc, empty.getType(), ValueRange{source}, ValueRange{empty},
+      SmallVector<AffineMap>{
+          read, AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [](OpBuilder &b, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(b, nloc, args[0]);
+      });
+  return copy.getResult(0);
 }

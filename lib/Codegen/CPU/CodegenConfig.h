@@ -3,7 +3,8 @@
 // What harp's CPU code generation passes share: the target's numbers
 // (vector width, register tile, caches) as pass options give them, and the
 // shape questions every pass asks of a linalg kernel (lanes, contraction
-// dims, cache blocks). docs/Lowering.md derives each number.
+// dims, cache blocks), and the copy they make to rearrange an operand.
+// docs/Lowering.md derives each number.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <algorithm>
 #include <optional>
@@ -79,6 +81,13 @@ struct CacheBlocks {
 /// CodegenConfig.cpp).
 CacheBlocks cacheBlocks(const Config &config, int64_t rows, int64_t width,
                         int64_t bytes, int64_t k, int64_t n);
+
+/// A new tensor of `shape` whose element i is `source` at `read(i)`: the
+/// copies the passes make to rearrange an operand (packed panels, a
+/// transposed operand, a window sorted by phase), as a linalg.generic with
+/// every loop parallel, built at the rewriter's insertion point.
+Value copyThrough(RewriterBase &rewriter, Location loc, Value source,
+                  AffineMap read, ArrayRef<int64_t> shape);
 
 } // namespace mlir::harp::cpu
 

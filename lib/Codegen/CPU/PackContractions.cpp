@@ -42,23 +42,15 @@ static void transposeRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<unsigned> swapLast = llvm::to_vector(llvm::seq(0u, rank));
   std::swap(swapLast[rank - 2], swapLast[rank - 1]);
   rewriter.setInsertionPoint(op);
-  Value empty =
-      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
-  auto copy = linalg::GenericOp::create(
-      rewriter, loc, empty.getType(), ValueRange{b}, ValueRange{empty},
-      SmallVector<AffineMap>{AffineMap::getPermutationMap(swapLast, ctx),
-                             AffineMap::getMultiDimIdentityMap(rank, ctx)},
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(nb, nloc, args[0]);
-      });
+  Value copy = copyThrough(rewriter, loc, b,
+                           AffineMap::getPermutationMap(swapLast, ctx), shape);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap &map = maps[right->getOperandNumber()];
   SmallVector<AffineExpr> results(map.getResults());
   std::swap(results[rank - 2], results[rank - 1]);
   map = AffineMap::get(map.getNumDims(), 0, results, ctx);
   rewriter.modifyOpInPlace(op, [&] {
-    right->set(copy.getResult(0));
+    right->set(copy);
     op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
   });
 }
@@ -144,8 +136,6 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   // permutation, which harp-tile-and-vectorize copies in square tiles
   // transposed in registers (read as B[p * w + j, k], each lane was a
   // scalar load K elements from the next).
-  Value empty = tensor::EmptyOp::create(
-      rewriter, loc, ArrayRef<int64_t>{panels, ranges[k], w}, element);
   AffineExpr p = dim(0), kk = dim(1), j = dim(2);
   SmallVector<AffineExpr> read = {kk, p * w + j};
   if (transposed) {
@@ -154,16 +144,8 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
         b, SmallVector<ReassociationIndices>{{0, 1}, {2}});
     read = {p, j, kk};
   }
-  auto packMaps =
-      SmallVector<AffineMap>{AffineMap::get(3, 0, read, ctx),
-                             AffineMap::getMultiDimIdentityMap(3, ctx)};
-  auto pack = linalg::GenericOp::create(
-      rewriter, loc, empty.getType(), ValueRange{b}, ValueRange{empty},
-      packMaps,
-      SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(nb, nloc, args[0]);
-      });
+  Value pack = copyThrough(rewriter, loc, b, AffineMap::get(3, 0, read, ctx),
+                           {panels, ranges[k], w});
 
   // The matmul over (m, p, j, k): the left operand's map with n = p w + j.
   SmallVector<AffineExpr> replace(3);
@@ -184,7 +166,7 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
            rightIndex = right->getOperandNumber();
   inputs[leftIndex] = left->get();
   maps[leftIndex] = leftMap;
-  inputs[rightIndex] = pack.getResult(0);
+  inputs[rightIndex] = pack;
   maps[rightIndex] = AffineMap::get(4, 0, {dim(1), dim(3), dim(2)}, ctx);
   maps.push_back(AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, ctx));
   using It = utils::IteratorType;

@@ -188,7 +188,6 @@ static void deinterleaveStridedWindow(RewriterBase &rewriter,
   // Columns read: up to s * (OW - 1 + phases - 1) + s - 1.
   int64_t groups = std::max<int64_t>(llvm::divideCeil(width, stride),
                                      ranges[ow] + phases - 1);
-  Type element = xType.getElementType();
   rewriter.setInsertionPoint(op);
   auto zero = [&](Type type) {
     return arith::ConstantOp::create(
@@ -221,21 +220,13 @@ static void deinterleaveStridedWindow(RewriterBase &rewriter,
   Value split = padAndSplit(window->get(), groups * stride, stride);
   SmallVector<int64_t> dShape(xType.getShape().drop_back());
   dShape.append({stride, groups});
-  Value empty = tensor::EmptyOp::create(rewriter, loc, dShape, element);
   SmallVector<AffineExpr> readX, writeX;
   for (int64_t i = 0; i < xRank + 1; ++i)
     writeX.push_back(getAffineDimExpr(i, ctx));
   readX.assign(writeX.begin(), writeX.end() - 2);
   readX.append({writeX[xRank], writeX[xRank - 1]});
-  auto sorted = linalg::GenericOp::create(
-      rewriter, loc, empty.getType(), ValueRange{split}, ValueRange{empty},
-      SmallVector<AffineMap>{AffineMap::get(xRank + 1, 0, readX, ctx),
-                             AffineMap::get(xRank + 1, 0, writeX, ctx)},
-      SmallVector<utils::IteratorType>(xRank + 1,
-                                       utils::IteratorType::parallel),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(nb, nloc, args[0]);
-      });
+  Value sorted = copyThrough(rewriter, loc, split,
+                             AffineMap::get(xRank + 1, 0, readX, ctx), dShape);
 
   // The kernel over the old dims (kw now kq) and r, a new last dim.
   unsigned numLoops = op.getNumLoops(), r = numLoops;
@@ -256,7 +247,7 @@ static void deinterleaveStridedWindow(RewriterBase &rewriter,
     SmallVector<AffineExpr> results(map.getResults().drop_back());
     if (input == window) {
       results.append({dim(r), dim(ow) + dim(kw)});
-      inputs.push_back(sorted.getResult(0));
+      inputs.push_back(sorted);
     } else {
       results.append({dim(kw), dim(r)});
       inputs.push_back(padAndSplit(input->get(), phases * stride, stride));
