@@ -549,7 +549,7 @@ Value Evaluator::evalCall(const Expr &e, Scope &scope) {
             std::to_string(call.positional.size() + call.keywords.size()),
         {{sig.loc, "'" + sig.name + "' is defined here"}});
   std::vector<Value> args = call.positional;
-  args.resize(std::max(args.size(), sig.inputs.size()));
+  args.resize(sig.inputs.size()); // No more positional ones (checked above).
   std::vector<bool> given(args.size(), false);
   for (size_t i = 0; i < call.positional.size(); ++i)
     given[i] = true;
@@ -570,28 +570,27 @@ Value Evaluator::evalCall(const Expr &e, Scope &scope) {
   Bindings bindings = bind(*callee, args, e.loc);
 
   std::string frame = frameName(sig.name, bindings);
-  for (const Frame &f : scope.chain)
-    if (f.graph == frame) {
-      std::string path;
-      for (const Frame &g : scope.chain)
-        path += g.graph + " -> ";
-      throw GraphError(e.loc, "graph '" + sig.name +
-                                  "' calls itself with the same dims: " + path +
-                                  frame +
-                                  " would never end (an if on the dims ends "
-                                  "a recursion)");
-    }
-  scope.chain.push_back({frame, e.loc});
-  // The chain starts with the graph evaluated first (depth 0).
-  if (scope.chain.size() - 1 > maxDepth) {
-    std::string path;
+  // The chain with this call, as the errors below name it.
+  auto path = [&] {
+    std::string text;
     for (const Frame &f : scope.chain)
-      path += (path.empty() ? "" : " -> ") + f.graph;
+      text += f.graph + " -> ";
+    return text + frame;
+  };
+  for (const Frame &f : scope.chain)
+    if (f.graph == frame)
+      throw GraphError(e.loc,
+                       "graph '" + sig.name +
+                           "' calls itself with the same dims: " + path() +
+                           " would never end (an if on the dims ends "
+                           "a recursion)");
+  // The chain starts with the graph evaluated first (depth 0).
+  if (scope.chain.size() > maxDepth)
     throw GraphError(e.loc, "graph calls nest deeper than the limit of " +
-                                std::to_string(maxDepth) + ": " + path +
+                                std::to_string(maxDepth) + ": " + path() +
                                 " (raise the limit with --max-depth or "
                                 "max_depth=)");
-  }
+  scope.chain.push_back({frame, e.loc});
   std::vector<NodePtr> inputs;
   for (const Value &v : args)
     inputs.push_back(v.tensor);
