@@ -12,6 +12,7 @@
 
 #include "harp/API/Graph.h"
 
+#include <pybind11/complex.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

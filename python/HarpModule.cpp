@@ -18,7 +18,8 @@ using namespace harp;
 using namespace harp::python;
 
 DType harp::python::dtypeOfNumpy(const py::dtype &d) {
-  // NumPy's bool is kind 'b'; its integers 'i' and 'u', floats 'f'.
+  // NumPy's bool is kind 'b'; its integers 'i' and 'u', floats 'f',
+  // complex numbers 'c'.
 #define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
   {                                                                            \
     py::dtype candidate = py::dtype::of<CType>();                              \
@@ -29,7 +30,8 @@ DType harp::python::dtypeOfNumpy(const py::dtype &d) {
   throw py::type_error(
       "harp.tensor: unsupported NumPy dtype " +
       std::string(py::str(static_cast<py::handle>(d))) +
-      "; use bool, int8..int64, uint8..uint64, float32 or float64");
+      "; use bool, int8..int64, uint8..uint64, float32, float64, complex64 "
+      "or complex128");
 }
 
 py::dtype harp::python::numpyOf(DType d) {
@@ -172,7 +174,8 @@ static bool pythonCaller(SourceLocation &where) {
 
 /// A Python number as a 0-d argument of dtype `d` (integers exactly).
 static NodePtr scalarOf(DType d, const py::object &o) {
-  if (!isFloat(d) && d != DType::Bool && !py::isinstance<py::float_>(o)) {
+  if (!isFloat(d) && !isComplex(d) && d != DType::Bool &&
+      !py::isinstance<py::float_>(o)) {
     if (isUnsigned(d) && o.cast<py::int_>() >= py::int_(0)) {
       uint64_t v = o.cast<uint64_t>();
       switch (d) {
@@ -214,18 +217,40 @@ static NodePtr scalarOf(DType d, const py::object &o) {
 }
 
 /// Operand coercion: tensors, NumPy arrays and Python scalars. A number
-/// takes `self`'s dtype (float32 when a float meets an integer tensor) and
-/// is an argument of the compiled code: changing it compiles nothing.
+/// takes `self`'s dtype (float32 when a float meets an integer tensor; a
+/// complex number gives the complex type of self's float, c64 for
+/// integers, as PyTorch) and is an argument of the compiled code: changing
+/// it compiles nothing.
 NodePtr harp::python::operand(const NodePtr &self, const py::object &o) {
+  // A NumPy scalar (np.float32(2), np.complex64(1j)) is the Python number
+  // it holds, as in PyTorch.
+  static py::handle numpyScalar = // kept for the process
+      py::object(py::module_::import("numpy").attr("generic")).release();
+  if (py::isinstance(o, numpyScalar))
+    return operand(self, o.attr("item")());
+  if (PyComplex_Check(o.ptr())) {
+    DType d = detail::dtypeOf(self);
+    d = isFloat(d) || isComplex(d) ? complexOf(d) : DType::C64;
+    auto value = o.cast<std::complex<double>>();
+    if (d == DType::C128)
+      return detail::scalar(d, &value);
+    std::complex<float> narrow(value);
+    return detail::scalar(d, &narrow);
+  }
   if (py::isinstance<py::float_>(o) || py::isinstance<py::int_>(o) ||
       py::isinstance<py::bool_>(o)) {
     DType d = detail::dtypeOf(self);
-    if (py::isinstance<py::float_>(o) && !isFloat(d))
+    if (py::isinstance<py::float_>(o) && !isFloat(d) && !isComplex(d))
       d = DType::F32;
     return scalarOf(d, o);
   }
   if (py::isinstance<py::array>(o))
     return fromNumpy(o.cast<py::array>(), std::nullopt); // follows `self`
+  if (!py::isinstance<PyTensor>(o))
+    throw py::type_error(
+        "harp: an operand must be a harp.Tensor, a NumPy array or a number, "
+        "not " +
+        std::string(py::str(py::type::of(o).attr("__name__"))));
   return o.cast<NodePtr>();
 }
 
@@ -278,6 +303,8 @@ PYBIND11_MODULE(_harp, m) {
         py::arg("value"));
   m.def("constant", &detail::full, py::arg("dtype"), py::arg("shape"),
         py::arg("value"));
+  m.def("full_complex", &detail::fullComplex, py::arg("dtype"),
+        py::arg("shape"), py::arg("real"), py::arg("imag"));
   m.def("arange", &detail::arange, py::arg("dtype"), py::arg("count"),
         py::arg("start"), py::arg("step"));
   m.def("rand",
@@ -355,6 +382,12 @@ PYBIND11_MODULE(_harp, m) {
         py::arg("dim"), py::arg("eps"));
   m.def("randn", &detail::randn, py::arg("dtype"), py::arg("shape"),
         py::arg("seed"));
+  m.def(
+      "complex",
+      [](const NodePtr &re, const NodePtr &im) {
+        return detail::binary(BinaryOp::Complex, re, im);
+      },
+      py::arg("real"), py::arg("imag"));
   m.def("dot", &detail::dot, py::arg("input"), py::arg("other"));
   m.def("outer", &detail::outer, py::arg("input"), py::arg("vec2"));
   m.def(

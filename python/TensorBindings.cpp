@@ -217,7 +217,7 @@ NodePtr exponent(const NodePtr &a, const py::object &b) {
     double e = b.cast<double>();
     if (std::abs(e) <= 4 && e * 2 == std::floor(e * 2)) {
       DType d = detail::dtypeOf(a);
-      return detail::full(isFloat(d) ? d : DType::F32, {}, e);
+      return detail::full(isFloat(d) || isComplex(d) ? d : DType::F32, {}, e);
     }
   }
   return operand(a, b);
@@ -247,7 +247,7 @@ const char *unaryDoc(UnaryOp op) {
   case UnaryOp::Relu:
     return "max(x, 0), element-wise.";
   case UnaryOp::Abs:
-    return "|x|, element-wise.";
+    return "|x|, element-wise (the modulus, a float, for complex x).";
   case UnaryOp::Floor:
     return "The largest integer not above x, element-wise (float tensors).";
   case UnaryOp::Ceil:
@@ -432,6 +432,32 @@ it (once per graph structure) and run it.)");
           py::arg("mask"), py::arg("value"),
           "`value` where the bool `mask` holds (broadcast), else x: a select, "
           "so an infinite value is fine.");
+  // Complex numbers (torch's names: real and imag are properties).
+  t.def_property_readonly(
+       "real",
+       [](const NodePtr &a) { return detail::unary(UnaryOp::Real, a); },
+       "The real part (the tensor itself for a real tensor).")
+      .def_property_readonly(
+          "imag",
+          [](const NodePtr &a) { return detail::unary(UnaryOp::Imag, a); },
+          "The imaginary part (complex tensors only).")
+      .def(
+          "conj",
+          [](const NodePtr &a) { return detail::unary(UnaryOp::Conj, a); },
+          "The complex conjugate (the tensor itself for a real tensor).")
+      .def(
+          "angle",
+          [](const NodePtr &a) { return detail::unary(UnaryOp::Angle, a); },
+          "The argument atan2(imag, real), element-wise: pi for negative "
+          "reals, else 0 (a float result).")
+      .def(
+          "is_complex",
+          [](const NodePtr &a) { return isComplex(detail::dtypeOf(a)); },
+          "Whether the dtype is complex64 or complex128.")
+      .def(
+          "is_floating_point",
+          [](const NodePtr &a) { return isFloat(detail::dtypeOf(a)); },
+          "Whether the dtype is float32 or float64.");
   t.def(
       "unary",
       [](const NodePtr &a, const std::string &op) {

@@ -8,6 +8,7 @@
 #include "Node.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
@@ -20,6 +21,7 @@ using mlir::OpBuilder;
 using mlir::Value;
 using mlir::ValueRange;
 namespace arith = mlir::arith;
+namespace complex = mlir::complex;
 namespace math = mlir::math;
 
 static NodePtr mapNode(std::vector<NodePtr> inputs, DType out, MapKind kind) {
@@ -35,9 +37,16 @@ NodePtr harp::detail::mapBinary(BinaryOp op, NodePtr a, NodePtr b, DType out) {
   return n;
 }
 
+/// The ops taking a complex number to a real one.
+static bool realResult(UnaryOp op) {
+  return op == UnaryOp::Abs || op == UnaryOp::Real || op == UnaryOp::Imag ||
+         op == UnaryOp::Angle;
+}
+
 static NodePtr mapUnary(UnaryOp op, NodePtr a) {
-  DType d =
-      op == UnaryOp::IsNan || op == UnaryOp::IsInf ? DType::Bool : a->dtype;
+  DType d = op == UnaryOp::IsNan || op == UnaryOp::IsInf ? DType::Bool
+            : realResult(op) ? realOf(a->dtype)
+                             : a->dtype;
   NodePtr n = mapNode({std::move(a)}, d, MapKind::Unary);
   n->unaryOp = op;
   return n;
@@ -56,6 +65,10 @@ static bool isComparison(BinaryOp op) {
 /// Whether `op` is defined on operands of dtype `d`.
 static bool binaryDefined(BinaryOp op, DType d) {
   bool f = isFloat(d), b = d == DType::Bool;
+  if (isComplex(d))
+    return op == BinaryOp::Add || op == BinaryOp::Sub ||
+           op == BinaryOp::Mul || op == BinaryOp::Div ||
+           op == BinaryOp::Pow || op == BinaryOp::Eq || op == BinaryOp::Ne;
   switch (op) {
   case BinaryOp::Add:
   case BinaryOp::Sub:
@@ -77,6 +90,8 @@ static bool binaryDefined(BinaryOp op, DType d) {
   case BinaryOp::BitOr:
   case BinaryOp::BitXor:
     return !f;
+  case BinaryOp::Complex:
+    return f;
   default:
     return isComparison(op);
   }
@@ -88,17 +103,24 @@ NodePtr harp::detail::binary(BinaryOp op, NodePtr a, NodePtr b) {
   std::vector<int64_t> shape = broadcastShape(name, {a->shape, b->shape});
   DType common = promote(a->dtype, b->dtype);
   // True division of integers is a float division, as in PyTorch.
-  if ((op == BinaryOp::Div || op == BinaryOp::Pow) && !isFloat(common))
+  if ((op == BinaryOp::Div || op == BinaryOp::Pow) && !isFloat(common) &&
+      !isComplex(common))
     common = DType::F32;
   if (!binaryDefined(op, common))
     throw Error(name + ": not defined for " + dtypeName(a->dtype) + " and " +
                 dtypeName(b->dtype) + " operands (shapes " +
-                shapeStr(a->shape) + " and " + shapeStr(b->shape) + ")");
+                shapeStr(a->shape) + " and " + shapeStr(b->shape) + ")" +
+                (op == BinaryOp::Complex ? "; the parts must be float tensors"
+                 : isComplex(common)     ? ": complex numbers are unordered"
+                                         : ""));
   a = broadcastTo(cast(a, common), shape);
   b = broadcastTo(cast(b, common), shape);
   if (op == BinaryOp::FloorDiv && isFloat(common))
     return unary(UnaryOp::Floor, mapBinary(BinaryOp::Div, a, b, common));
-  return mapBinary(op, a, b, isComparison(op) ? DType::Bool : common);
+  DType out = isComparison(op)          ? DType::Bool
+              : op == BinaryOp::Complex ? complexOf(common)
+                                        : common;
+  return mapBinary(op, a, b, out);
 }
 
 NodePtr harp::detail::where(NodePtr condition, NodePtr a, NodePtr b) {
@@ -175,8 +197,9 @@ NodePtr harp::detail::clamp(NodePtr x, std::optional<double> min,
                             std::optional<double> max) {
   if (!min && !max)
     throw Error("clamp: give min, max or both");
-  if (x->dtype == DType::Bool)
-    throw Error("clamp: not defined for bool");
+  if (x->dtype == DType::Bool || isComplex(x->dtype))
+    throw Error("clamp: not defined for " + dtypeName(x->dtype) + " " +
+                shapeStr(x->shape));
   // Selects, not maximum/minimum: the gradient is 1 at the bounds, as
   // PyTorch's, and a NaN stays NaN.
   if (min) {
@@ -190,9 +213,48 @@ NodePtr harp::detail::clamp(NodePtr x, std::optional<double> min,
   return x;
 }
 
+/// Whether unary `op` is defined on complex numbers (PyTorch's set; sign is
+/// not, as in PyTorch).
+static bool complexDefined(UnaryOp op) {
+  switch (op) {
+  case UnaryOp::Floor:
+  case UnaryOp::Ceil:
+  case UnaryOp::Round:
+  case UnaryOp::Trunc:
+  case UnaryOp::Erf:
+  case UnaryOp::Atan:
+  case UnaryOp::Relu:
+  case UnaryOp::Not:
+  case UnaryOp::Sign:
+    return false;
+  default:
+    return true;
+  }
+}
+
 NodePtr harp::detail::unary(UnaryOp op, NodePtr a) {
   DType d = a->dtype;
   std::string name = opName(op);
+  if (isComplex(d)) {
+    if (!complexDefined(op))
+      throw Error(name + ": not defined for complex tensors, got " +
+                  dtypeName(d) + " " + shapeStr(a->shape));
+    return mapUnary(op, std::move(a));
+  }
+  switch (op) {
+  case UnaryOp::Real:
+  case UnaryOp::Conj:
+    return a; // a real number is its own real part and conjugate
+  case UnaryOp::Imag:
+    throw Error("imag: needs a complex tensor, got " + dtypeName(d) + " " +
+                shapeStr(a->shape));
+  case UnaryOp::Angle:
+    if (!isFloat(d))
+      return mapUnary(op, cast(std::move(a), DType::F32));
+    return mapUnary(op, std::move(a));
+  default:
+    break;
+  }
   if ((op == UnaryOp::IsNan || op == UnaryOp::IsInf) && !isFloat(d))
     return binary(BinaryOp::Ne, a, a); // integers are never NaN or infinite
   switch (op) {
@@ -247,8 +309,45 @@ static Value constant(OpBuilder &b, Location loc, DType d, double v) {
       b, loc, b.getIntegerAttr(type, static_cast<int64_t>(v)));
 }
 
+/// re + im i as a complex constant of dtype `d`.
+static Value complexConstant(OpBuilder &b, Location loc, DType d, double re,
+                             double im = 0) {
+  auto type = llvm::cast<mlir::ComplexType>(elementType(b.getContext(), d));
+  mlir::Type part = type.getElementType();
+  return complex::ConstantOp::create(
+      b, loc, type,
+      b.getArrayAttr({b.getFloatAttr(part, re), b.getFloatAttr(part, im)}));
+}
+
+static Value buildComplexBinary(OpBuilder &b, Location loc, BinaryOp op,
+                                Value x, Value y) {
+  switch (op) {
+  case BinaryOp::Add:
+    return complex::AddOp::create(b, loc, x, y);
+  case BinaryOp::Sub:
+    return complex::SubOp::create(b, loc, x, y);
+  case BinaryOp::Mul:
+    return complex::MulOp::create(b, loc, x, y);
+  case BinaryOp::Div:
+    return complex::DivOp::create(b, loc, x, y);
+  case BinaryOp::Pow:
+    return complex::PowOp::create(b, loc, x, y);
+  case BinaryOp::Eq:
+    return complex::EqualOp::create(b, loc, x, y);
+  case BinaryOp::Ne:
+    return complex::NotEqualOp::create(b, loc, x, y);
+  default:
+    return Value(); // binary() rejected it
+  }
+}
+
 static Value buildBinary(OpBuilder &b, Location loc, BinaryOp op, DType d,
                          Value x, Value y) {
+  if (isComplex(d))
+    return buildComplexBinary(b, loc, op, x, y);
+  if (op == BinaryOp::Complex)
+    return complex::CreateOp::create(
+        b, loc, elementType(b.getContext(), complexOf(d)), x, y);
   bool f = isFloat(d), u = isUnsigned(d) || d == DType::Bool;
   using FP = arith::CmpFPredicate;
   using IP = arith::CmpIPredicate;
@@ -329,12 +428,90 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryOp op, DType d,
                     : Value(arith::AddIOp::create(b, loc, r, y));
     return arith::SelectOp::create(b, loc, fix, moved, r);
   }
+  case BinaryOp::Complex:
+    break; // above
   }
   return Value();
 }
 
+static Value buildComplexUnary(OpBuilder &b, Location loc, UnaryOp op,
+                               DType d, Value z) {
+  auto part = [&](bool imag) -> Value {
+    return imag ? Value(complex::ImOp::create(b, loc, z))
+                : Value(complex::ReOp::create(b, loc, z));
+  };
+  auto eitherPart = [&](auto test) -> Value {
+    return arith::OrIOp::create(b, loc, test(part(false)), test(part(true)));
+  };
+  switch (op) {
+  case UnaryOp::Neg:
+    return complex::NegOp::create(b, loc, z);
+  case UnaryOp::Recip:
+    return complex::DivOp::create(b, loc, complexConstant(b, loc, d, 1), z);
+  case UnaryOp::Sqrt:
+    return complex::SqrtOp::create(b, loc, z);
+  case UnaryOp::Log:
+    return complex::LogOp::create(b, loc, z);
+  case UnaryOp::Log2:
+    return complex::DivOp::create(b, loc, complex::LogOp::create(b, loc, z),
+                                  complexConstant(b, loc, d, M_LN2));
+  case UnaryOp::Exp:
+    return complex::ExpOp::create(b, loc, z);
+  case UnaryOp::Exp2:
+    return complex::ExpOp::create(
+        b, loc,
+        complex::MulOp::create(b, loc, z, complexConstant(b, loc, d, M_LN2)));
+  case UnaryOp::Sin:
+    return complex::SinOp::create(b, loc, z);
+  case UnaryOp::Cos:
+    return complex::CosOp::create(b, loc, z);
+  case UnaryOp::Tanh:
+    return complex::TanhOp::create(b, loc, z);
+  case UnaryOp::Tan:
+    return complex::TanOp::create(b, loc, z);
+  case UnaryOp::Sigmoid: {
+    Value one = complexConstant(b, loc, d, 1);
+    Value e = complex::ExpOp::create(b, loc, complex::NegOp::create(b, loc, z));
+    return complex::DivOp::create(b, loc, one,
+                                  complex::AddOp::create(b, loc, one, e));
+  }
+  case UnaryOp::Abs:
+    return complex::AbsOp::create(b, loc, z);
+  case UnaryOp::Log1p:
+    return complex::Log1pOp::create(b, loc, z);
+  case UnaryOp::Expm1:
+    return complex::Expm1Op::create(b, loc, z);
+  case UnaryOp::Rsqrt:
+    return complex::RsqrtOp::create(b, loc, z);
+  case UnaryOp::Square:
+    return complex::MulOp::create(b, loc, z, z);
+  case UnaryOp::IsNan:
+    return eitherPart([&](Value x) -> Value {
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+    });
+  case UnaryOp::IsInf:
+    return eitherPart([&](Value x) -> Value {
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                   math::AbsFOp::create(b, loc, x),
+                                   constant(b, loc, realOf(d), INFINITY));
+    });
+  case UnaryOp::Real:
+    return part(false);
+  case UnaryOp::Imag:
+    return part(true);
+  case UnaryOp::Conj:
+    return complex::ConjOp::create(b, loc, z);
+  case UnaryOp::Angle:
+    return complex::AngleOp::create(b, loc, z);
+  default:
+    return Value(); // unary() rejected it
+  }
+}
+
 static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
                         Value x) {
+  if (isComplex(d))
+    return buildComplexUnary(b, loc, op, d, x);
   bool f = isFloat(d);
   switch (op) {
   case UnaryOp::Neg:
@@ -429,6 +606,20 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                  math::AbsFOp::create(b, loc, x),
                                  constant(b, loc, d, INFINITY));
+  case UnaryOp::Angle: {
+    // pi for negative numbers, NaN for NaN, else 0 (torch.angle).
+    using FP = arith::CmpFPredicate;
+    Value zero = constant(b, loc, d, 0);
+    Value rest = arith::SelectOp::create(
+        b, loc, arith::CmpFOp::create(b, loc, FP::UNO, x, x), x, zero);
+    return arith::SelectOp::create(
+        b, loc, arith::CmpFOp::create(b, loc, FP::OLT, x, zero),
+        constant(b, loc, d, M_PI), rest);
+  }
+  case UnaryOp::Real:
+  case UnaryOp::Imag:
+  case UnaryOp::Conj:
+    break; // unary() keeps real numbers as they are
   }
   return Value();
 }
@@ -436,6 +627,26 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
 static Value buildCast(OpBuilder &b, Location loc, DType from, DType to,
                        Value x) {
   mlir::Type t = elementType(b.getContext(), to);
+  if (isComplex(from) && to == DType::Bool)
+    return complex::NotEqualOp::create(b, loc, x,
+                                       complexConstant(b, loc, from, 0));
+  if (isComplex(from) && isComplex(to)) {
+    // Part by part.
+    DType pf = realOf(from), pt = realOf(to);
+    Value re = buildCast(b, loc, pf, pt, complex::ReOp::create(b, loc, x));
+    Value im = buildCast(b, loc, pf, pt, complex::ImOp::create(b, loc, x));
+    return complex::CreateOp::create(b, loc, t, re, im);
+  }
+  if (isComplex(from)) // the real part, as PyTorch's casts
+    return buildCast(b, loc, realOf(from), to,
+                     complex::ReOp::create(b, loc, x));
+  if (isComplex(to)) {
+    Value re = buildCast(b, loc, from, realOf(to), x);
+    return complex::CreateOp::create(b, loc, t, re,
+                                     constant(b, loc, realOf(to), 0));
+  }
+  if (from == to)
+    return x;
   if (to == DType::Bool) {
     Value zero = constant(b, loc, from, 0);
     if (isFloat(from))

@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <complex>
 #include <cstring>
 #include <unordered_map>
 
@@ -110,6 +111,7 @@ GraphPlan harp::detail::planGraph(const NodePtr &root, bool cutAtValues) {
       break;
     case Kind::Full:
       key.put(n->value);
+      key.put(n->imag);
       break;
     case Kind::Arange:
       key.put(n->value);
@@ -148,6 +150,8 @@ mlir::Type harp::detail::elementType(mlir::MLIRContext *ctx, DType d) {
     return mlir::Float32Type::get(ctx);
   if (d == DType::F64)
     return mlir::Float64Type::get(ctx);
+  if (isComplex(d))
+    return mlir::ComplexType::get(elementType(ctx, realOf(d)));
   return mlir::IntegerType::get(ctx, widthOf(d));
 }
 
@@ -222,13 +226,23 @@ static void buildNodes(mlir::OpBuilder &b, llvm::ArrayRef<const Node *> nodes,
       value = call->getResult(n->dim);
       break;
     }
-    case Kind::Full:
-      value = mlir::arith::ConstantOp::create(
-          b, loc,
-          mlir::DenseElementsAttr::get(
-              type, llvm::ArrayRef<mlir::Attribute>(
-                        scalarAttr(ctx, n->dtype, n->value))));
+    case Kind::Full: {
+      mlir::DenseElementsAttr splat;
+      if (n->dtype == DType::C64)
+        splat = mlir::DenseElementsAttr::get(
+            type, llvm::ArrayRef<std::complex<float>>(
+                      std::complex<float>(n->value, n->imag)));
+      else if (n->dtype == DType::C128)
+        splat = mlir::DenseElementsAttr::get(
+            type, llvm::ArrayRef<std::complex<double>>(
+                      std::complex<double>(n->value, n->imag)));
+      else
+        splat = mlir::DenseElementsAttr::get(
+            type, llvm::ArrayRef<mlir::Attribute>(
+                      scalarAttr(ctx, n->dtype, n->value)));
+      value = mlir::arith::ConstantOp::create(b, loc, splat);
       break;
+    }
     case Kind::Arange:
       value = mh::ArangeOp::create(b, loc, type,
                                    scalarAttr(ctx, n->dtype, n->value),

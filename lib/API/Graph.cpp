@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <complex>
 #include <cstring>
 #include <mutex>
 #include <numeric>
@@ -52,12 +53,13 @@ ElementKind harp::elementKindOf(DType d) {
 static const char *const binaryNames[] = {
     "add",     "sub",     "mul",   "div",    "idiv", "rem", "pow",
     "maximum", "minimum", "lt",    "le",     "gt",   "ge",  "eq",
-    "ne",      "bitand",  "bitor", "bitxor", "shl",  "shr", "mod"};
+    "ne",      "bitand",  "bitor", "bitxor", "shl",  "shr", "mod", "complex"};
 static const char *const unaryNames[] = {
     "neg",  "recip", "sqrt",  "log",     "log2",   "exp",   "exp2",
     "sin",  "cos",   "tanh",  "sigmoid", "relu",   "abs",   "floor",
     "not",  "erf",   "log1p", "expm1",   "rsqrt",  "tan",   "atan",
-    "ceil", "round", "trunc", "sign",    "square", "isnan", "isinf"};
+    "ceil", "round", "trunc", "sign",    "square", "isnan", "isinf",
+    "real", "imag",  "conj",  "angle"};
 static const char *const reduceNames[] = {"sum", "prod", "max", "min", "mean"};
 
 const char *harp::opName(BinaryOp op) {
@@ -316,6 +318,17 @@ NodePtr harp::detail::full(DType dtype, std::vector<int64_t> shape,
   return n;
 }
 
+NodePtr harp::detail::fullComplex(DType dtype, std::vector<int64_t> shape,
+                                  double real, double imag) {
+  if (!isComplex(dtype) && imag != 0)
+    throw Error("full: the value " + std::to_string(real) + "+" +
+                std::to_string(imag) + "j needs a complex dtype, got " +
+                dtypeName(dtype));
+  NodePtr n = full(dtype, std::move(shape), real);
+  n->imag = imag;
+  return n;
+}
+
 NodePtr harp::detail::scalar(DType dtype, const void *data) {
   return fromData(dtype, {}, data);
 }
@@ -345,6 +358,10 @@ NodePtr harp::detail::scalar(DType dtype, double value) {
     return put(static_cast<float>(value));
   case DType::F64:
     return put(value);
+  case DType::C64:
+    return put(std::complex<float>(static_cast<float>(value), 0.0f));
+  case DType::C128:
+    return put(std::complex<double>(value, 0.0));
   }
   return put(value);
 }
@@ -353,8 +370,9 @@ NodePtr harp::detail::arange(DType dtype, int64_t count, double start,
                              double step) {
   if (count < 0)
     throw Error("arange: negative count " + std::to_string(count));
-  if (dtype == DType::Bool)
-    throw Error("arange: bool is not a numeric dtype");
+  if (dtype == DType::Bool || isComplex(dtype))
+    throw Error("arange: needs a real numeric dtype, got " +
+                dtypeName(dtype));
   if (step == 0)
     throw Error("arange: step must be non-zero");
   auto n = make(Kind::Arange, {count}, dtype);

@@ -73,6 +73,7 @@ struct Node {
   bool keepdim = false;
   mlir::harp::ViewAttr layout; // View
   double value = 0, step = 0;  // Full (value), Arange (start, step)
+  double imag = 0;             // Full of a complex dtype: the imaginary part
   uint64_t seed = 0;           // Rand
   int64_t dim = 0;             // Concat, Gather, ScatterAdd
   /// Where the user built it (file interned for the process; null: unknown).

@@ -231,8 +231,8 @@ void harp::detail::setRequiresGrad(const NodePtr &node, bool value) {
   if (node->kind != Kind::Leaf)
     throw Error("set_requires_grad: only leaf tensors (from_data, input, "
                 "detach) hold gradients");
-  if (value && !isFloat(node->dtype))
-    throw Error("set_requires_grad: needs a float tensor, got " +
+  if (value && !isFloat(node->dtype) && !isComplex(node->dtype))
+    throw Error("set_requires_grad: needs a float or complex tensor, got " +
                 dtypeName(node->dtype));
   node->requiresGrad = value;
 }
@@ -241,13 +241,19 @@ bool harp::detail::requiresGrad(const NodePtr &node) {
   return node->requiresGrad;
 }
 
+/// into += add, part by part for complex numbers.
 static void accumulate(Array &into, const Array &add) {
-  if (into.kind() == ElementKind::F32) {
-    for (int64_t i = 0; i < into.numElements(); ++i)
-      into.as<float>()[i] += add.as<float>()[i];
+  ElementKind kind = into.kind();
+  int64_t n = into.numElements() *
+              (kind == ElementKind::C64 || kind == ElementKind::C128 ? 2 : 1);
+  if (kind == ElementKind::F32 || kind == ElementKind::C64) {
+    for (int64_t i = 0; i < n; ++i)
+      static_cast<float *>(into.data())[i] +=
+          static_cast<const float *>(add.data())[i];
   } else {
-    for (int64_t i = 0; i < into.numElements(); ++i)
-      into.as<double>()[i] += add.as<double>()[i];
+    for (int64_t i = 0; i < n; ++i)
+      static_cast<double *>(into.data())[i] +=
+          static_cast<const double *>(add.data())[i];
   }
 }
 

@@ -39,8 +39,9 @@ NodePtr harp::detail::reduce(ReduceOp kind, NodePtr a,
   axes = axesOf(name, std::move(axes), rank);
   DType d = a->dtype;
   if (kind == ReduceOp::Mean) {
-    if (!isFloat(d))
-      throw Error("mean: needs a float tensor, got " + dtypeName(d));
+    if (!isFloat(d) && !isComplex(d))
+      throw Error("mean: needs a float or complex tensor, got " +
+                  dtypeName(d));
     int64_t count = 1;
     for (int64_t axis : axes)
       count *= a->shape[axis];
@@ -51,6 +52,9 @@ NodePtr harp::detail::reduce(ReduceOp kind, NodePtr a,
   }
   if ((kind == ReduceOp::Sum || kind == ReduceOp::Prod) && d == DType::Bool)
     throw Error(name + ": not defined for bool; cast first");
+  if ((kind == ReduceOp::Max || kind == ReduceOp::Min) && isComplex(d))
+    throw Error(name + ": not defined for complex tensors (" + dtypeName(d) +
+                " " + shapeStr(a->shape) + "): they are unordered");
   mh::ReductionKind irKind = mh::ReductionKind::Sum;
   switch (kind) {
   case ReduceOp::Sum:
@@ -155,8 +159,8 @@ NodePtr harp::detail::conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
     throw Error("conv: needs " + std::to_string(k) +
                 " strides, paddings and dilations");
   DType d = promote(x->dtype, w->dtype);
-  if (!isFloat(d))
-    throw Error("conv: needs float tensors");
+  if (!isFloat(d) && !isComplex(d))
+    throw Error("conv: needs float or complex tensors, got " + dtypeName(d));
   x = cast(x, d);
   w = cast(w, d);
   std::vector<int64_t> before(2, 0), after(2, 0);

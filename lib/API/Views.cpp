@@ -146,7 +146,8 @@ NodePtr harp::detail::pad(NodePtr a, std::vector<int64_t> before,
     throw Error("pad: needs one before and one after per dim of " +
                 shapeStr(a->shape) + ", got " + shapeStr(before) + " and " +
                 shapeStr(after));
-  if (!isFloat(a->dtype) && value != std::floor(value))
+  bool inexact = isFloat(a->dtype) || isComplex(a->dtype);
+  if (!inexact && value != std::floor(value))
     throw Error("pad: value " + std::to_string(value) + " is not an " +
                 dtypeName(a->dtype));
   std::vector<int64_t> shape(rank);
@@ -163,7 +164,7 @@ NodePtr harp::detail::pad(NodePtr a, std::vector<int64_t> before,
   ContextLock lock;
   mlir::MLIRContext *ctx = context();
   mlir::TypedAttr padValue;
-  if (isFloat(a->dtype))
+  if (inexact) // a complex pad is value + 0i
     padValue = mlir::FloatAttr::get(mlir::Float64Type::get(ctx), value);
   else
     padValue = mlir::IntegerAttr::get(mlir::IntegerType::get(ctx, 64),

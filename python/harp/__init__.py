@@ -39,23 +39,30 @@ bool_ = DType.bool
 int8, int16, int32, int64 = DType.int8, DType.int16, DType.int32, DType.int64
 uint8, uint16, uint32, uint64 = DType.uint8, DType.uint16, DType.uint32, DType.uint64
 float32, float64 = DType.float32, DType.float64
+complex64, complex128 = DType.complex64, DType.complex128
+
+_pycomplex = complex  # the builtin: harp.complex below builds tensors
 
 _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
           DType.int32: _np.int32, DType.int64: _np.int64, DType.uint8: _np.uint8,
           DType.uint16: _np.uint16, DType.uint32: _np.uint32, DType.uint64: _np.uint64,
-          DType.float32: _np.float32, DType.float64: _np.float64}
+          DType.float32: _np.float32, DType.float64: _np.float64,
+          DType.complex64: _np.complex64, DType.complex128: _np.complex128}
 
 __all__ = [
-    "DType", "HarpError", "Tensor", "arange", "bool_", "broadcast_to", "cat",
-    "chunk", "compile_stats", "concat", "constant", "conv", "cumprod", "cumsum",
+    "DType", "HarpError", "Tensor", "angle", "arange", "bool_", "broadcast_to",
+    "cat", "chunk", "compile_stats", "complex", "complex128", "complex64",
+    "concat", "conj", "constant", "conv", "cumprod", "cumsum",
     "dot", "float32", "float64", "fold", "full", "full_like", "gather",
     "get_cpu", "get_options", "index_select", "int16", "int32", "int64", "int8",
     "interpolate_linear", "interpolate_nearest", "ir", "manual_seed", "matmul",
-    "nn", "norm", "ones", "ones_like", "optim", "outer", "promote", "rand", "rand_like",
-    "randn", "randn_like", "repeat_interleave", "roll", "scatter_add",
+    "imag", "nn", "norm", "ones", "ones_like", "optim", "outer", "polar",
+    "promote", "rand", "rand_like", "randn", "randn_like", "real",
+    "repeat_interleave", "roll", "scatter_add",
     "set_cpu", "set_options", "softmax", "split", "stack", "take_along_dim",
     "tensor", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
-    "unfold", "where", "zeros", "zeros_like",
+    "unfold", "view_as_complex", "view_as_real", "where", "zeros",
+    "zeros_like",
 ]
 
 
@@ -81,13 +88,15 @@ def _ints(value, count, name, op):
 def tensor(data, dtype=None, requires_grad=False, device="cpu"):
     """A leaf tensor holding a copy of `data` (array-like), on `device`
     ("cpu" or "cuda"; "cuda" raises HarpError where no GPU can be used).
-    Python floats become float32, as in PyTorch; NumPy arrays keep their
-    dtype unless `dtype` is given."""
+    Python floats become float32 and Python complex numbers complex64, as
+    in PyTorch; NumPy arrays keep their dtype unless `dtype` is given."""
     array = _np.asarray(data)
     if dtype is not None:
         array = array.astype(_NUMPY[dtype])
     elif array.dtype == _np.float64 and not isinstance(data, _np.ndarray):
         array = array.astype(_np.float32)  # Python floats: float32, as torch
+    elif array.dtype == _np.complex128 and not isinstance(data, _np.ndarray):
+        array = array.astype(_np.complex64)
     result = _harp.from_numpy(array, device)
     if requires_grad:
         result.requires_grad = True
@@ -104,16 +113,26 @@ def ones(*shape, dtype=float32):
     return _harp.full(dtype, _shape(shape), 1.0)
 
 
-def full(shape, fill_value, dtype=float32):
-    """A constant tensor of `shape` filled with `fill_value`."""
-    return _harp.full(dtype, _shape((shape,)), float(fill_value))
+def _filled(dtype, shape, value):
+    """A constant of `dtype` (None: float32, complex64 for a complex value)."""
+    if isinstance(value, _pycomplex):
+        if dtype is None:
+            dtype = complex64
+        return _harp.full_complex(dtype, shape, value.real, value.imag)
+    return _harp.full(float32 if dtype is None else dtype, shape, float(value))
 
 
-def constant(value, dtype=float32):
+def full(shape, fill_value, dtype=None):
+    """A constant tensor of `shape` filled with `fill_value` (float32, or
+    complex64 for a complex value, unless `dtype` is given)."""
+    return _filled(dtype, _shape((shape,)), fill_value)
+
+
+def constant(value, dtype=None):
     """A 0-d constant compiled into the code (a new value compiles anew).
     Plain Python numbers in expressions are arguments instead: changing
     them reuses the compiled kernel."""
-    return _harp.constant(dtype, [], float(value))
+    return _filled(dtype, [], value)
 
 
 def arange(count, start=0, step=1, dtype=int64):
@@ -125,6 +144,54 @@ def rand(*shape, seed=0, dtype=float32):
     """Uniform values in [0, 1) from a counter-based generator: the same
     `seed` gives the same values on every machine."""
     return _harp.rand(dtype, _shape(shape), seed)
+
+
+def complex(real, imag):
+    """The complex tensor real + imag i (torch.complex): float parts,
+    broadcast, give complex64 (float32) or complex128 (float64)."""
+    return _harp.complex(real, imag)
+
+
+def polar(abs, angle):
+    """abs (cos angle + i sin angle), element-wise (torch.polar)."""
+    return complex(abs * angle.cos(), abs * angle.sin())
+
+
+def real(input):
+    """The real part (the tensor itself for a real tensor)."""
+    return input.real
+
+
+def imag(input):
+    """The imaginary part of a complex tensor."""
+    return input.imag
+
+
+def conj(input):
+    """The complex conjugate (the tensor itself for a real tensor)."""
+    return input.conj()
+
+
+def angle(input):
+    """The argument atan2(imag, real) (pi for negative reals, else 0)."""
+    return input.angle()
+
+
+def view_as_real(input):
+    """A complex tensor's parts along a new last dim of 2 [..., (re, im)]
+    (computed: harp's views keep the element type)."""
+    if not input.is_complex():
+        raise HarpError("view_as_real: needs a complex tensor, got %s"
+                        % input.dtype.name)
+    return stack([input.real, input.imag], -1)
+
+
+def view_as_complex(input):
+    """The complex tensor of a float tensor [..., 2] of (re, im) pairs."""
+    if not input.shape or input.shape[-1] != 2:
+        raise HarpError("view_as_complex: needs a last dim of 2, got shape %s"
+                        % (tuple(input.shape),))
+    return complex(input[..., 0], input[..., 1])
 
 
 def manual_seed(seed):

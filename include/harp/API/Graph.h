@@ -90,7 +90,20 @@ std::string dtypeName(DType dtype);
 /// The runtime element kind that holds a dtype (signless for unsigned).
 ElementKind elementKindOf(DType dtype);
 
+/// Real floating-point dtypes (complex ones are not: isComplex).
 constexpr bool isFloat(DType d) { return d == DType::F32 || d == DType::F64; }
+constexpr bool isComplex(DType d) {
+  return d == DType::C64 || d == DType::C128;
+}
+/// The float dtype of a complex dtype's parts (`d` itself otherwise).
+constexpr DType realOf(DType d) {
+  return d == DType::C64 ? DType::F32 : d == DType::C128 ? DType::F64 : d;
+}
+/// The complex dtype whose parts are float dtype `d` (c64 for f32, c128 for
+/// f64; `d` itself when already complex).
+constexpr DType complexOf(DType d) {
+  return d == DType::F64 || d == DType::C128 ? DType::C128 : DType::C64;
+}
 constexpr bool isUnsigned(DType d) {
   return d == DType::U8 || d == DType::U16 || d == DType::U32 ||
          d == DType::U64;
@@ -109,17 +122,30 @@ constexpr unsigned widthOf(DType d) {
   case DType::U32:
   case DType::F32:
     return 32;
+  case DType::C128:
+    return 128;
   default:
     return 64;
   }
 }
 
-/// PyTorch's promotion of two dtypes (bool < integers < floats; a signed
-/// and an unsigned integer of one width go to the next wider signed one).
-/// constexpr: the typed API computes result types with it at compile time.
+/// PyTorch's promotion of two dtypes (bool < integers < floats < complex; a
+/// signed and an unsigned integer of one width go to the next wider signed
+/// one; a complex and a float meet at the wider of the parts, so c64 and f64
+/// give c128). constexpr: the typed API computes result types with it at
+/// compile time.
 constexpr DType promote(DType a, DType b) {
   if (a == b)
     return a;
+  if (isComplex(a) || isComplex(b)) {
+    DType pa = isComplex(a) || isFloat(a) ? realOf(a) : DType::F32;
+    DType pb = isComplex(b) || isFloat(b) ? realOf(b) : DType::F32;
+    if (!isComplex(a) && !isFloat(a))
+      pa = pb;
+    if (!isComplex(b) && !isFloat(b))
+      pb = pa;
+    return complexOf(widthOf(pa) >= widthOf(pb) ? pa : pb);
+  }
   if (isFloat(a) || isFloat(b)) {
     if (isFloat(a) && isFloat(b))
       return widthOf(a) >= widthOf(b) ? a : b;
@@ -161,7 +187,9 @@ enum class BinaryOp {
   BitXor,
   Shl,
   Shr,
-  Mod // floor-mod: the sign of the divisor, as Python's % and torch.remainder
+  Mod,    // floor-mod: the sign of the divisor, as Python's % and
+          // torch.remainder
+  Complex // a + b i from two real operands (torch.complex)
 };
 /// Element-wise operations of one operand.
 enum class UnaryOp {
@@ -192,7 +220,11 @@ enum class UnaryOp {
   Sign,
   Square,
   IsNan, // bool results
-  IsInf
+  IsInf,
+  Real,  // the parts of a complex number (real results; x itself for reals)
+  Imag,  // (complex tensors only)
+  Conj,  // the complex conjugate (x itself for reals)
+  Angle  // the argument, atan2(im, re) (pi for negative reals, else 0)
 };
 enum class ReduceOp { Sum, Prod, Max, Min, Mean };
 
@@ -274,6 +306,9 @@ bool isLeaf(const NodePtr &node);
 void setData(const NodePtr &leaf, const void *data);
 /// A constant: part of the compiled code (a change compiles anew).
 NodePtr full(DType dtype, std::vector<int64_t> shape, double value);
+/// full() of `real` + `imag` i (a complex dtype unless `imag` is 0).
+NodePtr fullComplex(DType dtype, std::vector<int64_t> shape, double real,
+                    double imag);
 /// A 0-d leaf holding one value of `dtype` read from `data`: an argument of
 /// the compiled function, so a new value reuses the compiled kernel. It
 /// follows the backend of the tensors it is combined with.

@@ -1,8 +1,8 @@
 //===- Tensor.h - harp's typed C++ Tensor API -------------------*- C++ -*-===//
 //
 // harp::Tensor<T, D>: a cheap handle to a node of a lazy graph of harp ops.
-// T is the element type (float, double, int8_t..int64_t, uint8_t..uint64_t,
-// bool) and D the rank, static (Dim<N>) or dynamic (DimDyn). Ops only build
+// T is the element type (float, double, std::complex<float>,
+// std::complex<double>, int8_t..int64_t, uint8_t..uint64_t, bool) and D the rank, static (Dim<N>) or dynamic (DimDyn). Ops only build
 // the graph; realize()/data() compile it with harp's JIT (cached by graph
 // shape) and run it. backward() asks harp-autodiff for the gradients.
 //
@@ -14,6 +14,7 @@
 #include "harp/API/Graph.h"
 
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -85,6 +86,25 @@ template <typename T>
 inline constexpr bool IsSigned = IsInteger<T> &&std::is_signed_v<T>;
 template <typename T>
 inline constexpr bool IsUnsigned = IsInteger<T> &&std::is_unsigned_v<T>;
+template <typename T>
+struct RealPart {
+  using type = T;
+  static constexpr bool complex = false;
+};
+template <typename T>
+struct RealPart<std::complex<T>> {
+  using type = T;
+  static constexpr bool complex = true;
+};
+/// std::complex<float> and std::complex<double>.
+template <typename T>
+inline constexpr bool IsComplex = RealPart<T>::complex;
+/// Floats and complex numbers: the types of true division, exp, gradients.
+template <typename T>
+inline constexpr bool IsInexact = IsFloat<T> || IsComplex<T>;
+/// The type of a complex number's parts (T itself for real types).
+template <typename T>
+using RealT = typename RealPart<T>::type;
 
 /// An operand that remembers where the expression using it was written: the
 /// binary operators take their right operand as At<...>, whose implicit
@@ -176,7 +196,11 @@ public:
   static Tensor full(Shape shape, T value,
                      SourceLocation loc = SourceLocation::current()) {
     LocationScope scope(loc);
-    return Tensor(detail::full(dtype, std::move(shape), double(value)));
+    if constexpr (IsComplex<T>)
+      return Tensor(detail::fullComplex(dtype, std::move(shape), value.real(),
+                                        value.imag()));
+    else
+      return Tensor(detail::full(dtype, std::move(shape), double(value)));
   }
   static Tensor zeros(Shape shape,
                       SourceLocation loc = SourceLocation::current()) {
@@ -197,7 +221,8 @@ public:
   static Tensor arange(int64_t count, T start = T(0), T step = T(1),
                        SourceLocation loc = SourceLocation::current()) {
     LocationScope scope(loc);
-    static_assert(IsNumeric<T>, "arange needs a numeric tensor");
+    static_assert(IsNumeric<T> && !IsComplex<T>,
+                  "arange needs a real numeric tensor");
     return Tensor(detail::arange(dtype, count, double(start), double(step)));
   }
 
@@ -229,7 +254,8 @@ public:
   }
   Tensor operator/(At<Tensor> o) const {
     LocationScope scope(o.loc);
-    static_assert(IsFloat<T>, "/ needs float tensors; use idiv for integers");
+    static_assert(IsInexact<T>,
+                  "/ needs float or complex tensors; use idiv for integers");
     return bin(BinaryOp::Div, o);
   }
   Tensor operator+(At<T> s) const {
@@ -263,7 +289,7 @@ public:
   Tensor pow(const Tensor &o,
              SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
-    static_assert(IsFloat<T>, "pow needs float tensors");
+    static_assert(IsInexact<T>, "pow needs float or complex tensors");
     return bin(BinaryOp::Pow, o);
   }
   Tensor maximum(const Tensor &o,
@@ -442,7 +468,8 @@ public:
   /// 1 inside and at the bounds.
   Tensor clamp(std::optional<T> min, std::optional<T> max,
                SourceLocation loc = SourceLocation::current()) const {
-    static_assert(IsNumeric<T>, "clamp needs a numeric tensor");
+    static_assert(IsNumeric<T> && !IsComplex<T>,
+                  "clamp needs a real numeric tensor");
     LocationScope scope(loc);
     return Tensor(detail::clamp(
         node, min ? std::optional<double>(double(*min)) : std::nullopt,
@@ -453,10 +480,35 @@ public:
     static_assert(IsNumeric<T>, "relu needs a numeric tensor");
     return un(UnaryOp::Relu);
   }
-  Tensor abs(SourceLocation loc = SourceLocation::current()) const {
+  /// |x|; the modulus of a complex number (a real tensor).
+  Tensor<RealT<T>, D> abs(SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
     static_assert(IsNumeric<T>, "abs needs a numeric tensor");
-    return un(UnaryOp::Abs);
+    return part(UnaryOp::Abs);
+  }
+  /// The real part (x itself for a real tensor).
+  Tensor<RealT<T>, D> real(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return part(UnaryOp::Real);
+  }
+  /// The imaginary part.
+  Tensor<RealT<T>, D> imag(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    static_assert(IsComplex<T>, "imag needs a complex tensor");
+    return part(UnaryOp::Imag);
+  }
+  /// The complex conjugate (x itself for a real tensor).
+  Tensor conj(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return Tensor(detail::unary(UnaryOp::Conj, node));
+  }
+  /// The argument atan2(im, re) of a complex number; pi for a negative
+  /// real, else 0.
+  Tensor<RealT<T>, D>
+  angle(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    static_assert(IsInexact<T>, "angle needs a float or complex tensor");
+    return part(UnaryOp::Angle);
   }
   template <typename U>
   Tensor<U, D> cast(SourceLocation loc = SourceLocation::current()) const {
@@ -956,7 +1008,7 @@ public:
 
   // Autograd.
   Tensor &set_requires_grad(bool value = true) {
-    static_assert(IsFloat<T>, "gradients need a float tensor");
+    static_assert(IsInexact<T>, "gradients need a float or complex tensor");
     detail::setRequiresGrad(node, value);
     return *this;
   }
@@ -1012,8 +1064,11 @@ private:
   }
   Tensor un(UnaryOp op) const { return Tensor(detail::unary(op, node)); }
   Tensor fl(UnaryOp op) const {
-    static_assert(IsFloat<T>, "this op needs a float tensor");
+    static_assert(IsInexact<T>, "this op needs a float or complex tensor");
     return un(op);
+  }
+  Tensor<RealT<T>, D> part(UnaryOp op) const {
+    return Tensor<RealT<T>, D>(detail::unary(op, node), nullptr);
   }
   Tensor<T, ShiftRankT<D, -1>> red1(ReduceOp kind, int64_t axis) const {
     return Tensor<T, ShiftRankT<D, -1>>(
@@ -1071,9 +1126,30 @@ template <typename A, typename DA, typename B, typename DB,
                                       !std::is_same_v<DA, DB>>>
 auto operator/(const Tensor<A, DA> &a, const Tensor<B, DB> &b) {
   using P = PromoteT<A, B>;
-  using R = std::conditional_t<IsFloat<P>, P, float>;
+  using R = std::conditional_t<IsInexact<P>, P, float>;
   return Tensor<R, BroadcastDimT<DA, DB>>(
       detail::binary(BinaryOp::Div, a.graphNode(), b.graphNode()));
+}
+
+/// The complex tensor re + im i (torch.complex; float parts of one type).
+template <typename T, typename D>
+Tensor<std::complex<T>, D>
+complex(const Tensor<T, D> &re, const Tensor<T, D> &im,
+        SourceLocation loc = SourceLocation::current()) {
+  static_assert(IsFloat<T>, "complex needs float parts");
+  LocationScope scope(loc);
+  return Tensor<std::complex<T>, D>(
+      detail::binary(BinaryOp::Complex, re.graphNode(), im.graphNode()));
+}
+
+/// abs (cos angle + i sin angle) (torch.polar).
+template <typename T, typename D>
+Tensor<std::complex<T>, D>
+polar(const Tensor<T, D> &abs, const Tensor<T, D> &angle,
+      SourceLocation loc = SourceLocation::current()) {
+  static_assert(IsFloat<T>, "polar needs float tensors");
+  LocationScope scope(loc);
+  return complex(abs * angle.cos(), abs * angle.sin());
 }
 
 /// `a` where `condition` holds, else `b` (a select: torch.where).

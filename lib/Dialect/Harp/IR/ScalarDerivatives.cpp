@@ -340,7 +340,53 @@ void adjoints(complex::CosOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
   Value s = complex::SinOp::create(o.b, o.loc, op.getOperand());
   out.assign({o.neg(o.mul(a, o.conj(s)))});
 }
-/// re/im/abs take a complex to a real: their adjoint is complex again.
+template <>
+void adjoints(complex::TanhOp op, Ops &o, Value a,
+              SmallVectorImpl<Value> &out) {
+  Value f = op.getResult();
+  Value d = o.sub(o.cst(f.getType(), 1.0), o.mul(f, f)); // 1 - tanh^2
+  out.assign({o.mul(a, o.conj(d))});
+}
+template <>
+void adjoints(complex::TanOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
+  Value f = op.getResult();
+  Value d = o.add(o.cst(f.getType(), 1.0), o.mul(f, f)); // 1 + tan^2
+  out.assign({o.mul(a, o.conj(d))});
+}
+template <>
+void adjoints(complex::RsqrtOp op, Ops &o, Value a,
+              SmallVectorImpl<Value> &out) {
+  Value f = op.getResult();
+  Value d = o.mul(o.cst(f.getType(), -0.5), o.mul(f, o.mul(f, f)));
+  out.assign({o.mul(a, o.conj(d))});
+}
+template <>
+void adjoints(complex::Expm1Op op, Ops &o, Value a,
+              SmallVectorImpl<Value> &out) {
+  Value f = op.getResult();
+  out.assign({o.mul(a, o.conj(o.add(f, o.cst(f.getType(), 1.0))))});
+}
+template <>
+void adjoints(complex::Log1pOp op, Ops &o, Value a,
+              SmallVectorImpl<Value> &out) {
+  Value z = op.getOperand();
+  out.assign({o.div(a, o.conj(o.add(z, o.cst(z.getType(), 1.0))))});
+}
+/// z^w: w z^(w-1) for z and z^w log z for w, the latter 0 at z = 0 (as
+/// PyTorch, where z^w is 0 or 1 there).
+template <>
+void adjoints(complex::PowOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
+  Value z = op.getLhs(), w = op.getRhs(), f = op.getResult();
+  Type type = z.getType();
+  Value dz = o.mul(w, complex::PowOp::create(o.b, o.loc, z,
+                                             o.sub(w, o.cst(type, 1.0))));
+  Value zero = o.zeroLike(z);
+  Value atZero = complex::EqualOp::create(o.b, o.loc, z, zero);
+  Value dw = o.select(atZero, zero,
+                      o.mul(f, complex::LogOp::create(o.b, o.loc, z)));
+  out.assign({o.mul(a, o.conj(dz)), o.mul(a, o.conj(dw))});
+}
+/// re/im/abs/angle take a complex to a real: their adjoint is complex again.
 template <>
 void adjoints(complex::ReOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
   out.assign({complex::CreateOp::create(o.b, o.loc, op.getComplex().getType(),
@@ -366,6 +412,22 @@ void adjoints(complex::AbsOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
   Value re = o.mul(scale, complex::ReOp::create(o.b, o.loc, z));
   Value im = o.mul(scale, complex::ImOp::create(o.b, o.loc, z));
   out.assign({complex::CreateOp::create(o.b, o.loc, z.getType(), re, im)});
+}
+
+/// arg z = atan2(y, x): a (d/dx + i d/dy) = a i z / |z|^2 (0 at 0).
+template <>
+void adjoints(complex::AngleOp op, Ops &o, Value a,
+              SmallVectorImpl<Value> &out) {
+  Value z = op.getComplex();
+  Value re = complex::ReOp::create(o.b, o.loc, z);
+  Value im = complex::ImOp::create(o.b, o.loc, z);
+  Value norm2 = o.add(o.mul(re, re), o.mul(im, im));
+  Value zero = o.zeroLike(a);
+  Value nonzero = o.cmp(arith::CmpFPredicate::ONE, norm2, zero);
+  Value scale = o.select(nonzero, o.div(a, norm2), zero);
+  out.assign({complex::CreateOp::create(o.b, o.loc, z.getType(),
+                                        o.neg(o.mul(scale, im)),
+                                        o.mul(scale, re))});
 }
 
 template <typename OpT>
@@ -403,6 +465,8 @@ void mlir::harp::registerScalarDerivativeModels(DialectRegistry &registry) {
     attach<complex::AddOp, complex::SubOp, complex::MulOp, complex::DivOp,
            complex::NegOp, complex::ConjOp, complex::ExpOp, complex::LogOp,
            complex::SqrtOp, complex::SinOp, complex::CosOp, complex::ReOp,
-           complex::ImOp, complex::CreateOp, complex::AbsOp>(ctx);
+           complex::ImOp, complex::CreateOp, complex::AbsOp, complex::TanhOp,
+           complex::TanOp, complex::RsqrtOp, complex::Expm1Op,
+           complex::Log1pOp, complex::PowOp, complex::AngleOp>(ctx);
   });
 }
