@@ -44,7 +44,18 @@ enum class UnOp { Neg, Not };
 const char *spelling(BinOp op);
 
 struct Expr {
-  enum class Kind { Int, Float, Bool, String, Name, Call, Binary, Unary, List };
+  enum class Kind {
+    Int,
+    Float,
+    Imag, // floatValue times i
+    Bool,
+    String,
+    Name,
+    Call,
+    Binary,
+    Unary,
+    List
+  };
   Kind kind;
   SourceLoc loc;
   int64_t intValue = 0;

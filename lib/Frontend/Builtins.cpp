@@ -22,6 +22,24 @@ using namespace harp::graph;
 using detail::NodePtr;
 using detail::shapeStr;
 
+/// The shortest text that reads back as `value`, with a point.
+static std::string shortest(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  for (int digits = 1; digits < 17; ++digits) {
+    char shorter[32];
+    std::snprintf(shorter, sizeof shorter, "%.*g", digits, value);
+    if (std::strtod(shorter, nullptr) == value) {
+      std::snprintf(text, sizeof text, "%s", shorter);
+      break;
+    }
+  }
+  std::string spelled = text;
+  if (spelled.find_first_of(".eni") == std::string::npos)
+    spelled += ".0";
+  return spelled;
+}
+
 std::string Value::describe() const {
   switch (kind) {
   case Kind::Tensor:
@@ -29,23 +47,14 @@ std::string Value::describe() const {
            shapeStr(detail::shapeOf(tensor));
   case Kind::Int:
     return "integer " + std::to_string(intValue);
-  case Kind::Float: {
-    // The shortest text that reads back as the value, with a point.
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", floatValue);
-    for (int digits = 1; digits < 17; ++digits) {
-      char shorter[32];
-      std::snprintf(shorter, sizeof shorter, "%.*g", digits, floatValue);
-      if (std::strtod(shorter, nullptr) == floatValue) {
-        std::snprintf(text, sizeof text, "%s", shorter);
-        break;
-      }
-    }
-    std::string spelled = text;
-    if (spelled.find_first_of(".eni") == std::string::npos)
-      spelled += ".0";
-    return "float " + spelled;
-  }
+  case Kind::Float:
+    return "float " + shortest(floatValue);
+  case Kind::Complex:
+    if (floatValue == 0)
+      return "complex " + shortest(imagValue) + "j";
+    return "complex " + shortest(floatValue) +
+           (std::signbit(imagValue) ? "-" : "+") +
+           shortest(std::abs(imagValue)) + "j";
   case Kind::Bool:
     return boolValue ? "bool true" : "bool false";
   case Kind::String:
@@ -63,7 +72,9 @@ std::string Value::describe() const {
 DType harp::graph::scalarDType(const Value &number, DType other) {
   switch (number.kind) {
   case Value::Kind::Float:
-    return isFloat(other) ? other : DType::F32;
+    return isFloat(other) || isComplex(other) ? other : DType::F32;
+  case Value::Kind::Complex:
+    return isFloat(other) || isComplex(other) ? complexOf(other) : DType::C64;
   case Value::Kind::Int:
     return other == DType::Bool ? DType::I64 : other;
   default:
@@ -78,11 +89,20 @@ NodePtr harp::graph::asTensor(const Value &v, std::optional<DType> dtype,
   if (!v.isNumber())
     throw GraphError(loc, what + " must be a tensor or a number, got " +
                               v.describe());
-  DType d = dtype                          ? *dtype
-            : v.kind == Value::Kind::Float ? DType::F32
-            : v.kind == Value::Kind::Bool  ? DType::Bool
-                                           : DType::I64;
-  return atLoc(loc, [&] { return detail::full(d, {}, v.number()); });
+  DType d = dtype                            ? *dtype
+            : v.kind == Value::Kind::Float   ? DType::F32
+            : v.kind == Value::Kind::Complex ? DType::C64
+            : v.kind == Value::Kind::Bool    ? DType::Bool
+                                             : DType::I64;
+  return filled(d, {}, v, loc);
+}
+
+NodePtr harp::graph::filled(DType dtype, std::vector<int64_t> shape,
+                            const Value &number, const SourceLoc &loc) {
+  std::complex<double> c = number.complexNumber();
+  return atLoc(loc, [&] {
+    return detail::fullComplex(dtype, std::move(shape), c.real(), c.imag());
+  });
 }
 
 Value harp::graph::elementwise(BinaryOp op, const Value &a, const Value &b,
@@ -328,14 +348,14 @@ const std::map<std::string, Builtin> &table() {
   static const std::map<std::string, Builtin> builtins = [] {
     std::map<std::string, Builtin> t;
     // Element-wise ops of one operand, by the Tensor API's names.
-    for (int i = 0; i <= int(UnaryOp::IsInf); ++i) {
+    for (int i = 0; i <= int(UnaryOp::Angle); ++i) {
       UnaryOp op = static_cast<UnaryOp>(i);
       t[opName(op)] = {{"x"}, [op](const Bound &a) {
                          return tensorValue(detail::unary(op, a.tensor("x")));
                        }};
     }
     // ... and of two, under the shape rule.
-    for (int i = 0; i <= int(BinaryOp::Mod); ++i) {
+    for (int i = 0; i <= int(BinaryOp::Complex); ++i) {
       BinaryOp op = static_cast<BinaryOp>(i);
       t[opName(op)] = {{"a", "b"}, [op](const Bound &a) {
                          return elementwise(op, a.get("a"), a.get("b"),
@@ -343,6 +363,19 @@ const std::map<std::string, Builtin> &table() {
                        }};
     }
     t["floordiv"] = t["idiv"];
+    t["polar"] = {{"abs", "angle"}, [](const Bound &a) {
+                    const SourceLoc &loc = a.call.loc;
+                    const Value &r = a.get("abs"), &theta = a.get("angle");
+                    auto part = [&](UnaryOp f) {
+                      Value wave = tensorValue(atLoc(loc, [&] {
+                        return detail::unary(
+                            f, asTensor(theta, std::nullopt, loc, "angle"));
+                      }));
+                      return elementwise(BinaryOp::Mul, r, wave, loc, "polar");
+                    };
+                    return elementwise(BinaryOp::Complex, part(UnaryOp::Cos),
+                                       part(UnaryOp::Sin), loc, "polar");
+                  }};
     t["where"] = {
         {"condition", "a", "b"}, [](const Bound &a) {
           NodePtr c = a.tensor("condition");

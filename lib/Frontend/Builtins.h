@@ -12,17 +12,29 @@
 #include "harp/Frontend/GraphDSL.h"
 
 #include <string>
+#include <complex>
 #include <utility>
 #include <vector>
 
 namespace harp::graph {
 
 struct Value {
-  enum class Kind { Tensor, Int, Float, Bool, String, DType, List, Tuple };
+  enum class Kind {
+    Tensor,
+    Int,
+    Float,
+    Complex, // floatValue + imagValue i
+    Bool,
+    String,
+    DType,
+    List,
+    Tuple
+  };
   Kind kind = Kind::Int;
   detail::NodePtr tensor;
   int64_t intValue = 0;
   double floatValue = 0;
+  double imagValue = 0; // Complex
   bool boolValue = false;
   std::string text;
   DType dtype = DType::F32;
@@ -46,6 +58,13 @@ struct Value {
     v.floatValue = f;
     return v;
   }
+  static Value ofComplex(std::complex<double> c) {
+    Value v;
+    v.kind = Kind::Complex;
+    v.floatValue = c.real();
+    v.imagValue = c.imag();
+    return v;
+  }
   static Value ofBool(bool b) {
     Value v;
     v.kind = Kind::Bool;
@@ -53,13 +72,20 @@ struct Value {
     return v;
   }
   bool isTensor() const { return kind == Kind::Tensor; }
+  /// Numbers, complex ones included.
   bool isNumber() const {
-    return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool;
+    return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool ||
+           kind == Kind::Complex;
   }
+  /// The value of a real number (the real part of a complex one: callers
+  /// that accept complex numbers read complexNumber()).
   double number() const {
-    return kind == Kind::Float  ? floatValue
+    return kind == Kind::Float || kind == Kind::Complex ? floatValue
            : kind == Kind::Bool ? double(boolValue)
                                 : double(intValue);
+  }
+  std::complex<double> complexNumber() const {
+    return {number(), kind == Kind::Complex ? imagValue : 0.0};
   }
   /// "tensor f32[3, 4]", "integer 3", ...
   std::string describe() const;
@@ -81,12 +107,17 @@ auto atLoc(const SourceLoc &loc, F &&body) -> decltype(body()) {
 }
 
 /// The dtype a number takes next to a tensor of `other` (PyTorch's weak
-/// scalars: a float next to an integer tensor is f32).
+/// scalars: a float next to an integer tensor is f32; a complex number
+/// next to a float tensor is its complex type, c64 next to integers).
 DType scalarDType(const Value &number, DType other);
 /// `v` as a tensor: a number becomes a 0-d constant of `dtype` (or its own
 /// default: f32, i64, bool).
 detail::NodePtr asTensor(const Value &v, std::optional<DType> dtype,
                          const SourceLoc &loc, const std::string &what);
+/// A constant of `dtype` and `shape` holding `number` (a complex number
+/// needs a complex dtype unless its imaginary part is 0).
+detail::NodePtr filled(DType dtype, std::vector<int64_t> shape,
+                       const Value &number, const SourceLoc &loc);
 
 /// An element-wise op of two operands under the language's shape rule:
 /// equal shapes, or one of them 0-d.

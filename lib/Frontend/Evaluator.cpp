@@ -58,9 +58,12 @@ Bindings Evaluator::bind(const GraphDef &g, std::vector<Value> &args,
     if (arg.isNumber() && p.dims.empty()) {
       // A number stands for a 0-d input when its kind fits the dtype; it
       // is never rounded or narrowed to bool.
-      bool fits = isFloat(p.dtype) ||
-                  (p.dtype == DType::Bool ? arg.kind == Value::Kind::Bool
-                                          : arg.kind != Value::Kind::Float);
+      bool fits =
+          isComplex(p.dtype) ? arg.kind != Value::Kind::Bool
+          : arg.kind == Value::Kind::Complex ? false
+          : isFloat(p.dtype)                 ? true
+          : p.dtype == DType::Bool           ? arg.kind == Value::Kind::Bool
+                                             : arg.kind != Value::Kind::Float;
       if (!fits)
         throw GraphError(callLoc, "graph '" + sig.name + "': input '" + p.name +
                                       "' is " + p.typeStr() + ", got " +
@@ -210,9 +213,7 @@ void Evaluator::run(const Block &block, Scope &scope) {
       NodePtr node;
       if (v.isNumber()) {
         // A number fills the output, as a scalar broadcasts.
-        node = atLoc(s.value->loc, [&] {
-          return detail::full(out->dtype, shape, v.number());
-        });
+        node = filled(out->dtype, shape, v, s.value->loc);
       } else if (v.isTensor()) {
         node = v.tensor;
       } else {
@@ -284,6 +285,8 @@ Value Evaluator::eval(const Expr &e, Scope &scope) {
     return Value::ofInt(e.intValue);
   case Expr::Kind::Float:
     return Value::ofFloat(e.floatValue);
+  case Expr::Kind::Imag:
+    return Value::ofComplex({0.0, e.floatValue});
   case Expr::Kind::Bool:
     return Value::ofBool(e.boolValue);
   case Expr::Kind::String: {
@@ -331,6 +334,8 @@ Value Evaluator::eval(const Expr &e, Scope &scope) {
       }
       if (x.kind == Value::Kind::Float)
         return Value::ofFloat(-x.floatValue);
+      if (x.kind == Value::Kind::Complex)
+        return Value::ofComplex(-x.complexNumber());
       if (x.isTensor())
         return atLoc(e.loc, [&] {
           return Value::ofTensor(detail::unary(UnaryOp::Neg, x.tensor));
@@ -360,6 +365,29 @@ static int64_t floorDiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+/// `x op y` of two numbers, one of them complex, computed while building.
+static Value foldComplex(const Expr &e, const std::string &what,
+                         std::complex<double> x, std::complex<double> y) {
+  switch (e.binOp) {
+  case BinOp::Eq:
+    return Value::ofBool(x == y);
+  case BinOp::Ne:
+    return Value::ofBool(x != y);
+  case BinOp::Add:
+    return Value::ofComplex(x + y);
+  case BinOp::Sub:
+    return Value::ofComplex(x - y);
+  case BinOp::Mul:
+    return Value::ofComplex(x * y);
+  case BinOp::Div:
+    return Value::ofComplex(x / y);
+  case BinOp::Pow:
+    return Value::ofComplex(std::pow(x, y));
+  default:
+    throw GraphError(e.loc, what + " is not defined for complex numbers");
+  }
+}
+
 Value Evaluator::evalBinary(const Expr &e, Scope &scope) {
   Value a = eval(*e.operands[0], scope);
   Value b = eval(*e.operands[1], scope);
@@ -384,6 +412,8 @@ Value Evaluator::evalBinary(const Expr &e, Scope &scope) {
                                (e.binOp == BinOp::Eq));
       throw GraphError(e.loc, what + " cannot take a bool; use && and ||");
     }
+    if (a.kind == Value::Kind::Complex || b.kind == Value::Kind::Complex)
+      return foldComplex(e, what, a.complexNumber(), b.complexNumber());
     bool ints = a.kind == Value::Kind::Int && b.kind == Value::Kind::Int;
     double x = a.number(), y = b.number();
     int64_t i = a.intValue, j = b.intValue, r = 0;

@@ -37,6 +37,8 @@ std::optional<DType> harp::graph::dtypeNamed(const std::string &name) {
   if (name == Name || name == #PyName)                                         \
     return DType::Enum;
 #include "harp/API/DTypes.def"
+  if (name == "complex") // the spec's Complex: (re, im) pairs of f32
+    return DType::C64;
   return std::nullopt;
 }
 
@@ -112,6 +114,7 @@ enum class Tok {
   Ident,
   Int,
   Float,
+  Imag, // 2j, 0.5j: an imaginary number
   String,
   Punct // text holds the punctuation
 };
@@ -245,9 +248,16 @@ private:
       }
     }
     std::string spelled = text.substr(start, pos - start);
-    Token t{isFloat ? Tok::Float : Tok::Int, spelled, loc};
+    // A `j` right after the number makes it imaginary, as in Python.
+    bool imag = pos < text.size() && text[pos] == 'j' &&
+                (pos + 1 == text.size() ||
+                 !(std::isalnum(static_cast<unsigned char>(text[pos + 1])) ||
+                   text[pos + 1] == '_'));
+    if (imag)
+      advance();
+    Token t{imag ? Tok::Imag : isFloat ? Tok::Float : Tok::Int, spelled, loc};
     errno = 0;
-    if (isFloat) {
+    if (isFloat || imag) {
       t.floatValue = std::strtod(spelled.c_str(), nullptr);
     } else {
       char *end = nullptr;
@@ -409,17 +419,11 @@ private:
     expectPunct(":", "after '" + name.text + "' (name: dtype[dims])");
     Token type = expectIdent("a dtype (f32, f64, i32, bool, ...)");
     std::optional<DType> dtype = dtypeNamed(type.text);
-    if (!dtype) {
-      if (type.text == "complex" || type.text == "c64" || type.text == "c128" ||
-          type.text == "complex64" || type.text == "complex128")
-        throw GraphError(type.loc, "complex tensors are not supported by the "
-                                   "graph language yet (the Tensor API has "
-                                   "no complex dtype)");
+    if (!dtype)
       throw GraphError(type.loc,
                        "unknown dtype '" + type.text +
                            "'; expected bool, i8, i16, i32, i64, u8, u16, "
-                           "u32, u64, f32 or f64");
-    }
+                           "u32, u64, f32, f64, c64 (complex) or c128");
     p.dtype = *dtype;
     if (isPunct("[")) {
       next();
@@ -684,6 +688,11 @@ private:
     }
     case Tok::Float: {
       ExprPtr e = make(Expr::Kind::Float, t.loc);
+      e->floatValue = next().floatValue;
+      return e;
+    }
+    case Tok::Imag: {
+      ExprPtr e = make(Expr::Kind::Imag, t.loc);
       e->floatValue = next().floatValue;
       return e;
     }
