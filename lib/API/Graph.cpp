@@ -321,8 +321,8 @@ NodePtr harp::detail::full(DType dtype, std::vector<int64_t> shape,
 NodePtr harp::detail::fullComplex(DType dtype, std::vector<int64_t> shape,
                                   double real, double imag) {
   if (!isComplex(dtype) && imag != 0)
-    throw Error("full: the value " + std::to_string(real) + "+" +
-                std::to_string(imag) + "j needs a complex dtype, got " +
+    throw Error("full: a value with an imaginary part needs a complex "
+                "dtype, got " +
                 dtypeName(dtype));
   NodePtr n = full(dtype, std::move(shape), real);
   n->imag = imag;

@@ -268,8 +268,12 @@ def test_numpy_round_trips():
     assert out.flags.c_contiguous and np.array_equal(out, base * 2)
     with pytest.raises(TypeError):
         harp.tensor(np.array(["a", "b"]))
-    with pytest.raises(TypeError):
-        harp.tensor(np.zeros(3, np.complex64))
+    for dtype in [np.complex64, np.complex128]:
+        arr = (np.arange(6) - 2j * np.arange(6)).astype(dtype).reshape(3, 2)
+        back = harp.tensor(arr).numpy()
+        assert back.dtype == arr.dtype and np.array_equal(back, arr)
+    with pytest.raises(TypeError, match="unsupported NumPy dtype float16"):
+        harp.tensor(np.zeros(3, np.float16))
 
 
 def test_tensor_requires_grad_keyword():
