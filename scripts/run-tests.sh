@@ -60,6 +60,7 @@ profile_suites=(
   test/python/test_differential.py
   test/python/test_nn_functional.py test/python/test_shape_ops.py
   test/Integration/CPU/test_graph_run.py test/python/test_graph.py
+  test/python/test_complex.py
 )
 extra_logs=()
 extra_status=0

@@ -250,6 +250,10 @@ NodePtr harp::detail::argExtreme(NodePtr a, int64_t axis, bool keepdim,
   const char *op = max ? "argmax" : "argmin";
   if (a->dtype == DType::Bool)
     throw Error(std::string(op) + ": not defined for bool");
+  if (isComplex(a->dtype))
+    throw Error(std::string(op) + ": not defined for complex tensors (" +
+                dtypeName(a->dtype) + " " + shapeStr(a->shape) +
+                "): they are unordered");
   size_t rank = a->shape.size();
   if (rank == 0)
     return full(DType::I64, {}, 0);

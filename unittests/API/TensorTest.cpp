@@ -448,6 +448,66 @@ TEST(Tensor, TrainsAnMlpWithSgd) {
   EXPECT_LT(last, 0.02f) << "loss went from " << first << " to " << last;
 }
 
+using C64 = std::complex<float>;
+using C128 = std::complex<double>;
+
+void expectNearC(const std::vector<C128> &actual,
+                 const std::vector<C128> &expected, double tol = 1e-12) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i)
+    EXPECT_LT(std::abs(actual[i] - expected[i]), tol)
+        << "at " << i << ": " << actual[i] << " vs " << expected[i];
+}
+
+TEST(Tensor, ComplexArithmetic) {
+  using Z = Tensor<C128, Dim<1>>;
+  std::vector<C128> zs = {{1, 2}, {-0.5, 0}, {0.25, -1}};
+  Z z = Z::from_data(zs, {3});
+  std::vector<C128> product, quotient, exps;
+  for (C128 v : zs) {
+    product.push_back(v * v + C128(0, 1));
+    quotient.push_back(v / (v + C128(2, 0)));
+    exps.push_back(std::exp(v));
+  }
+  expectNearC((z * z + C128(0, 1)).data(), product);
+  expectNearC((z / (z + Z::full({3}, C128(2, 0)))).data(), quotient);
+  expectNearC(z.exp().data(), exps);
+  expectNearC(z.conj().data(), {{1, -2}, {-0.5, 0}, {0.25, 1}});
+  // abs, real, imag and angle are real tensors of the parts' type.
+  Tensor<double, Dim<1>> modulus = z.abs();
+  expectNear(modulus.data(), {std::sqrt(5.0), 0.5, std::sqrt(1.0625)}, 1e-12);
+  expectNear(z.real().data(), {1, -0.5, 0.25}, 0);
+  expectNear(z.imag().data(), {2, 0, -1}, 0);
+  expectNear(z.angle().data(),
+             {std::atan2(2.0, 1.0), M_PI, std::atan2(-1.0, 0.25)}, 1e-12);
+  C128 total = z.sum().item();
+  EXPECT_LT(std::abs(total - C128(0.75, 1)), 1e-12);
+  EXPECT_EQ(errorOf([&] { z.max(); }),
+            "max: not defined for complex tensors (c128 [3]): they are "
+            "unordered");
+}
+
+TEST(Tensor, ComplexFromPartsPromotionAndGradient) {
+  using R = Tensor<float, Dim<1>>;
+  R re = R::from_data({3, 0}, {2}), im = R::from_data({4, -2}, {2});
+  Tensor<C64, Dim<1>> z = complex(re, im);
+  std::vector<C64> values = z.data();
+  EXPECT_EQ(values, (std::vector<C64>{{3, 4}, {0, -2}}));
+  // c64 with f64 promotes to c128, as PyTorch.
+  auto wide = z * Tensor<double, Dim<1>>::from_data({1, 2}, {2});
+  static_assert(std::is_same_v<decltype(wide), Tensor<C128, Dim<1>>>);
+  expectNearC(wide.data(), {{3, 4}, {0, -4}});
+  expectNearC(polar(Tensor<double, Dim<1>>::from_data({2}, {1}),
+                    Tensor<double, Dim<1>>::from_data({M_PI / 2}, {1}))
+                  .data(),
+              {{0, 2}});
+  // d|z|/dz in PyTorch's convention: z / |z|.
+  auto leaf = Tensor<C128, Dim<1>>::from_data({{3, 4}, {0, -2}}, {2});
+  leaf.set_requires_grad();
+  leaf.abs().sum().backward();
+  expectNearC(leaf.grad().data(), {{0.6, 0.8}, {0, -1}});
+}
+
 } // namespace
 
 namespace {
