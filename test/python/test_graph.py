@@ -155,6 +155,14 @@ CASES = {
                 + torch.arange(0.0, 1.0, 0.2, dtype=torch.float64)),
     "integers": ("cast(x > 0.0, i64) * 3 + 1 - cast(floordiv(i, 2), i64)",
                  None),
+    "complex": ("real(complex(x, y) * complex(y, x)) + imag(complex(x, y) ** 2.0)",
+                lambda x, y: (torch.complex(x, y) * torch.complex(y, x)).real
+                + (torch.complex(x, y) ** 2).imag),
+    "conj": ("conj(complex(x, y)) * (1 - 2j) + real(x)",
+             lambda x, y: torch.complex(x, y).conj() * (1 - 2j) + x),
+    "angle": ("angle(complex(x, y)) + abs(polar(abs(x), y) * 2j) + angle(x)",
+              lambda x, y: torch.complex(x, y).angle()
+              + (torch.polar(x.abs(), y) * 2j).abs() + x.angle()),
 }
 
 # Built-ins checked elsewhere in this file (or by their own test).

@@ -281,7 +281,7 @@ def test_tensor_requires_grad_keyword():
     assert x.requires_grad and not harp.tensor([1.0]).requires_grad
     (x * x).sum().backward()
     assert np.array_equal(x.grad.numpy(), 2 * np.arange(6.0).reshape(2, 3))
-    with pytest.raises(harp.HarpError, match="needs a float tensor, got i64"):
+    with pytest.raises(harp.HarpError, match="needs a float or complex tensor, got i64"):
         harp.tensor(np.arange(3), requires_grad=True)
 
 
