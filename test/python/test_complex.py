@@ -252,6 +252,12 @@ def test_reductions(kind, axis, keepdim):
     close(out, expected, 1e-12)
 
 
+def test_scans():
+    z = sample((4, 9), np.complex128, 19, scale=0.9)
+    close(harp.tensor(z).cumsum(1).numpy(), np.cumsum(z, 1), 1e-12)
+    close(harp.tensor(z).cumprod(0).numpy(), np.cumprod(z, 0), 1e-12)
+
+
 @pytest.mark.parametrize("m, k, n", [(1, 1, 1), (3, 5, 7), (17, 9, 16), (33, 31, 2)])
 @pytest.mark.parametrize("dt", list(DTYPES))
 def test_matmul(m, k, n, dt):

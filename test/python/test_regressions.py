@@ -281,3 +281,19 @@ def test_conv2d_input_gradient_as_one_convolution(shape, stride, padding, dilati
     (tout * torch.tensor(g)).sum().backward()
     np.testing.assert_allclose(hx.grad.numpy(), tx.grad.numpy(), rtol=1e-10,
                                atol=1e-10)
+
+
+def test_numpy_scalars_are_numbers():
+    # np.float32(2) and friends were not Python numbers to the operand
+    # coercion, so `t + np.float32(2)` failed with pybind11's "Unable to
+    # cast"; they are the number they hold, as in PyTorch, and anything
+    # else is a TypeError naming its type.
+    x = harp.tensor(np.array([1.0, 2.0], np.float32))
+    for number, expected in [(np.float32(2), [3, 4]), (np.int64(3), [4, 5]),
+                             (np.float64(0.5), [1.5, 2.5]), (np.bool_(True), [2, 3])]:
+        out = x + number
+        assert out.dtype == harp.float32
+        np.testing.assert_array_equal(out.numpy(), expected)
+    np.testing.assert_array_equal((np.float32(3) - x).numpy(), [2, 1])
+    with pytest.raises(TypeError, match="an operand must be a harp.Tensor, a NumPy array or a number, not str"):
+        x + "a"

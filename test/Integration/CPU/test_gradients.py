@@ -147,6 +147,13 @@ COMPLEX = {
     "im": ("%r = complex.im %a0 : complex<f64>", 1, "f64"),
     "abs": ("%r = complex.abs %a0 : complex<f64>", 1, "f64"),
     "create": ("%re = complex.re %a0 : complex<f64>\n%im = complex.im %a1 : complex<f64>\n%r = complex.create %im, %re : complex<f64>", 2, C),
+    "tanh": ("%r = complex.tanh %a0 : complex<f64>", 1, C),
+    "tan": ("%r = complex.tan %a0 : complex<f64>", 1, C),
+    "rsqrt": ("%one = complex.constant [2.0, 0.5] : complex<f64>\n%d = complex.add %a0, %one : complex<f64>\n%r = complex.rsqrt %d : complex<f64>", 1, C),
+    "expm1": ("%r = complex.expm1 %a0 : complex<f64>", 1, C),
+    "log1p": ("%one = complex.constant [2.0, 0.5] : complex<f64>\n%d = complex.add %a0, %one : complex<f64>\n%r = complex.log1p %d : complex<f64>", 1, C),
+    "pow": ("%one = complex.constant [2.0, 0.5] : complex<f64>\n%d = complex.add %a0, %one : complex<f64>\n%r = complex.pow %d, %a1 : complex<f64>", 2, C),
+    "angle": ("%one = complex.constant [2.0, 0.5] : complex<f64>\n%d = complex.add %a0, %one : complex<f64>\n%r = complex.angle %d : complex<f64>", 1, "f64"),
 }
 
 
