@@ -362,6 +362,12 @@ it (once per graph structure) and run it.)");
              return detail::binary(BinaryOp::Pow, a, exponent(a, b));
            })
       .def("__rpow__", rbin(BinaryOp::Pow))
+      .def(
+          "pow",
+          [](const NodePtr &a, const py::object &b) {
+            return detail::binary(BinaryOp::Pow, a, exponent(a, b));
+          },
+          py::arg("exponent"), "self ** exponent (torch.pow).")
       .def("__lt__", bin(BinaryOp::Lt))
       .def("__le__", bin(BinaryOp::Le))
       .def("__gt__", bin(BinaryOp::Gt))
@@ -434,8 +440,7 @@ it (once per graph structure) and run it.)");
           "so an infinite value is fine.");
   // Complex numbers (torch's names: real and imag are properties).
   t.def_property_readonly(
-       "real",
-       [](const NodePtr &a) { return detail::unary(UnaryOp::Real, a); },
+       "real", [](const NodePtr &a) { return detail::unary(UnaryOp::Real, a); },
        "The real part (the tensor itself for a real tensor).")
       .def_property_readonly(
           "imag",

@@ -45,8 +45,8 @@ static bool realResult(UnaryOp op) {
 
 static NodePtr mapUnary(UnaryOp op, NodePtr a) {
   DType d = op == UnaryOp::IsNan || op == UnaryOp::IsInf ? DType::Bool
-            : realResult(op) ? realOf(a->dtype)
-                             : a->dtype;
+            : realResult(op)                             ? realOf(a->dtype)
+                                                         : a->dtype;
   NodePtr n = mapNode({std::move(a)}, d, MapKind::Unary);
   n->unaryOp = op;
   return n;
@@ -66,9 +66,9 @@ static bool isComparison(BinaryOp op) {
 static bool binaryDefined(BinaryOp op, DType d) {
   bool f = isFloat(d), b = d == DType::Bool;
   if (isComplex(d))
-    return op == BinaryOp::Add || op == BinaryOp::Sub ||
-           op == BinaryOp::Mul || op == BinaryOp::Div ||
-           op == BinaryOp::Pow || op == BinaryOp::Eq || op == BinaryOp::Ne;
+    return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
+           op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::Eq ||
+           op == BinaryOp::Ne;
   switch (op) {
   case BinaryOp::Add:
   case BinaryOp::Sub:
@@ -97,6 +97,33 @@ static bool binaryDefined(BinaryOp op, DType d) {
   }
 }
 
+/// z ** n for a constant integer n, |n| <= 4, of complex z, as products:
+/// exact where complex.pow's exp(n log z) rounds (z ** 2 of 1 + i is 2i, not
+/// 2i - 9e-8), as PyTorch's. Null for other exponents.
+static NodePtr smallComplexPower(const NodePtr &z, const NodePtr &n,
+                                 DType common,
+                                 const std::vector<int64_t> &shape) {
+  if (n->kind != Kind::Full || !n->shape.empty() || n->imag != 0 ||
+      std::abs(n->value) > 4 || n->value != std::floor(n->value))
+    return nullptr;
+  NodePtr base = broadcastTo(cast(z, common), shape);
+  int count = static_cast<int>(std::abs(n->value));
+  auto mul = [&](const NodePtr &x, const NodePtr &y) {
+    return mapBinary(BinaryOp::Mul, x, y, common);
+  };
+  NodePtr power;
+  if (count == 0) {
+    power = broadcastTo(full(common, {}, 1), shape);
+  } else if (count == 4) {
+    NodePtr square = mul(base, base);
+    power = mul(square, square);
+  } else {
+    for (power = base; --count > 0;)
+      power = mul(power, base);
+  }
+  return n->value < 0 ? unary(UnaryOp::Recip, power) : power;
+}
+
 NodePtr harp::detail::binary(BinaryOp op, NodePtr a, NodePtr b) {
   std::string name = opName(op);
   commonBackend(name, {a, b});
@@ -107,12 +134,18 @@ NodePtr harp::detail::binary(BinaryOp op, NodePtr a, NodePtr b) {
       !isComplex(common))
     common = DType::F32;
   if (!binaryDefined(op, common))
-    throw Error(name + ": not defined for " + dtypeName(a->dtype) + " and " +
-                dtypeName(b->dtype) + " operands (shapes " +
-                shapeStr(a->shape) + " and " + shapeStr(b->shape) + ")" +
-                (op == BinaryOp::Complex ? "; the parts must be float tensors"
-                 : isComplex(common)     ? ": complex numbers are unordered"
-                                         : ""));
+    throw Error(
+        name + ": not defined for " + dtypeName(a->dtype) + " and " +
+        dtypeName(b->dtype) + " operands (shapes " + shapeStr(a->shape) +
+        " and " + shapeStr(b->shape) + ")" +
+        (op == BinaryOp::Complex ? "; the parts must be float tensors"
+         : isComplex(common) && (op == BinaryOp::Maximum ||
+                                 op == BinaryOp::Minimum || isComparison(op))
+             ? "; complex numbers are unordered"
+             : ""));
+  if (op == BinaryOp::Pow && isComplex(common))
+    if (NodePtr power = smallComplexPower(a, b, common, shape))
+      return power;
   a = broadcastTo(cast(a, common), shape);
   b = broadcastTo(cast(b, common), shape);
   if (op == BinaryOp::FloorDiv && isFloat(common))
@@ -320,7 +353,7 @@ static Value complexConstant(OpBuilder &b, Location loc, DType d, double re,
 }
 
 static Value buildComplexBinary(OpBuilder &b, Location loc, BinaryOp op,
-                                Value x, Value y) {
+                                DType d, Value x, Value y) {
   switch (op) {
   case BinaryOp::Add:
     return complex::AddOp::create(b, loc, x, y);
@@ -330,8 +363,21 @@ static Value buildComplexBinary(OpBuilder &b, Location loc, BinaryOp op,
     return complex::MulOp::create(b, loc, x, y);
   case BinaryOp::Div:
     return complex::DivOp::create(b, loc, x, y);
-  case BinaryOp::Pow:
-    return complex::PowOp::create(b, loc, x, y);
+  case BinaryOp::Pow: {
+    // complex.pow is exp(y log x), NaN at x = 0, where x ** y is 1 for
+    // y = 0 and 0 for Re(y) > 0, as PyTorch's.
+    Value power = complex::PowOp::create(b, loc, x, y);
+    Value zero = complexConstant(b, loc, d, 0);
+    Value rePositive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                             complex::ReOp::create(b, loc, y),
+                                             constant(b, loc, realOf(d), 0));
+    Value atZero = arith::SelectOp::create(
+        b, loc, complex::EqualOp::create(b, loc, y, zero),
+        complexConstant(b, loc, d, 1),
+        arith::SelectOp::create(b, loc, rePositive, zero, power));
+    return arith::SelectOp::create(
+        b, loc, complex::EqualOp::create(b, loc, x, zero), atZero, power);
+  }
   case BinaryOp::Eq:
     return complex::EqualOp::create(b, loc, x, y);
   case BinaryOp::Ne:
@@ -344,7 +390,7 @@ static Value buildComplexBinary(OpBuilder &b, Location loc, BinaryOp op,
 static Value buildBinary(OpBuilder &b, Location loc, BinaryOp op, DType d,
                          Value x, Value y) {
   if (isComplex(d))
-    return buildComplexBinary(b, loc, op, x, y);
+    return buildComplexBinary(b, loc, op, d, x, y);
   if (op == BinaryOp::Complex)
     return complex::CreateOp::create(
         b, loc, elementType(b.getContext(), complexOf(d)), x, y);
@@ -434,8 +480,8 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryOp op, DType d,
   return Value();
 }
 
-static Value buildComplexUnary(OpBuilder &b, Location loc, UnaryOp op,
-                               DType d, Value z) {
+static Value buildComplexUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
+                               Value z) {
   auto part = [&](bool imag) -> Value {
     return imag ? Value(complex::ImOp::create(b, loc, z))
                 : Value(complex::ReOp::create(b, loc, z));

@@ -51,15 +51,14 @@ ElementKind harp::elementKindOf(DType d) {
 }
 
 static const char *const binaryNames[] = {
-    "add",     "sub",     "mul",   "div",    "idiv", "rem", "pow",
-    "maximum", "minimum", "lt",    "le",     "gt",   "ge",  "eq",
-    "ne",      "bitand",  "bitor", "bitxor", "shl",  "shr", "mod", "complex"};
+    "add",     "sub",    "mul", "div", "idiv", "rem",    "pow", "maximum",
+    "minimum", "lt",     "le",  "gt",  "ge",   "eq",     "ne",  "bitand",
+    "bitor",   "bitxor", "shl", "shr", "mod",  "complex"};
 static const char *const unaryNames[] = {
-    "neg",  "recip", "sqrt",  "log",     "log2",   "exp",   "exp2",
-    "sin",  "cos",   "tanh",  "sigmoid", "relu",   "abs",   "floor",
-    "not",  "erf",   "log1p", "expm1",   "rsqrt",  "tan",   "atan",
-    "ceil", "round", "trunc", "sign",    "square", "isnan", "isinf",
-    "real", "imag",  "conj",  "angle"};
+    "neg",   "recip",  "sqrt",    "log",   "log2", "exp",   "exp2",  "sin",
+    "cos",   "tanh",   "sigmoid", "relu",  "abs",  "floor", "not",   "erf",
+    "log1p", "expm1",  "rsqrt",   "tan",   "atan", "ceil",  "round", "trunc",
+    "sign",  "square", "isnan",   "isinf", "real", "imag",  "conj",  "angle"};
 static const char *const reduceNames[] = {"sum", "prod", "max", "min", "mean"};
 
 const char *harp::opName(BinaryOp op) {
@@ -371,8 +370,7 @@ NodePtr harp::detail::arange(DType dtype, int64_t count, double start,
   if (count < 0)
     throw Error("arange: negative count " + std::to_string(count));
   if (dtype == DType::Bool || isComplex(dtype))
-    throw Error("arange: needs a real numeric dtype, got " +
-                dtypeName(dtype));
+    throw Error("arange: needs a real numeric dtype, got " + dtypeName(dtype));
   if (step == 0)
     throw Error("arange: step must be non-zero");
   auto n = make(Kind::Arange, {count}, dtype);

@@ -40,8 +40,7 @@ NodePtr harp::detail::reduce(ReduceOp kind, NodePtr a,
   DType d = a->dtype;
   if (kind == ReduceOp::Mean) {
     if (!isFloat(d) && !isComplex(d))
-      throw Error("mean: needs a float or complex tensor, got " +
-                  dtypeName(d));
+      throw Error("mean: needs a float or complex tensor, got " + dtypeName(d));
     int64_t count = 1;
     for (int64_t axis : axes)
       count *= a->shape[axis];

@@ -102,8 +102,9 @@ NodePtr harp::graph::filled(DType dtype, std::vector<int64_t> shape,
   std::complex<double> c = number.complexNumber();
   if (c.imag() != 0 && !isComplex(dtype))
     throw GraphError(loc, number.describe() + " cannot be a " +
-                              dtypeName(dtype) + " value (cast to c64 or "
-                                                 "c128 first)");
+                              dtypeName(dtype) +
+                              " value (cast to c64 or "
+                              "c128 first)");
   return atLoc(loc, [&] {
     return detail::fullComplex(dtype, std::move(shape), c.real(), c.imag());
   });

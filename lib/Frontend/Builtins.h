@@ -11,8 +11,8 @@
 
 #include "harp/Frontend/GraphDSL.h"
 
-#include <string>
 #include <complex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -81,8 +81,8 @@ struct Value {
   /// that accept complex numbers read complexNumber()).
   double number() const {
     return kind == Kind::Float || kind == Kind::Complex ? floatValue
-           : kind == Kind::Bool ? double(boolValue)
-                                : double(intValue);
+           : kind == Kind::Bool                         ? double(boolValue)
+                                                        : double(intValue);
   }
   std::complex<double> complexNumber() const {
     return {number(), kind == Kind::Complex ? imagValue : 0.0};

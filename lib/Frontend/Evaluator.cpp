@@ -58,12 +58,11 @@ Bindings Evaluator::bind(const GraphDef &g, std::vector<Value> &args,
     if (arg.isNumber() && p.dims.empty()) {
       // A number stands for a 0-d input when its kind fits the dtype; it
       // is never rounded or narrowed to bool.
-      bool fits =
-          isComplex(p.dtype) ? arg.kind != Value::Kind::Bool
-          : arg.kind == Value::Kind::Complex ? false
-          : isFloat(p.dtype)                 ? true
-          : p.dtype == DType::Bool           ? arg.kind == Value::Kind::Bool
-                                             : arg.kind != Value::Kind::Float;
+      bool fits = isComplex(p.dtype) ? arg.kind != Value::Kind::Bool
+                  : arg.kind == Value::Kind::Complex ? false
+                  : isFloat(p.dtype)                 ? true
+                  : p.dtype == DType::Bool ? arg.kind == Value::Kind::Bool
+                                           : arg.kind != Value::Kind::Float;
       if (!fits)
         throw GraphError(callLoc, "graph '" + sig.name + "': input '" + p.name +
                                       "' is " + p.typeStr() + ", got " +

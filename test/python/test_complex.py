@@ -102,6 +102,23 @@ def test_binary(name, shape, dt):
     close(out.numpy(), expected, tol * (100 if name == "pow" else 1))
 
 
+def test_powers():
+    z = np.array([0j, 1 + 1j, -2 + 0j, 0.5 - 1.5j], np.complex64)
+    h, t = harp.tensor(z), torch.tensor(z)
+    # Small integer exponents are products: exact where exp(n log z) rounds.
+    products = {0: np.ones_like(z), 1: z, 2: z * z, 3: z * z * z,
+                4: (z * z) * (z * z)}
+    for n, expected in products.items():
+        assert np.array_equal((h ** n).numpy(), expected), n
+    close((h ** -2).numpy()[1:], (t ** -2).numpy()[1:], 1e-6)
+    # z ** w at z = 0: 1 for w = 0, 0 for Re(w) > 0 (complex.pow alone
+    # gives NaN there).
+    for w in (0.5, 1 + 1j, 2.5, 0j):
+        close((h ** w).numpy(), (t ** w).numpy(), 1e-5)
+    close(h.pow(h).numpy()[1:], t.pow(t).numpy()[1:], 1e-5)
+    assert h.pow(h).numpy()[0] == 1
+
+
 def test_comparisons_and_broadcast():
     a = sample((3, 4), np.complex64, 3)
     b = a.copy()

@@ -221,10 +221,10 @@ enum class UnaryOp {
   Square,
   IsNan, // bool results
   IsInf,
-  Real,  // the parts of a complex number (real results; x itself for reals)
-  Imag,  // (complex tensors only)
-  Conj,  // the complex conjugate (x itself for reals)
-  Angle  // the argument, atan2(im, re) (pi for negative reals, else 0)
+  Real, // the parts of a complex number (real results; x itself for reals)
+  Imag, // (complex tensors only)
+  Conj, // the complex conjugate (x itself for reals)
+  Angle // the argument, atan2(im, re) (pi for negative reals, else 0)
 };
 enum class ReduceOp { Sum, Prod, Max, Min, Mean };
 

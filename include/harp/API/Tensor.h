@@ -2,9 +2,10 @@
 //
 // harp::Tensor<T, D>: a cheap handle to a node of a lazy graph of harp ops.
 // T is the element type (float, double, std::complex<float>,
-// std::complex<double>, int8_t..int64_t, uint8_t..uint64_t, bool) and D the rank, static (Dim<N>) or dynamic (DimDyn). Ops only build
-// the graph; realize()/data() compile it with harp's JIT (cached by graph
-// shape) and run it. backward() asks harp-autodiff for the gradients.
+// std::complex<double>, int8_t..int64_t, uint8_t..uint64_t, bool) and D the
+// rank, static (Dim<N>) or dynamic (DimDyn). Ops only build the graph;
+// realize()/data() compile it with harp's JIT (cached by graph shape) and run
+// it. backward() asks harp-autodiff for the gradients.
 //
 //===----------------------------------------------------------------------===//
 
@@ -481,18 +482,21 @@ public:
     return un(UnaryOp::Relu);
   }
   /// |x|; the modulus of a complex number (a real tensor).
-  Tensor<RealT<T>, D> abs(SourceLocation loc = SourceLocation::current()) const {
+  Tensor<RealT<T>, D>
+  abs(SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
     static_assert(IsNumeric<T>, "abs needs a numeric tensor");
     return part(UnaryOp::Abs);
   }
   /// The real part (x itself for a real tensor).
-  Tensor<RealT<T>, D> real(SourceLocation loc = SourceLocation::current()) const {
+  Tensor<RealT<T>, D>
+  real(SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
     return part(UnaryOp::Real);
   }
   /// The imaginary part.
-  Tensor<RealT<T>, D> imag(SourceLocation loc = SourceLocation::current()) const {
+  Tensor<RealT<T>, D>
+  imag(SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
     static_assert(IsComplex<T>, "imag needs a complex tensor");
     return part(UnaryOp::Imag);

@@ -378,12 +378,12 @@ template <>
 void adjoints(complex::PowOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
   Value z = op.getLhs(), w = op.getRhs(), f = op.getResult();
   Type type = z.getType();
-  Value dz = o.mul(w, complex::PowOp::create(o.b, o.loc, z,
-                                             o.sub(w, o.cst(type, 1.0))));
+  Value dz = o.mul(
+      w, complex::PowOp::create(o.b, o.loc, z, o.sub(w, o.cst(type, 1.0))));
   Value zero = o.zeroLike(z);
   Value atZero = complex::EqualOp::create(o.b, o.loc, z, zero);
-  Value dw = o.select(atZero, zero,
-                      o.mul(f, complex::LogOp::create(o.b, o.loc, z)));
+  Value dw =
+      o.select(atZero, zero, o.mul(f, complex::LogOp::create(o.b, o.loc, z)));
   out.assign({o.mul(a, o.conj(dz)), o.mul(a, o.conj(dw))});
 }
 /// re/im/abs/angle take a complex to a real: their adjoint is complex again.
@@ -425,9 +425,8 @@ void adjoints(complex::AngleOp op, Ops &o, Value a,
   Value zero = o.zeroLike(a);
   Value nonzero = o.cmp(arith::CmpFPredicate::ONE, norm2, zero);
   Value scale = o.select(nonzero, o.div(a, norm2), zero);
-  out.assign({complex::CreateOp::create(o.b, o.loc, z.getType(),
-                                        o.neg(o.mul(scale, im)),
-                                        o.mul(scale, re))});
+  out.assign({complex::CreateOp::create(
+      o.b, o.loc, z.getType(), o.neg(o.mul(scale, im)), o.mul(scale, re))});
 }
 
 template <typename OpT>
@@ -466,7 +465,7 @@ void mlir::harp::registerScalarDerivativeModels(DialectRegistry &registry) {
            complex::NegOp, complex::ConjOp, complex::ExpOp, complex::LogOp,
            complex::SqrtOp, complex::SinOp, complex::CosOp, complex::ReOp,
            complex::ImOp, complex::CreateOp, complex::AbsOp, complex::TanhOp,
-           complex::TanOp, complex::RsqrtOp, complex::Expm1Op,
-           complex::Log1pOp, complex::PowOp, complex::AngleOp>(ctx);
+           complex::TanOp, complex::RsqrtOp, complex::Expm1Op, complex::Log1pOp,
+           complex::PowOp, complex::AngleOp>(ctx);
   });
 }
