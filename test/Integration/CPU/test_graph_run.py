@@ -1,6 +1,7 @@
 """Graph programs (docs/GraphDSL.md) run through harp-run against NumPy: the
 specification's examples, the MLP and the convolutional network of
-examples/graph, recursion ended by a static `if`, and harp-run's errors for
+examples/graph, a discrete Fourier transform in complex tensors against
+NumPy's FFT, recursion ended by a static `if`, and harp-run's errors for
 graph files."""
 
 import os
@@ -53,6 +54,36 @@ def test_spec_example():
     out1, out2 = run_graph("spec.graph", x)
     harptest.assert_close(out1, np.maximum(x + 1, 0))
     harptest.assert_close(out2, x * 2)
+
+
+COMPLEX = """
+graph spectrum(x: f64[N], k: f64[N]) -> (s: c128[N]) {
+    // One term of a discrete Fourier sum per (n, k): x[n] exp(-2 pi i k n / N).
+    let n = cast(arange(N), f64)
+    let phase = cast(outer(k, n), c128) * (-2j * 3.141592653589793 / N)
+    s = reshape(matmul(exp(phase), cast(reshape(x, [N, 1]), c128)), [N])
+}
+graph main(x: f64[N], k: f64[N]) -> (s: c128[N], power: f64[N], phase: f64[N]) {
+    s = spectrum(x, k)
+    power = abs(s) ** 2.0
+    phase = angle(s)
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 7, 16, 33])
+def test_complex_program(n):
+    # A discrete Fourier transform written with complex tensors, against
+    # NumPy's FFT.
+    x = np.random.default_rng(n).standard_normal(n)
+    s, power, phase = run_graph(COMPLEX, x, np.arange(n, dtype=np.float64))
+    expected = np.fft.fft(x)
+    assert s.dtype == np.complex128
+    harptest.assert_close(s, expected, rtol=1e-9, atol=1e-9)
+    harptest.assert_close(power, np.abs(expected) ** 2, rtol=1e-9, atol=1e-9)
+    keep = np.abs(expected) > 1e-6  # the phase of ~0 is rounding
+    harptest.assert_close(phase[keep], np.angle(expected)[keep], rtol=1e-7,
+                          atol=1e-7)
 
 
 def softmax(z):
