@@ -802,12 +802,16 @@ const std::map<std::string, Builtin> &table() {
                     }};
 
     // Sources.
-    auto filled = [](std::optional<double> value) -> Builtin {
+    auto source = [](std::optional<double> value) -> Builtin {
       std::vector<std::string> params = {"shape"};
       if (!value)
         params.push_back("value");
       params.push_back("dtype");
       return {params, [value](const Bound &a) {
+                if (!value && a.get("value").kind == Value::Kind::Complex)
+                  return tensorValue(filled(a.dtype("dtype", DType::C64),
+                                            a.ints("shape"), a.get("value"),
+                                            a.locOf("value")));
                 double v = value ? *value : a.number("value");
                 DType fallback =
                     !value && a.get("value").kind == Value::Kind::Int
@@ -817,9 +821,9 @@ const std::map<std::string, Builtin> &table() {
                                                 a.ints("shape"), v));
               }};
     };
-    t["zeros"] = filled(0.0);
-    t["ones"] = filled(1.0);
-    t["full"] = filled(std::nullopt);
+    t["zeros"] = source(0.0);
+    t["ones"] = source(1.0);
+    t["full"] = source(std::nullopt);
     t["arange"] = {
         {"start", "end", "step", "dtype"}, [](const Bound &a) {
           // arange(n) counts 0..n-1; arange(a, b, step) as torch.

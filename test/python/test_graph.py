@@ -160,6 +160,9 @@ CASES = {
                 + (torch.complex(x, y) ** 2).imag),
     "conj": ("conj(complex(x, y)) * (1 - 2j) + real(x)",
              lambda x, y: torch.complex(x, y).conj() * (1 - 2j) + x),
+    "full_complex": ("real(full([3, 5], 2 - 1j) * complex(x, y))",
+                     lambda x, y: (torch.full((3, 5), 2 - 1j)
+                                   * torch.complex(x, y)).real),
     "angle": ("angle(complex(x, y)) + abs(polar(abs(x), y) * 2j) + angle(x)",
               lambda x, y: torch.complex(x, y).angle()
               + (torch.polar(x.abs(), y) * 2j).abs() + x.angle()),
