@@ -49,9 +49,10 @@ _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
           DType.float32: _np.float32, DType.float64: _np.float64,
           DType.complex64: _np.complex64, DType.complex128: _np.complex128}
 
+# harp.complex is not in __all__: `from harp import *` keeps Python's complex.
 __all__ = [
     "DType", "HarpError", "Tensor", "angle", "arange", "bool_", "broadcast_to",
-    "cat", "chunk", "compile_stats", "complex", "complex128", "complex64",
+    "cat", "chunk", "compile_stats", "complex128", "complex64",
     "concat", "conj", "constant", "conv", "cumprod", "cumsum",
     "dot", "float32", "float64", "fold", "full", "full_like", "gather",
     "get_cpu", "get_options", "index_select", "int16", "int32", "int64", "int8",
