@@ -334,22 +334,20 @@ NodePtr harp::detail::unary(UnaryOp op, NodePtr a) {
 // Bodies
 //===----------------------------------------------------------------------===//
 
+/// `v` as a scalar of dtype `d` (v + 0i for a complex dtype; integers
+/// truncate).
 static Value constant(OpBuilder &b, Location loc, DType d, double v) {
   mlir::Type type = elementType(b.getContext(), d);
+  if (auto complexType = llvm::dyn_cast<mlir::ComplexType>(type)) {
+    mlir::Type part = complexType.getElementType();
+    return complex::ConstantOp::create(
+        b, loc, complexType,
+        b.getArrayAttr({b.getFloatAttr(part, v), b.getFloatAttr(part, 0)}));
+  }
   if (isFloat(d))
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
   return arith::ConstantOp::create(
       b, loc, b.getIntegerAttr(type, static_cast<int64_t>(v)));
-}
-
-/// re + im i as a complex constant of dtype `d`.
-static Value complexConstant(OpBuilder &b, Location loc, DType d, double re,
-                             double im = 0) {
-  auto type = llvm::cast<mlir::ComplexType>(elementType(b.getContext(), d));
-  mlir::Type part = type.getElementType();
-  return complex::ConstantOp::create(
-      b, loc, type,
-      b.getArrayAttr({b.getFloatAttr(part, re), b.getFloatAttr(part, im)}));
 }
 
 static Value buildComplexBinary(OpBuilder &b, Location loc, BinaryOp op,
@@ -367,13 +365,13 @@ static Value buildComplexBinary(OpBuilder &b, Location loc, BinaryOp op,
     // complex.pow is exp(y log x), NaN at x = 0, where x ** y is 1 for
     // y = 0 and 0 for Re(y) > 0, as PyTorch's.
     Value power = complex::PowOp::create(b, loc, x, y);
-    Value zero = complexConstant(b, loc, d, 0);
+    Value zero = constant(b, loc, d, 0);
     Value rePositive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
                                              complex::ReOp::create(b, loc, y),
                                              constant(b, loc, realOf(d), 0));
     Value atZero = arith::SelectOp::create(
         b, loc, complex::EqualOp::create(b, loc, y, zero),
-        complexConstant(b, loc, d, 1),
+        constant(b, loc, d, 1),
         arith::SelectOp::create(b, loc, rePositive, zero, power));
     return arith::SelectOp::create(
         b, loc, complex::EqualOp::create(b, loc, x, zero), atZero, power);
@@ -493,20 +491,19 @@ static Value buildComplexUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
   case UnaryOp::Neg:
     return complex::NegOp::create(b, loc, z);
   case UnaryOp::Recip:
-    return complex::DivOp::create(b, loc, complexConstant(b, loc, d, 1), z);
+    return complex::DivOp::create(b, loc, constant(b, loc, d, 1), z);
   case UnaryOp::Sqrt:
     return complex::SqrtOp::create(b, loc, z);
   case UnaryOp::Log:
     return complex::LogOp::create(b, loc, z);
   case UnaryOp::Log2:
     return complex::DivOp::create(b, loc, complex::LogOp::create(b, loc, z),
-                                  complexConstant(b, loc, d, M_LN2));
+                                  constant(b, loc, d, M_LN2));
   case UnaryOp::Exp:
     return complex::ExpOp::create(b, loc, z);
   case UnaryOp::Exp2:
     return complex::ExpOp::create(
-        b, loc,
-        complex::MulOp::create(b, loc, z, complexConstant(b, loc, d, M_LN2)));
+        b, loc, complex::MulOp::create(b, loc, z, constant(b, loc, d, M_LN2)));
   case UnaryOp::Sin:
     return complex::SinOp::create(b, loc, z);
   case UnaryOp::Cos:
@@ -516,7 +513,7 @@ static Value buildComplexUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
   case UnaryOp::Tan:
     return complex::TanOp::create(b, loc, z);
   case UnaryOp::Sigmoid: {
-    Value one = complexConstant(b, loc, d, 1);
+    Value one = constant(b, loc, d, 1);
     Value e = complex::ExpOp::create(b, loc, complex::NegOp::create(b, loc, z));
     return complex::DivOp::create(b, loc, one,
                                   complex::AddOp::create(b, loc, one, e));
@@ -674,8 +671,7 @@ static Value buildCast(OpBuilder &b, Location loc, DType from, DType to,
                        Value x) {
   mlir::Type t = elementType(b.getContext(), to);
   if (isComplex(from) && to == DType::Bool)
-    return complex::NotEqualOp::create(b, loc, x,
-                                       complexConstant(b, loc, from, 0));
+    return complex::NotEqualOp::create(b, loc, x, constant(b, loc, from, 0));
   if (isComplex(from) && isComplex(to)) {
     // Part by part.
     DType pf = realOf(from), pt = realOf(to);

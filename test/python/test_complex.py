@@ -314,7 +314,7 @@ def test_views_and_data_movement():
           np.take_along_axis(z, index, 0), 0)
 
 
-def test_typed_reuse_and_item():
+def test_item_and_tolist():
     z = harp.tensor(np.array([1 + 1j], np.complex64))
     assert (z * z).item() == 2j
     assert (z * z).tolist() == [2j]

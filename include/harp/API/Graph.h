@@ -138,12 +138,9 @@ constexpr DType promote(DType a, DType b) {
   if (a == b)
     return a;
   if (isComplex(a) || isComplex(b)) {
-    DType pa = isComplex(a) || isFloat(a) ? realOf(a) : DType::F32;
-    DType pb = isComplex(b) || isFloat(b) ? realOf(b) : DType::F32;
-    if (!isComplex(a) && !isFloat(a))
-      pa = pb;
-    if (!isComplex(b) && !isFloat(b))
-      pb = pa;
+    // The parts' float types; an integer or bool side takes the other's.
+    DType pa = isComplex(a) || isFloat(a) ? realOf(a) : realOf(b);
+    DType pb = isComplex(b) || isFloat(b) ? realOf(b) : realOf(a);
     return complexOf(widthOf(pa) >= widthOf(pb) ? pa : pb);
   }
   if (isFloat(a) || isFloat(b)) {
