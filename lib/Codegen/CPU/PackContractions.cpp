@@ -22,33 +22,37 @@ namespace mlir::harp {
 using namespace mlir;
 using namespace mlir::harp::cpu;
 
-/// Copies a right operand read transposed (its last two dims n, k: a
-/// gradient's W^T, nn.Linear's x @ W^T, attention's q @ k^T per batch)
-/// into one whose last two dims are k, n, and points `op` at it. Read in
+/// Copies a right operand read transposed (contiguous along k, n further
+/// out: a gradient's W^T, nn.Linear's x @ W^T, attention's q @ k^T per
+/// head, whose heads may sit between n and k) into one whose innermost dim
+/// is n, the other dims in their order, and points `op` at it. Read in
 /// place, a register tile's w columns of B are w rows of the operand, K
 /// elements apart: one scalar load per lane (a 256 x 1024 x 784 matmul
 /// took 10x as long). The copy is a permutation, which
 /// harp-tile-and-vectorize moves in square tiles transposed in registers;
 /// it costs one pass over B, 1/M of the contraction's work.
 static void transposeRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
-                                  OpOperand *right) {
+                                  OpOperand *right, unsigned nPosition) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   Value b = right->get();
   auto type = cast<RankedTensorType>(b.getType());
   unsigned rank = type.getRank();
-  SmallVector<int64_t> shape(type.getShape());
-  std::swap(shape[rank - 2], shape[rank - 1]);
-  SmallVector<unsigned> swapLast = llvm::to_vector(llvm::seq(0u, rank));
-  std::swap(swapLast[rank - 2], swapLast[rank - 1]);
+  // order[j]: the operand dim the copy's dim j holds.
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < rank; ++d)
+    if (d != nPosition)
+      order.push_back(d);
+  order.push_back(nPosition);
+  SmallVector<int64_t> shape;
+  for (unsigned d : order)
+    shape.push_back(type.getDimSize(d));
   rewriter.setInsertionPoint(op);
-  Value copy = copyThrough(rewriter, loc, b,
-                           AffineMap::getPermutationMap(swapLast, ctx), shape);
+  AffineMap toCopy = AffineMap::getPermutationMap(order, ctx);
+  Value copy = copyThrough(rewriter, loc, b, inversePermutation(toCopy), shape);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap &map = maps[right->getOperandNumber()];
-  SmallVector<AffineExpr> results(map.getResults());
-  std::swap(results[rank - 2], results[rank - 1]);
-  map = AffineMap::get(map.getNumDims(), 0, results, ctx);
+  map = toCopy.compose(map);
   rewriter.modifyOpInPlace(op, [&] {
     right->set(copy);
     op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
@@ -73,29 +77,48 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return false;
   FailureOr<linalg::ContractionDimensions> dims = orientedContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1)
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return false;
-  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return false;
   MLIRContext *ctx = op.getContext();
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
-  // B is read as (batch..., k, n), or transposed as (batch..., n, k) (a
-  // gradient's W^T): the panels are the same, the copy transposes.
+  // n: the result's innermost dim, along which register tiles run vectors.
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap initMap = op.getMatchingIndexingMap(init);
+  if (initMap.getNumResults() == 0)
+    return false;
+  auto last = dyn_cast<AffineDimExpr>(initMap.getResults().back());
+  if (!last || !llvm::is_contained(dims->n, last.getPosition()))
+    return false;
+  unsigned n = last.getPosition();
+  auto readsAny = [](AffineMap map, ArrayRef<unsigned> loops) {
+    return llvm::any_of(loops,
+                        [&](unsigned d) { return map.isFunctionOfDim(d); });
+  };
+  auto isK = [&](AffineExpr expr) {
+    auto d = dyn_cast<AffineDimExpr>(expr);
+    return d && llvm::is_contained(dims->k, d.getPosition());
+  };
+  // B reads n and k but not m and is contiguous along n, or transposed:
+  // contiguous along a k dim, n further out (a gradient's W^T as (n, k);
+  // attention's keys as (n, batch..., k), the heads between; a weight
+  // gradient summed over batch and rows, (batch, n, row)). Panels take B
+  // as (k, n) or (n, k); the copy puts n innermost.
   OpOperand *right = nullptr, *left = nullptr;
   bool transposed = false;
+  unsigned nPosition = 0;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
     unsigned rank = map.getNumResults();
     if (!right && rank >= 2 && map.isProjectedPermutation() &&
-        ((map.getResult(rank - 2) == dim(k) &&
-          map.getResult(rank - 1) == dim(n)) ||
-         (map.getResult(rank - 2) == dim(n) &&
-          map.getResult(rank - 1) == dim(k)))) {
+        !readsAny(map, dims->m) && map.isFunctionOfDim(n) &&
+        readsAny(map, dims->k) &&
+        (map.getResult(rank - 1) == dim(n) || isK(map.getResult(rank - 1)))) {
       right = input;
-      transposed = map.getResult(rank - 2) == dim(n);
+      transposed = isK(map.getResult(rank - 1));
+      nPosition = *map.getResultPosition(dim(n));
     } else {
       left = input;
     }
@@ -104,11 +127,13 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     return false;
   // A single column (n = 1) is contiguous along k either way.
   bool copyTransposed = transposed && ranges[n] > 1;
-  OpOperand *init = op.getDpsInitOperand(0);
-  AffineMap initMap = op.getMatchingIndexingMap(init);
+  // Panels: a plain matmul, one dim each.
+  bool single =
+      dims->m.size() == 1 && dims->n.size() == 1 && dims->k.size() == 1;
+  unsigned m = dims->m[0], k = dims->k[0];
   int64_t w = registerTileWidth(config, lanes);
   bool panelsFit =
-      dims->batch.empty() && op.getNumLoops() == 3 &&
+      single && dims->batch.empty() && op.getNumLoops() == 3 &&
       op.getMatchingIndexingMap(right).getNumResults() == 2 &&
       initMap.getNumResults() == 2 && initMap.getResult(0) == dim(m) &&
       initMap.getResult(1) == dim(n) && ranges[n] % w == 0 && ranges[k] >= w;
@@ -122,7 +147,7 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   if (!panelsFit || (!wide && !transposed)) {
     if (!copyTransposed)
       return false;
-    transposeRightOperand(rewriter, op, right);
+    transposeRightOperand(rewriter, op, right, nPosition);
     return true;
   }
 

@@ -253,3 +253,62 @@ func.func @transposed_right(%x: tensor<16x512xf32>, %w: tensor<1000x512xf32>, %w
   } -> tensor<16x64xf32>
   return %r0, %r1, %r2, %r3, %r4 : tensor<16x1000xf32>, tensor<16x64xf32>, tensor<4x16x48xf32>, tensor<16x1xf32>, tensor<16x64xf32>
 }
+
+// -----
+
+// Transposed right operands whose n and k are not its last two dims:
+// * attention's q @ k^T with the heads split from one dim: the keys are
+//   [L, B, H, D] read (n, b, h, k), contiguous along k; copied to
+//   [B, H, D, L] (n moved innermost, the rest in order) and read
+//   (b, h, k, n);
+// * a weight gradient summed over two dims (batch b and rows l: k is two
+//   dims), the gradient read (b, n, l), contiguous along l: copied to
+//   [B, L, N];
+// * attention's p @ v, the values read (k, b, h, n): already contiguous
+//   along n, untouched.
+// PACK-DAG: #[[QK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+// PACK-LABEL: func.func @transposed_right_dims
+// PACK: %[[KT:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<64x2x4x16xf32>) outs(%{{.*}} : tensor<2x4x16x64xf32>)
+// PACK: linalg.generic {indexing_maps = [#{{.*}}, #[[QK]], #{{.*}}], {{.*}} ins(%arg0, %[[KT]] : tensor<64x2x4x16xf32>, tensor<2x4x16x64xf32>)
+// PACK: %[[GT:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<2x48x64xf32>) outs(%{{.*}} : tensor<2x64x48xf32>)
+// PACK: linalg.generic {{.*}} ins(%arg2, %[[GT]] : tensor<2x64x32xf32>, tensor<2x64x48xf32>)
+// PACK: linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<2x4x64x64xf32>, tensor<64x2x4x16xf32>)
+#qa = affine_map<(b, h, i, j, d) -> (i, b, h, d)>
+#qb = affine_map<(b, h, i, j, d) -> (j, b, h, d)>
+#qc = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#wa = affine_map<(e, n, l, b) -> (b, l, e)>
+#wb = affine_map<(e, n, l, b) -> (b, n, l)>
+#wc = affine_map<(e, n, l, b) -> (e, n)>
+#pa = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#pb = affine_map<(b, h, i, d, j) -> (j, b, h, d)>
+#pc = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+func.func @transposed_right_dims(%q: tensor<64x2x4x16xf32>, %k: tensor<64x2x4x16xf32>,
+                                 %x: tensor<2x64x32xf32>, %g: tensor<2x48x64xf32>,
+                                 %p: tensor<2x4x64x64xf32>)
+    -> (tensor<2x4x64x64xf32>, tensor<32x48xf32>, tensor<2x4x64x16xf32>) {
+  %c0 = tensor.empty() : tensor<2x4x64x64xf32>
+  %r0 = linalg.generic {indexing_maps = [#qa, #qb, #qc], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<64x2x4x16xf32>, tensor<64x2x4x16xf32>) outs(%c0 : tensor<2x4x64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x64x64xf32>
+  %c1 = tensor.empty() : tensor<32x48xf32>
+  %r1 = linalg.generic {indexing_maps = [#wa, #wb, #wc], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %g : tensor<2x64x32xf32>, tensor<2x48x64xf32>) outs(%c1 : tensor<32x48xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<32x48xf32>
+  %c2 = tensor.empty() : tensor<2x4x64x16xf32>
+  %r2 = linalg.generic {indexing_maps = [#pa, #pb, #pc], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %k : tensor<2x4x64x64xf32>, tensor<64x2x4x16xf32>) outs(%c2 : tensor<2x4x64x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x64x16xf32>
+  return %r0, %r1, %r2 : tensor<2x4x64x64xf32>, tensor<32x48xf32>, tensor<2x4x64x16xf32>
+}

@@ -31,9 +31,12 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     elements from the next. It is packed into panels wherever n is a
     multiple of w (from B reshaped to N/w x w x K, so that the copy is a
     permutation, moved in square tiles transposed in registers), and any
-    other contraction reading it so, batched ones included, gets a copy
-    with its last two dims swapped, read as (batch..., k, n). A single
-    column (n = 1) is left alone.
+    other contraction reading it so gets a copy with n innermost and its
+    other dims in their order. "Transposed" means contiguous along a k dim
+    with the result's innermost dim (n) further out, wherever the other
+    dims sit: batched products, attention's keys [L, B, H, D] read as
+    (n, b, h, k) (copied to [B, H, D, L]), a weight gradient summed over
+    batch and rows (two k dims). A single column (n = 1) is left alone.
 
     ```mlir
     // after: B (256 x 1024) packed into 32 panels of 256 x 32
