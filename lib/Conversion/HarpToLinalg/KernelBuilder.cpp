@@ -154,6 +154,63 @@ padMaskedRead(OpBuilder &b, Location loc, Value source, ViewAttr layout,
                         AffineMap::get(rank, 0, shifted, b.getContext()));
 }
 
+/// A source dim read at a constant plus non-negative multiples of loop
+/// indices, over part of the dim (a slice of a view: the keys' rows of a
+/// fused q/k/v projection weight, read at `h * 16 + d + 64`), is cut to
+/// the part the kernel reads (a free tensor.extract_slice) and read
+/// without the constant. linalg then sees a bare index where the read was a
+/// shifted one (a contraction stays a contraction: the gradient of attention's
+/// input through the key projection took a matrix-vector product per row)
+/// and expandMergedDims a sum that covers the sliced dim. Returns the
+/// source and map unchanged otherwise.
+static std::pair<Value, AffineMap> sliceShiftedReads(OpBuilder &b, Location loc,
+                                                     Value source,
+                                                     AffineMap map,
+                                                     ArrayRef<int64_t> domain) {
+  auto type = dyn_cast<RankedTensorType>(source.getType());
+  if (!type || !type.hasStaticShape() ||
+      llvm::any_of(domain, [](int64_t size) { return size <= 0; }))
+    return {source, map};
+  unsigned rank = map.getNumDims();
+  SmallVector<OpFoldResult> offsets, sizes;
+  SmallVector<AffineExpr> exprs;
+  bool changed = false;
+  for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+    int64_t size = type.getDimSize(j);
+    int64_t offset = 0, last = 0;
+    bool shifted = !isa<AffineConstantExpr>(expr) && !hasDivision(expr);
+    if (shifted) {
+      SmallVector<int64_t> point(rank, 0);
+      offset = int64_t(evaluate(expr, point));
+      last = offset;
+      for (unsigned d = 0; shifted && d < rank; ++d) {
+        point[d] = 1;
+        int64_t coefficient = int64_t(evaluate(expr, point)) - offset;
+        point[d] = 0;
+        shifted = coefficient >= 0;
+        last += coefficient * (domain[d] - 1);
+      }
+      shifted &= (offset > 0 || last + 1 < size) && last < size;
+    }
+    if (shifted) {
+      offsets.push_back(b.getIndexAttr(offset));
+      sizes.push_back(b.getIndexAttr(last - offset + 1));
+      exprs.push_back(simplifyAffineExpr(expr - offset, rank, 0));
+      changed = true;
+    } else {
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(size));
+      exprs.push_back(expr);
+    }
+  }
+  if (!changed)
+    return {source, map};
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  Value slice =
+      tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes, strides);
+  return {slice, AffineMap::get(rank, 0, exprs, b.getContext())};
+}
+
 /// A source dim read at a mixed-radix sum of loop indices (i * 16 + j with
 /// j < 16, as a reshape of [.., 64] to [.., 4, 16] reads) is expanded into
 /// one dim per index (a free tensor.expand_shape), so the map reads it by
@@ -704,7 +761,9 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
   for (unsigned i = 0; i < sources.size(); ++i) {
     Value source;
     std::tie(source, maps[i]) =
-        expandMergedDims(b, loc, sources[i], maps[i], loops);
+        sliceShiftedReads(b, loc, sources[i], maps[i], loops);
+    std::tie(source, maps[i]) =
+        expandMergedDims(b, loc, source, maps[i], loops);
     auto sourceType = cast<RankedTensorType>(source.getType());
     bool widen =
         sourceType.getElementType().isInteger(1) && sourceType.hasStaticShape();

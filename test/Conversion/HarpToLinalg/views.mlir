@@ -103,13 +103,33 @@ func.func @split_heads(%a: tensor<8x4x64x64xf32>, %v: tensor<8x64x64xf32>) -> te
 
 // -----
 
-// Sums that are not a mixed radix over their whole dim keep the compound
-// index: a window (d0 + d1, overlapping) and a prefix (d0 * 2 + d1 covers
-// 6 of 8 elements).
+// A read at a constant plus a mixed radix (the keys' rows of a fused q/k/v
+// projection weight, heads split from one dim: h * 16 + d + 64) is cut to
+// the rows it reads, then expanded: the kernel reads bare indices.
+// CHECK-DAG: #[[SH:.*]] = affine_map<(d0, d1, d2) -> (d1, d2, d0)>
+// CHECK-LABEL: func.func @shifted_heads
+// CHECK: %[[S:.*]] = tensor.extract_slice %arg0[64, 0] [64, 8] [1, 1] : tensor<192x8xf32> to tensor<64x8xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[S]] {{\[\[}}0, 1], [2]] output_shape [4, 16, 8]
+// CHECK: linalg.generic {indexing_maps = [#[[SH]], #{{.*}}], {{.*}} ins(%[[E]] : tensor<4x16x8xf32>)
+func.func @shifted_heads(%w: tensor<192x8xf32>) -> tensor<8xf32> {
+  %v = harp.view %w <(d0, d1, d2) -> (d1 * 16 + d2 + 64, d0)> : tensor<192x8xf32> -> tensor<8x4x16xf32>
+  %s = harp.map_reduce ins(%v : tensor<8x4x16xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1, 2]) : tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+// A window (d0 + d1, overlapping) is no mixed radix and keeps its compound
+// index. A prefix (d0 * 2 + d1 covers 6 of 8 elements) is cut to the part
+// it reads, which it then covers: sliced, then expanded.
 // CHECK-DAG: affine_map<(d0, d1) -> (d0 + d1)>
-// CHECK-DAG: affine_map<(d0, d1) -> (d0 * 2 + d1)>
 // CHECK-LABEL: func.func @not_mixed_radix
 // CHECK-NOT: tensor.expand_shape
+// CHECK: %[[S:.*]] = tensor.extract_slice %arg1[0] [6] [1] : tensor<8xf32> to tensor<6xf32>
+// CHECK: tensor.expand_shape %[[S]] {{\[\[}}0, 1]] output_shape [3, 2] : tensor<6xf32> into tensor<3x2xf32>
 // CHECK: return
 func.func @not_mixed_radix(%x: tensor<10xf32>, %y: tensor<8xf32>) -> (tensor<4xf32>, tensor<3xf32>) {
   %w = harp.view %x <(d0, d1) -> (d0 + d1)> : tensor<10xf32> -> tensor<4x7xf32>
