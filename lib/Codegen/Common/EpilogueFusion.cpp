@@ -261,16 +261,22 @@ struct HarpFuseEpiloguesPass
       // untiled epilogue is still in the IR while fusion runs.) Not a
       // kernel that reads through a flip: its tile's slices would be wrong
       // (see isMonotone).
+      // Nor, without `contractions`, a contraction beside the reduction
+      // that made this an epilogue (a sum of three projections' gradients).
       Operation *original = op;
+      bool fuseContractions = contractions;
       options.setFusionControlFn(
-          [original](tensor::ExtractSliceOp, OpResult producer, bool)
+          [original, fuseContractions](tensor::ExtractSliceOp,
+                                       OpResult producer, bool)
               -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
             unsigned readers =
                 llvm::count_if(producer.getUses(), [&](OpOperand &use) {
                   return use.getOwner() != original;
                 });
-            if (readers > 1 || (isa<linalg::LinalgOp>(producer.getOwner()) &&
-                                !harp::hasMonotoneMaps(producer.getOwner())))
+            auto linalgOp = dyn_cast<linalg::LinalgOp>(producer.getOwner());
+            if (readers > 1 || (linalgOp && !harp::hasMonotoneMaps(linalgOp)) ||
+                (linalgOp && !fuseContractions &&
+                 linalg::isaContractionOpInterface(linalgOp)))
               return std::nullopt;
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
           });

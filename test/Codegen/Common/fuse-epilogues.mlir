@@ -546,3 +546,40 @@ func.func @long_cheap_chain(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   } : tensor<4x10xf32>
   return %y : tensor<4x10xf32>
 }
+
+// -----
+
+// With contractions=false, an epilogue that reads a row sum and a matmul
+// gets the row sum fused into its row loop, not the matmul: it stays a
+// kernel of its own ahead of the loop (the gradient of attention's input
+// sums three projections' products; fused, each row was a
+// matrix-vector product).
+// NOCONTRACT-LABEL: func.func @sum_beside_matmul
+// NOCONTRACT: %[[MM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<4x3xf32>, tensor<3x5xf32>)
+// NOCONTRACT: scf.for
+// NOCONTRACT-NOT: ["parallel", "parallel", "reduction"]
+// NOCONTRACT: tensor.extract_slice %[[MM]]
+// NOCONTRACT-NOT: ["parallel", "parallel", "reduction"]
+// NOCONTRACT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<1x5xf32>)
+// NOCONTRACT-NOT: ["parallel", "parallel", "reduction"]
+// NOCONTRACT: tensor.insert_slice
+func.func @sum_beside_matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %av = harp.view %a <(d0, d1, d2) -> (d0, d2)> : tensor<4x3xf32> -> tensor<4x5x3xf32>
+  %bv = harp.view %b <(d0, d1, d2) -> (d2, d1)> : tensor<3x5xf32> -> tensor<4x5x3xf32>
+  %mm = harp.map_reduce ins(%av, %bv : tensor<4x5x3xf32>, tensor<4x5x3xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.mulf %p, %q : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2]) : tensor<4x5xf32>
+  %s = harp.map_reduce ins(%x : tensor<4x5xf32>) {
+  ^bb0(%p: f32):
+    harp.yield %p : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0)> : tensor<4xf32> -> tensor<4x5xf32>
+  %y = harp.map_reduce ins(%mm, %sb : tensor<4x5xf32>, tensor<4x5xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %r = arith.addf %p, %q : f32
+    harp.yield %r : f32
+  } : tensor<4x5xf32>
+  return %y : tensor<4x5xf32>
+}

@@ -47,7 +47,8 @@ def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
     tiled so, and only where they read the reduction element by element or
     broadcast (not through windows, whose rows would overlap).
 
-    With `contractions=false` a contraction (matmul) keeps its own kernel:
+    With `contractions=false` a contraction (matmul) keeps its own kernel,
+    also where its epilogue reads another reduction that is fused:
     `harp-to-llvm` does so when it vectorizes, because a row of a matmul is
     a matrix-vector product, while the whole matmul gets register tiles and
     cache blocks from `harp-vectorize`; its epilogue is then a separate
