@@ -280,6 +280,45 @@ def test_scaled_dot_product_attention():
           lambda q, k, v, m: _torch_attention(q, k, v, mask=m), q, k, v, bias)
 
 
+@pytest.mark.parametrize("length", [1, 37, 64])
+def test_multihead_attention_at_register_tile_sizes(length):
+    # Sizes the CPU code gives register tiles and copies to (this suite runs
+    # under every vector width): heads of 16 split from a 64-wide model dim,
+    # so the keys are read transposed with the heads between n and k, and
+    # the key and value projections read slices of one weight. Self
+    # attention with a causal mask and cross attention to 5 keys; lengths
+    # 1, prime and a multiple of every vector width.
+    torch.manual_seed(0)
+    tmod = torch.nn.MultiheadAttention(64, 4, batch_first=True)
+    hmod = harp.nn.MultiheadAttention(64, 4, batch_first=True)
+    state = {k: v.detach().numpy() + (0.1 * normal(*v.shape, dtype=np.float32)
+                                      if "bias" in k else 0)
+             for k, v in tmod.state_dict().items()}
+    tmod.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
+    hmod.load_state_dict(state)
+    x = normal(3, length, 64, dtype=np.float32)
+    causal = np.triu(np.ones((length, length), bool), k=1)
+    for q, kv, targs, hargs in (
+            (x, x, dict(attn_mask=torch.tensor(causal)), dict(attn_mask=harp.tensor(causal))),
+            (x, normal(3, 5, 64, dtype=np.float32), {}, {})):
+        tq, tkv = torch.tensor(q, requires_grad=True), torch.tensor(kv, requires_grad=True)
+        hq, hkv = harp.tensor(q, requires_grad=True), harp.tensor(kv, requires_grad=True)
+        tout = tmod(tq, tkv, tkv, need_weights=False, **targs)[0]
+        hout = hmod(hq, hkv, hkv, need_weights=False, **hargs)[0]
+        np.testing.assert_allclose(hout.numpy(), tout.detach().numpy(), rtol=1e-4, atol=1e-5)
+        (tout * tout).sum().backward()
+        (hout * hout).sum().backward()
+        grads = [(hq.grad, tq.grad), (hkv.grad, tkv.grad)]
+        hparams = dict(hmod.named_parameters())
+        grads += [(hparams[name].grad, p.grad) for name, p in tmod.named_parameters()]
+        for h, t in grads:
+            np.testing.assert_allclose(h.numpy(), t.numpy(), rtol=1e-3, atol=1e-4)
+        for p in list(tmod.parameters()):
+            p.grad = None
+        for p in hmod.parameters():
+            p.zero_grad()
+
+
 def test_pool_fused_with_scalar_operands():
     # batch_norm (eval) and relu fuse into the max pool's kernel with a 0-d
     # operand (eps): the strided-window rewrite must keep it (it aborted).
