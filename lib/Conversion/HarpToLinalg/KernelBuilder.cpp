@@ -96,6 +96,19 @@ static bool hasDivision(AffineExpr expr) {
   return found;
 }
 
+/// The constant and per-dim coefficients of a linear `expr`.
+static std::pair<int64_t, SmallVector<int64_t>> linearForm(AffineExpr expr,
+                                                           unsigned rank) {
+  SmallVector<int64_t> point(rank, 0), coefficients(rank);
+  int64_t constant = int64_t(evaluate(expr, point));
+  for (unsigned d = 0; d < rank; ++d) {
+    point[d] = 1;
+    coefficients[d] = int64_t(evaluate(expr, point)) - constant;
+    point[d] = 0;
+  }
+  return {constant, coefficients};
+}
+
 /// A masked view whose mask holds exactly where its reads land in the
 /// source (a pad: the zero border of a convolution) is read from a padded
 /// copy of the source through the shifted map: no clamped index and no
@@ -117,15 +130,10 @@ padMaskedRead(OpBuilder &b, Location loc, Value source, ViewAttr layout,
   for (auto [j, expr] : llvm::enumerate(map.getResults())) {
     if (hasDivision(expr))
       return std::nullopt; // not a plain shift of the source
-    // Coefficients from the values at the origin and the unit points.
-    SmallVector<int64_t> point(rank, 0);
-    std::optional<int64_t> offset = int64_t(evaluate(expr, point));
-    int64_t lo = *offset, hi = *offset;
+    auto [offset, coefficients] = linearForm(expr, rank);
+    int64_t lo = offset, hi = offset;
     for (unsigned d = 0; d < rank; ++d) {
-      point[d] = 1;
-      int64_t coefficient = int64_t(evaluate(expr, point)) - *offset;
-      point[d] = 0;
-      int64_t reach = coefficient * (domain[d] - 1);
+      int64_t reach = coefficients[d] * (domain[d] - 1);
       (reach < 0 ? lo : hi) += reach;
     }
     int64_t size = type.getDimSize(j);
@@ -180,15 +188,12 @@ static std::pair<Value, AffineMap> sliceShiftedReads(OpBuilder &b, Location loc,
     int64_t offset = 0, last = 0;
     bool shifted = !isa<AffineConstantExpr>(expr) && !hasDivision(expr);
     if (shifted) {
-      SmallVector<int64_t> point(rank, 0);
-      offset = int64_t(evaluate(expr, point));
+      SmallVector<int64_t> coefficients;
+      std::tie(offset, coefficients) = linearForm(expr, rank);
       last = offset;
-      for (unsigned d = 0; shifted && d < rank; ++d) {
-        point[d] = 1;
-        int64_t coefficient = int64_t(evaluate(expr, point)) - offset;
-        point[d] = 0;
-        shifted = coefficient >= 0;
-        last += coefficient * (domain[d] - 1);
+      for (unsigned d = 0; d < rank; ++d) {
+        shifted &= coefficients[d] >= 0;
+        last += coefficients[d] * (domain[d] - 1);
       }
       shifted &= (offset > 0 || last + 1 < size) && last < size;
     }
@@ -451,19 +456,6 @@ struct LoopSplit {
   SmallVector<AffineMap> maps;
 };
 } // namespace
-
-/// The constant and per-dim coefficients of a linear `expr`.
-static std::pair<int64_t, SmallVector<int64_t>> linearForm(AffineExpr expr,
-                                                           unsigned rank) {
-  SmallVector<int64_t> point(rank, 0), coefficients(rank);
-  int64_t constant = int64_t(evaluate(expr, point));
-  for (unsigned d = 0; d < rank; ++d) {
-    point[d] = 1;
-    coefficients[d] = int64_t(evaluate(expr, point)) - constant;
-    point[d] = 0;
-  }
-  return {constant, coefficients};
-}
 
 /// `expr` with each `e floordiv c` and `e mod c` of a linear `e` resolved
 /// where the loop ranges allow: the terms of `e` whose coefficients are
