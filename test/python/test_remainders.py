@@ -81,6 +81,29 @@ def test_matmul_partial_vectors(dtype, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", [257, 270])
+def test_matmul_wide_with_tail_columns(dtype, n):
+    # A right operand wider than an n block (K = 1031 leaves room for at
+    # most ~250 columns in a 2 MiB L2) whose n is no multiple of any
+    # register tile's width: harp-pack-contractions packs the whole panels
+    # and computes the last columns apart (one column as dot products).
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (13, 1031), (1031, n), seed=n,
+          tol_scale=30)
+    check(dtype, lambda a, w: a @ w.transpose(0, 1), lambda a, w: a @ w.transpose(0, 1),
+          (13, 1031), (n, 1031), seed=n + 1, tol_scale=30)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("m", [1, 7, 33])
+def test_matrix_vector_products(dtype, m):
+    # A single column, contiguous along k: rows of dot products along k.
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (m, 517), (517, 1), seed=m,
+          tol_scale=10)
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (m, 517), (517,), seed=m + 1,
+          tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n", SIZES)
 def test_matmul_of_split_heads(dtype, n):
     # Attention's heads: [B, L, H * D] viewed as [B, H, L, D]; the lowering

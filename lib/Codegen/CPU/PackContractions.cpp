@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -132,18 +133,59 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
       dims->m.size() == 1 && dims->n.size() == 1 && dims->k.size() == 1;
   unsigned m = dims->m[0], k = dims->k[0];
   int64_t w = registerTileWidth(config, lanes);
-  bool panelsFit =
-      single && dims->batch.empty() && op.getNumLoops() == 3 &&
-      op.getMatchingIndexingMap(right).getNumResults() == 2 &&
-      initMap.getNumResults() == 2 && initMap.getResult(0) == dim(m) &&
-      initMap.getResult(1) == dim(n) && ranges[n] % w == 0 && ranges[k] >= w;
+  bool panelShape = single && dims->batch.empty() && op.getNumLoops() == 3 &&
+                    op.getMatchingIndexingMap(right).getNumResults() == 2 &&
+                    initMap.getNumResults() == 2 &&
+                    initMap.getResult(0) == dim(m) &&
+                    initMap.getResult(1) == dim(n) && ranges[k] >= w;
   bool wide = false;
-  if (panelsFit) {
+  if (panelShape) {
     CacheBlocks blocks =
         cacheBlocks(config, std::min<int64_t>(ranges[m], config.registerRows),
                     w, elementBytes(op), ranges[k], ranges[n]);
     wide = ranges[n] > std::max<int64_t>(blocks.nMax, w);
   }
+  // n no multiple of w: the whole panels and the last columns become two
+  // matmuls (a split along n, each writing its columns of C); the first is
+  // packed, the second, narrower than a register tile, is read in place (or
+  // copied, transposed). Unpacked, a 97 x 1031 x 257 matmul with AVX2 code
+  // read its 16 register-tile columns from rows 1028 bytes apart, most
+  // loads split across two cache lines, and took 1.35x as long as one of
+  // 256 columns.
+  int64_t tail = ranges[n] % w;
+  Location loc = op.getLoc();
+  if (panelShape && tail && ranges[n] > w && (wide || transposed)) {
+    rewriter.setInsertionPoint(op);
+    auto [head, rest] =
+        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), n,
+                        rewriter.getIndexAttr(ranges[n] - tail));
+    if (auto generic = dyn_cast_or_null<linalg::GenericOp>(head.getOperation()))
+      (void)packRightOperand(rewriter, generic, config, lanes);
+    auto last = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
+    if (!last)
+      return true;
+    if (tail > 1 || transposed) {
+      (void)packRightOperand(rewriter, last, config, lanes);
+      return true;
+    }
+    // One column, N elements apart in B: copied into a row (1 x K), read
+    // as (n, k), it is contiguous along k, and harp-tile-and-vectorize
+    // computes it as dot products along k.
+    OpOperand &column = last->getOpOperand(right->getOperandNumber());
+    rewriter.setInsertionPoint(last);
+    AffineMap swap =
+        AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, ctx);
+    Value copy = copyThrough(rewriter, loc, column.get(), swap, {1, ranges[k]});
+    SmallVector<AffineMap> maps = last.getIndexingMapsArray();
+    AffineMap &map = maps[column.getOperandNumber()];
+    map = swap.compose(map);
+    rewriter.modifyOpInPlace(last, [&] {
+      column.set(copy);
+      last.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    return true;
+  }
+  bool panelsFit = panelShape && tail == 0;
   if (!panelsFit || (!wide && !transposed)) {
     if (!copyTransposed)
       return false;
@@ -151,7 +193,6 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     return true;
   }
 
-  Location loc = op.getLoc();
   int64_t panels = ranges[n] / w;
   Value b = right->get();
   Type element = getElementTypeOrSelf(b.getType());

@@ -194,6 +194,12 @@ struct HarpVectorCleanupPass
            "math.atan2", "math.asin", "math.acos", "math.cbrt"},
           name);
     });
+    // Single-element transfers become scalar tensor.extract / tensor.insert
+    // (a row reduction's result element): their lowering to LLVM needs a
+    // unit innermost stride, and a result written into a strided column (a
+    // matmul's last column computed as dot products) has none.
+    vector::populateScalarVectorTransferLoweringPatterns(
+        math, /*benefit=*/1, /*allowMultipleUses=*/true);
     if (failed(applyPatternsGreedily(func, std::move(math))))
       return signalPassFailure();
   }

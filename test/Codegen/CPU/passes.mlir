@@ -47,6 +47,72 @@ func.func @matmul(%x: tensor<16x512xf32>, %y: tensor<512x1024xf32>, %z: tensor<1
 
 // -----
 
+// A matmul wider than an n block whose n (1025) is no multiple of the
+// register tile's 32 columns is split along n: the first 1024 columns are
+// packed as above; the last one, 1025 elements apart in B, is copied into a
+// row (1 x 512, read (n, k)), contiguous along k.
+// PACK-LABEL: func.func @matmul_wide_tail
+// PACK: %[[HEAD:.*]] = tensor.extract_slice %arg1[0, 0] [512, 1024] [1, 1]
+// PACK: %[[BP:.*]] = linalg.generic {{.*}} ins(%[[HEAD]] : tensor<512x1024xf32>) outs(%{{.*}} : tensor<32x512x32xf32>)
+// PACK: linalg.generic {{.*}} ins(%{{.*}}, %[[BP]] : tensor<16x512xf32>, tensor<32x512x32xf32>) outs(%{{.*}} : tensor<16x32x32xf32>)
+// PACK: %[[COL:.*]] = tensor.extract_slice %arg1[0, 1024] [512, 1] [1, 1]
+// PACK: %[[ROW:.*]] = linalg.generic {{.*}} ins(%[[COL]] : tensor<512x1xf32>) outs(%{{.*}} : tensor<1x512xf32>)
+// PACK: linalg.generic {{.*}} ins(%{{.*}}, %[[ROW]] : tensor<16x512xf32>, tensor<1x512xf32>) outs(%{{.*}} : tensor<16x1xf32>)
+// A single column contiguous along k (a matrix-vector product, such a
+// last column) is tiled as a row of dot products: its unit dim dropped,
+// each row reduces vectors of 64 along k, read contiguously from the left
+// operand's row and the column (a register tile of rows x 1 read the left
+// operand down its rows, one scalar per lane).
+// CLEAN-LABEL: func.func @matvec
+// CLEAN: scf.for {{.*}} to %c512 step %c64 iter_args({{.*}}) -> ({{.*}}vector<64xf32>)
+// CLEAN: vector.transfer_read %arg0[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<16x512xf32>, vector<64xf32>
+// CLEAN: vector.transfer_read %{{.*}}[%{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<512xf32>, vector<64xf32>
+// CLEAN: vector.multi_reduction <add>
+// With k no longer than the row tile (16 f64), each row is one reduction
+// into a single element of the result: read and written as scalars
+// (tensor.extract / tensor.insert; a 0-d transfer into a strided column
+// had no lowering to LLVM).
+// CLEAN-LABEL: func.func @matvec_short
+// CLEAN: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<5xf64>)
+// CLEAN: %[[E:.*]] = tensor.extract %[[ACC]][%{{.*}}] : tensor<5xf64>
+// CLEAN: %[[R:.*]] = vector.multi_reduction <add>, %{{.*}}, %[[E]] [0] : vector<16xf64> to f64
+// CLEAN: tensor.insert %[[R]] into %[[ACC]][%{{.*}}] : tensor<5xf64>
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul_wide_tail(%x: tensor<16x512xf32>, %y: tensor<512x1025xf32>, %z: tensor<16x1025xf32>) -> tensor<16x1025xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<16x512xf32>, tensor<512x1025xf32>) outs(%z : tensor<16x1025xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x1025xf32>
+  return %r : tensor<16x1025xf32>
+}
+func.func @matvec(%x: tensor<16x512xf32>, %y: tensor<512x1xf32>, %z: tensor<16x1xf32>) -> tensor<16x1xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<16x512xf32>, tensor<512x1xf32>) outs(%z : tensor<16x1xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x1xf32>
+  return %r : tensor<16x1xf32>
+}
+func.func @matvec_short(%x: tensor<5x16xf64>, %y: tensor<16x1xf64>, %z: tensor<5x1xf64>) -> tensor<5x1xf64> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<5x16xf64>, tensor<16x1xf64>) outs(%z : tensor<5x1xf64>) {
+  ^bb0(%p: f64, %q: f64, %acc: f64):
+    %m = arith.mulf %p, %q : f64
+    %s = arith.addf %acc, %m : f64
+    linalg.yield %s : f64
+  } -> tensor<5x1xf64>
+  return %r : tensor<5x1xf64>
+}
+
+// -----
+
 // A plain sum over a 3-tap stride-2 window (an average pool): padding the
 // window to 2 x 2 taps would add the image's next column, so it stays as
 // it is. A max likewise; a 2-tap window has whole phases and is
@@ -182,8 +248,10 @@ func.func @gather_from_strided_slice(%grid: tensor<4x8xf32>, %idx: tensor<16xi64
 // A right operand read transposed (nn.Linear's x @ W^T, a gradient's
 // G @ W^T, attention's q @ k^T) is never read in place, whatever the
 // caches: its lanes would be scalar loads K elements apart.
-// * n = 1000, not a multiple of the register tile's 32 columns: W is
-//   copied into 512 x 1000 (a permutation) and the matmul reads it (k, n);
+// * n = 1000, not a multiple of the register tile's 32 columns: split
+//   along n; the first 992 columns (31 panels) packed from W[0:992] seen as
+//   31 x 32 x 512, the last 8 rows of W copied into 512 x 8 (a
+//   permutation) and that product reads them (k, n);
 // * n = 64, a multiple of 32 but narrower than an n block: packed into
 //   panels all the same, from W seen as 2 x 32 x 512 (a permutation);
 // * batched (4 x (16 x 64 @ (48 x 64)^T)): copied into 4 x 64 x 48;
@@ -192,8 +260,16 @@ func.func @gather_from_strided_slice(%grid: tensor<4x8xf32>, %idx: tensor<16xi64
 // (linalg's verifier checks each map against its operand's shape: the
 // products reading the copies read them as (k, n).)
 // PACK-LABEL: func.func @transposed_right
-// PACK: %[[WT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<1000x512xf32>) outs(%{{.*}} : tensor<512x1000xf32>)
-// PACK: linalg.generic {{.*}} ins(%arg0, %[[WT]] : tensor<16x512xf32>, tensor<512x1000xf32>)
+// PACK: %[[HEAD:.*]] = tensor.extract_slice %arg1[0, 0] [992, 512] [1, 1]
+// PACK: %[[WH:.*]] = tensor.expand_shape %[[HEAD]] {{\[}}[0, 1], [2]] output_shape [31, 32, 512]
+// PACK: %[[PH:.*]] = linalg.generic {{.*}} ins(%[[WH]] : tensor<31x32x512xf32>) outs(%{{.*}} : tensor<31x512x32xf32>)
+// PACK: linalg.generic {{.*}} ins(%{{.*}}, %[[PH]] : tensor<16x512xf32>, tensor<31x512x32xf32>) outs(%{{.*}} : tensor<16x31x32xf32>)
+// PACK: %[[CH:.*]] = tensor.collapse_shape
+// PACK: %[[C0:.*]] = tensor.insert_slice %[[CH]] into %{{.*}}[0, 0] [16, 992] [1, 1]
+// PACK: %[[TAIL:.*]] = tensor.extract_slice %arg1[992, 0] [8, 512] [1, 1]
+// PACK: %[[WT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[TAIL]] : tensor<8x512xf32>) outs(%{{.*}} : tensor<512x8xf32>)
+// PACK: %[[RT:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[WT]] : tensor<16x512xf32>, tensor<512x8xf32>) outs(%{{.*}} : tensor<16x8xf32>)
+// PACK: tensor.insert_slice %[[RT]] into %[[C0]][0, 992] [16, 8] [1, 1]
 // PACK: %[[W3:.*]] = tensor.expand_shape %arg2 {{\[}}[0, 1], [2]] output_shape [2, 32, 512] : tensor<64x512xf32> into tensor<2x32x512xf32>
 // PACK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[W3]] : tensor<2x32x512xf32>) outs(%{{.*}} : tensor<2x512x32xf32>)
 // PACK: linalg.generic {{.*}} ins(%arg0, %[[P]] : tensor<16x512xf32>, tensor<2x512x32xf32>)

@@ -38,6 +38,16 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     (n, b, h, k) (copied to [B, H, D, L]), a weight gradient summed over
     batch and rows (two k dims). A single column (n = 1) is left alone.
 
+    A matmul that would be packed (or is read transposed) but whose n is no
+    multiple of w is split along n (`linalg::splitOp`) into the whole panels,
+    packed as above, and the last n mod w columns, a matmul of its own: read
+    in place (or copied, transposed), and a single such column, N elements
+    apart in B, copied into a 1 x K row read (n, k), contiguous along k,
+    which `harp-tile-and-vectorize` computes as dot products. Unpacked, a
+    97 x 1031 x 257 matmul read its register tiles' rows of B 1028 bytes
+    apart, most vector loads split across two cache lines (0.57-0.79x
+    OpenBLAS with AVX2 code, 1.04x split and packed).
+
     ```mlir
     // after: B (256 x 1024) packed into 32 panels of 256 x 32
     %bp = linalg.generic ... ins(%b : tensor<256x1024xf32>)
@@ -226,10 +236,14 @@ def HarpVectorCleanupPass : Pass<"harp-vector-cleanup", "func::FuncOp"> {
     loops' ranges prove it, hoists loop-invariant subsets (the accumulator
     tiles, carried in registers through the k loop) and loop-invariant
     scalar and vector values out of their loops, lowers transposed and
-    broadcasting transfers to minor-identity ones, marks vector multiplies
-    and adds `contract` (LLVM forms FMAs) and replaces `math` functions on
-    `f32` (tanh, exp, log, erf, ...) by polynomial approximations, so they
-    vectorize instead of becoming one libm call per element.
+    broadcasting transfers to minor-identity ones, turns single-element
+    transfers into scalar `tensor.extract` / `tensor.insert` (their lowering
+    to LLVM needs a unit innermost stride, which a result element written
+    into a strided column lacks) and replaces `math` functions on `f32`
+    (tanh, exp, log, erf, ...) by polynomial approximations, so they
+    vectorize instead of becoming one libm call per element. (The
+    multiply-adds of a reduction's accumulation are marked `contract`
+    earlier, by `harp-tile-and-vectorize`.)
 
     ```mlir
     // before: the accumulator is read and written in every k step
