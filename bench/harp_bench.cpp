@@ -152,6 +152,8 @@ std::string reduceIR(const std::vector<int64_t> &shape,
                {{"T", tensor(shape)}, {"R", tensor(resultShape)}, {"D", dims}});
 }
 
+/// Softmax over rows as harp's `softmax` builds it: exp around the row's
+/// maximum, scaled by the reciprocal of its sum (one division per row).
 std::string softmaxIR(int64_t rows, int64_t cols) {
   return subst(R"(func.func @main(%x: $T) -> $T {
   %m = harp.map_reduce ins(%x : $T) {
@@ -169,10 +171,16 @@ std::string softmaxIR(int64_t rows, int64_t cols) {
   ^bb0(%a: f32):
     harp.yield %a : f32
   } reduce(sum, dims = [1]) : $R
-  %sb = harp.view %s <(d0, d1) -> (d0)> : $R -> $T
-  %y = harp.map_reduce ins(%e, %sb : $T, $T) {
+  %r = harp.map_reduce ins(%s : $R) {
+  ^bb0(%a: f32):
+    %one = arith.constant 1.0 : f32
+    %q = arith.divf %one, %a : f32
+    harp.yield %q : f32
+  } : $R
+  %rb = harp.view %r <(d0, d1) -> (d0)> : $R -> $T
+  %y = harp.map_reduce ins(%e, %rb : $T, $T) {
   ^bb0(%a: f32, %b: f32):
-    %q = arith.divf %a, %b : f32
+    %q = arith.mulf %a, %b : f32
     harp.yield %q : f32
   } : $T
   return %y : $T
