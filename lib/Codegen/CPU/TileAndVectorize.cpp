@@ -195,16 +195,17 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
         plan.cacheTileSizes[k] = kBlock;
       // A k block heading the nest would keep the matmul off threads
       // (harp-parallelize forks only at the head of a nest, and k is a
-      // reduction): without a block over n, m gets two halves, the outer
-      // loop threads split.
+      // reduction): without a block over n, m gets two halves of whole
+      // register tiles, the outer loop threads split; rows left over (less
+      // than two tiles) are a peeled remainder on one thread. (Halves only
+      // where m divided into two: a 500-row matmul ran on one thread.)
       bool nBlocks =
           plan.cacheTileSizes[n] || llvm::any_of(panels, [&](unsigned d) {
             return plan.cacheTileSizes[d] && ranges[d] > plan.cacheTileSizes[d];
           });
       int64_t rows = config.registerRows;
-      if (plan.cacheTileSizes[k] && !nBlocks && ranges[m] % (2 * rows) == 0 &&
-          ranges[m] >= 8 * rows)
-        plan.cacheTileSizes[m] = ranges[m] / 2;
+      if (plan.cacheTileSizes[k] && !nBlocks && ranges[m] >= 8 * rows)
+        plan.cacheTileSizes[m] = rows * (ranges[m] / (2 * rows));
       SmallVector<unsigned> blockOrder(panels);
       blockOrder.append({n, k});
       plan.cacheInterchange = innermostLast(numLoops, blockOrder);
@@ -302,6 +303,9 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 
 /// Marks the tiles `harp-vectorize` vectorizes once their shapes are static.
 static constexpr llvm::StringLiteral kVectorTile = "harp.vector_tile";
+/// Marks the remainder of a cache-blocked loop, tiled once its shape is
+/// static.
+static constexpr llvm::StringLiteral kRemainderBlock = "harp.remainder_block";
 /// Re-slices a tile's inputs so that they have static shapes and their
 /// maps no constant terms. Tiling keeps the op's maps and starts each
 /// input's slice at `expr(tile offset) - expr(0)`, so the tile reads the
@@ -461,11 +465,13 @@ static void offsetPartialReductionIndices(RewriterBase &rewriter,
 /// step does not divide their range, so the main loops carry tiles of a
 /// static shape. Linalg ops the tiling creates outside the loops
 /// (accumulator initialisation, the merge of partial reductions) are
-/// appended to `worklist`.
+/// appended to `worklist`; the tiles in peeled remainder loops (copies of
+/// the tile with the remainder's shape) to `remainders` when given.
 static FailureOr<scf::SCFTilingResult>
 tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
          ArrayRef<int64_t> interchange, std::optional<unsigned> partialDim,
-         SmallVectorImpl<linalg::LinalgOp> &worklist) {
+         SmallVectorImpl<linalg::LinalgOp> &worklist,
+         SmallVectorImpl<linalg::LinalgOp> *remainders = nullptr) {
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
   options.setInterchange(interchange);
@@ -501,11 +507,23 @@ tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
     offsetPartialReductionIndices(rewriter, *tiled, *partialDim);
   // Innermost first, so an outer loop's remainder copies the peeled inner
   // loops.
+  SmallVector<scf::ForOp> peeled;
   for (LoopLikeOpInterface loop : llvm::reverse(tiled->loops)) {
     auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
     scf::ForOp remainder;
-    if (forOp)
-      (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, remainder);
+    if (forOp && succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, forOp,
+                                                             remainder)))
+      peeled.push_back(remainder);
+  }
+  if (remainders) {
+    llvm::SetVector<Operation *> copies;
+    for (scf::ForOp remainder : peeled)
+      remainder->walk([&](linalg::LinalgOp tile) {
+        if (tile->hasAttr(kVectorTile))
+          copies.insert(tile);
+      });
+    for (Operation *copy : copies)
+      remainders->push_back(cast<linalg::LinalgOp>(copy));
   }
   for (Operation *merge : tiled->mergeOps)
     if (auto linalgMerge = dyn_cast<linalg::LinalgOp>(merge))
@@ -549,14 +567,15 @@ partialVectorSplit(linalg::LinalgOp op, const TilePlan &plan,
 }
 
 /// `plan` for a piece of the kernel it was made for: tile sizes clamped to
-/// the piece's ranges, cache blocks kept where they still divide them.
+/// the piece's ranges, cache blocks kept where they are shorter than them
+/// (a remainder block is peeled and tiled like the others).
 static TilePlan planForPiece(const TilePlan &plan, linalg::LinalgOp piece) {
   TilePlan result = plan;
   SmallVector<int64_t> ranges = piece.getStaticLoopRanges();
   for (auto [size, range] : llvm::zip(result.tileSizes, ranges))
     size = std::min(size, range);
   for (auto [size, range] : llvm::zip(result.cacheTileSizes, ranges))
-    if (size && (size >= range || range % size))
+    if (size >= range)
       size = 0;
   if (llvm::all_of(result.cacheTileSizes, [](int64_t t) { return !t; }))
     result.cacheTileSizes.clear();
@@ -625,11 +644,19 @@ static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<int64_t> sizes = plan->tileSizes;
   SmallVector<int64_t> interchange = plan->interchange;
   if (!plan->cacheTileSizes.empty()) {
+    SmallVector<linalg::LinalgOp> remainders;
     FailureOr<scf::SCFTilingResult> blocks =
         tileOnce(rewriter, op, plan->cacheTileSizes, plan->cacheInterchange,
-                 std::nullopt, worklist);
+                 std::nullopt, worklist, &remainders);
     if (failed(blocks) || blocks->tiledOps.size() != 1)
       return;
+    // A remainder block (the rows left after two halves of m) is tiled
+    // once its shape is static (harp-tile-and-vectorize's second round);
+    // vectorized whole, it was one vector of all its elements.
+    for (linalg::LinalgOp remainder : remainders) {
+      remainder->removeAttr(kVectorTile);
+      remainder->setAttr(kRemainderBlock, rewriter.getUnitAttr());
+    }
     op = cast<linalg::LinalgOp>(blocks->tiledOps.front());
     op->removeAttr(kVectorTile);
   }
@@ -777,18 +804,39 @@ struct HarpTileAndVectorizePass
     IRRewriter rewriter(context);
     // Each op is visited once; the ops tiling creates are smaller (merges
     // reduce one vector, inits fill one) and plan no further partial tiles.
-    for (size_t i = 0; i < worklist.size() && i < 4096; ++i)
+    size_t i = 0;
+    for (; i < worklist.size() && i < 4096; ++i)
       tileAndPeel(rewriter, worklist[i], config, worklist);
 
-    // Constant tile sizes become static shapes, then the tiles are
-    // vectorized.
-    RewritePatternSet staticShapes(context);
-    linalg::populateLinalgTilingCanonicalizationPatterns(staticShapes);
-    tensor::ExtractSliceOp::getCanonicalizationPatterns(staticShapes, context);
-    tensor::InsertSliceOp::getCanonicalizationPatterns(staticShapes, context);
-    tensor::CastOp::getCanonicalizationPatterns(staticShapes, context);
-    if (failed(applyPatternsGreedily(func, std::move(staticShapes))))
+    // Constant tile sizes become static shapes.
+    RewritePatternSet patterns(context);
+    linalg::populateLinalgTilingCanonicalizationPatterns(patterns);
+    tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
+    tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, context);
+    tensor::CastOp::getCanonicalizationPatterns(patterns, context);
+    FrozenRewritePatternSet staticShapes(std::move(patterns));
+    if (failed(applyPatternsGreedily(func, staticShapes)))
       return signalPassFailure();
+    // Remainder blocks, static now, get their own tiles.
+    SmallVector<linalg::LinalgOp> remainders;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kRemainderBlock))
+        remainders.push_back(op);
+    });
+    for (linalg::LinalgOp remainder : remainders) {
+      remainder->removeAttr(kRemainderBlock);
+      if (!remainder.hasDynamicShape())
+        tileAndPeel(rewriter, remainder, config, worklist);
+      else
+        remainder->setAttr(kVectorTile, rewriter.getUnitAttr());
+    }
+    for (; i < worklist.size() && i < 4096; ++i)
+      tileAndPeel(rewriter, worklist[i], config, worklist);
+    if (!remainders.empty() &&
+        failed(applyPatternsGreedily(func, staticShapes)))
+      return signalPassFailure();
+
+    // Then the tiles are vectorized.
     SmallVector<linalg::LinalgOp> tiles;
     func.walk([&](linalg::LinalgOp op) {
       if (op->hasAttr(kVectorTile))

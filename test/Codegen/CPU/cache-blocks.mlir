@@ -57,3 +57,30 @@ func.func @prime_k(%x: tensor<48x1031xf32>, %y: tensor<1031x2048xf32>, %z: tenso
   } -> tensor<48x2048xf32>
   return %r : tensor<48x2048xf32>
 }
+
+// Halves of m for threads where m (100) is no multiple of two register
+// tiles: two halves of whole tiles (48 rows) above the k block, the 4 rows
+// left a peeled remainder block that gets register tiles of its own (not
+// one vector of the whole block).
+// CHECK-LABEL: func.func @uneven_halves
+// CHECK: scf.for {{.*}} to %c96 step %c48
+// L48K: vector<8x32xf32>
+// L32K: vector<8x32xf32>
+// AVX2: vector<6x16xf32>
+// FIXED: vector<8x32xf32>
+// CHECK-NOT: vector<4x256x
+// L48K: vector<4x32xf32>
+// L32K: vector<4x32xf32>
+// AVX2: vector<4x16xf32>
+// FIXED: vector<4x32xf32>
+// CHECK: return
+func.func @uneven_halves(%x: tensor<100x1024xf32>, %y: tensor<1024x256xf32>, %z: tensor<100x256xf32>) -> tensor<100x256xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<100x1024xf32>, tensor<1024x256xf32>) outs(%z : tensor<100x256xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<100x256xf32>
+  return %r : tensor<100x256xf32>
+}

@@ -461,11 +461,14 @@ def test_matmul_tiled(dtype, m, k, n):
 
 
 # On threads: the outer parallel loop is the m halves of a k-blocked
-# matmul (96x768x80), the packed panels' blocks (16x512x1024), or the
-# register-tile rows; each tile is summed in the same order as on one
-# thread, so the results are bit-identical.
+# matmul (96x768x80; 100 and 203 rows: halves of whole register tiles and
+# a remainder block of 4 or 11 rows, tiled like the rest), the packed
+# panels' blocks (16x512x1024), or the register-tile rows; each tile is
+# summed in the same order as on one thread, so the results are
+# bit-identical.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("m,k,n", [(96, 768, 80), (16, 512, 1024), (64, 64, 64)])
+@pytest.mark.parametrize("m,k,n", [(96, 768, 80), (100, 768, 80), (203, 512, 37),
+                                   (16, 512, 1024), (64, 64, 64)])
 def test_matmul_tiled_on_threads(dtype, m, k, n):
     rng = np.random.default_rng(m * n + k)
     a, b = h.random((m, k), dtype, rng), h.random((k, n), dtype, rng)
