@@ -94,10 +94,11 @@ NodePtr harp::detail::softmax(NodePtr a, int64_t axis) {
   axis = normalizeAxis("softmax", axis, a->shape.size());
   NodePtr m = reduce(ReduceOp::Max, a, {axis}, true);
   NodePtr e = unary(UnaryOp::Exp, binary(BinaryOp::Sub, a, m));
-  // One division per row, then products: a division per element took a
-  // quarter of a 512 x 768 softmax (vdivps issues once per 5 cycles on
+  // One division per row, then products: dividing every element made a
+  // 512 x 768 softmax 10-14% slower (vdivps issues once per 5 cycles on
   // AMD Zen 4, a product twice per cycle). The result is within an ulp or
-  // two of e / sum, as PyTorch's (which also scales by the reciprocal).
+  // two of e / sum, as PyTorch's CPU kernel (which also scales by the
+  // reciprocal).
   NodePtr sum = reduce(ReduceOp::Sum, e, {axis}, true);
   return binary(BinaryOp::Mul, e, unary(UnaryOp::Recip, sum));
 }
