@@ -152,6 +152,30 @@ def test_printed_ir_shows_locations():
     assert "__init__.py" not in located
 
 
+@pytest.mark.parametrize("preset", [None, "7"])
+def test_threads_keep_workers_awake_between_kernels(preset):
+    # With threads, idle OpenMP workers spin 1 ms before they sleep
+    # (KMP_BLOCKTIME=1), unless the user set KMP_BLOCKTIME. A fresh process:
+    # the runtime reads it once, when threads first load it.
+    import subprocess
+    import sys
+    code = (
+        "import ctypes, numpy as np, harp\n"
+        "harp.set_options(threads=True)\n"
+        "x = harp.tensor(np.ones((64, 64), np.float32))\n"
+        "assert float((x @ x).sum().item()) == 64.0 ** 3\n"
+        "libc = ctypes.CDLL(None)\n"
+        "libc.getenv.restype = ctypes.c_char_p\n"
+        "print(libc.getenv(b'KMP_BLOCKTIME').decode())\n")
+    env = dict(os.environ)
+    env.pop("KMP_BLOCKTIME", None)
+    if preset:
+        env["KMP_BLOCKTIME"] = preset
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    assert out[-1] == (preset or "1"), out
+
+
 def test_options_from_python():
     saved = harp.get_options()
     assert set(saved) == {"threads", "vectorize", "cpu"}

@@ -23,6 +23,27 @@ namespace mlir::harp {
 using namespace mlir;
 using namespace mlir::harp::cpu;
 
+/// Copies `operand` of `op` with its dims in `order` (order[j]: the
+/// operand dim the copy's dim j holds) and points `op` at the copy.
+static void readThroughCopy(RewriterBase &rewriter, linalg::GenericOp op,
+                            OpOperand *operand, ArrayRef<unsigned> order) {
+  auto type = cast<RankedTensorType>(operand->get().getType());
+  SmallVector<int64_t> shape;
+  for (unsigned d : order)
+    shape.push_back(type.getDimSize(d));
+  rewriter.setInsertionPoint(op);
+  AffineMap toCopy = AffineMap::getPermutationMap(order, op.getContext());
+  Value copy = copyThrough(rewriter, op.getLoc(), operand->get(),
+                           inversePermutation(toCopy), shape);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap &map = maps[operand->getOperandNumber()];
+  map = toCopy.compose(map);
+  rewriter.modifyOpInPlace(op, [&] {
+    operand->set(copy);
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+}
+
 /// Copies a right operand read transposed (contiguous along k, n further
 /// out: a gradient's W^T, nn.Linear's x @ W^T, attention's q @ k^T per
 /// head, whose heads may sit between n and k) into one whose innermost dim
@@ -34,30 +55,13 @@ using namespace mlir::harp::cpu;
 /// it costs one pass over B, 1/M of the contraction's work.
 static void transposeRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
                                   OpOperand *right, unsigned nPosition) {
-  MLIRContext *ctx = op.getContext();
-  Location loc = op.getLoc();
-  Value b = right->get();
-  auto type = cast<RankedTensorType>(b.getType());
-  unsigned rank = type.getRank();
-  // order[j]: the operand dim the copy's dim j holds.
+  unsigned rank = cast<RankedTensorType>(right->get().getType()).getRank();
   SmallVector<unsigned> order;
   for (unsigned d = 0; d < rank; ++d)
     if (d != nPosition)
       order.push_back(d);
   order.push_back(nPosition);
-  SmallVector<int64_t> shape;
-  for (unsigned d : order)
-    shape.push_back(type.getDimSize(d));
-  rewriter.setInsertionPoint(op);
-  AffineMap toCopy = AffineMap::getPermutationMap(order, ctx);
-  Value copy = copyThrough(rewriter, loc, b, inversePermutation(toCopy), shape);
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  AffineMap &map = maps[right->getOperandNumber()];
-  map = toCopy.compose(map);
-  rewriter.modifyOpInPlace(op, [&] {
-    right->set(copy);
-    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-  });
+  readThroughCopy(rewriter, op, right, order);
 }
 
 /// Packs the right operand of a large matmul into register-tile panels:
@@ -153,7 +157,6 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   // loads split across two cache lines, and took 1.35x as long as one of
   // 256 columns.
   int64_t tail = ranges[n] % w;
-  Location loc = op.getLoc();
   if (panelShape && tail && ranges[n] > w && (wide || transposed)) {
     rewriter.setInsertionPoint(op);
     auto [head, rest] =
@@ -171,18 +174,8 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     // One column, N elements apart in B: copied into a row (1 x K), read
     // as (n, k), it is contiguous along k, and harp-tile-and-vectorize
     // computes it as dot products along k.
-    OpOperand &column = last->getOpOperand(right->getOperandNumber());
-    rewriter.setInsertionPoint(last);
-    AffineMap swap =
-        AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, ctx);
-    Value copy = copyThrough(rewriter, loc, column.get(), swap, {1, ranges[k]});
-    SmallVector<AffineMap> maps = last.getIndexingMapsArray();
-    AffineMap &map = maps[column.getOperandNumber()];
-    map = swap.compose(map);
-    rewriter.modifyOpInPlace(last, [&] {
-      column.set(copy);
-      last.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-    });
+    readThroughCopy(rewriter, last,
+                    &last->getOpOperand(right->getOperandNumber()), {1, 0});
     return true;
   }
   bool panelsFit = panelShape && tail == 0;
@@ -193,6 +186,7 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     return true;
   }
 
+  Location loc = op.getLoc();
   int64_t panels = ranges[n] / w;
   Value b = right->get();
   Type element = getElementTypeOrSelf(b.getType());

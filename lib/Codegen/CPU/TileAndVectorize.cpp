@@ -589,9 +589,8 @@ static TilePlan planForPiece(const TilePlan &plan, linalg::LinalgOp piece) {
 /// got a register tile of rows x 1, its vectors down the rows of that
 /// input, one scalar load per lane (the last column of a 97 x 1031 x 257
 /// matmul took 22 us, twelve times a column of the register tiles); and
-/// with the unit dim kept,
-/// the column (K x 1) is read along its outer dim, which the transfer
-/// lowering moves one element at a time.
+/// with the unit dim kept, the column (K x 1) is read along its outer dim,
+/// which the transfer lowering moves one element at a time.
 static linalg::LinalgOp dropUnitColumn(RewriterBase &rewriter,
                                        linalg::LinalgOp op) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());

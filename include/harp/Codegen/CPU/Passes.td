@@ -144,7 +144,13 @@ def HarpTileAndVectorizePass : Pass<"harp-tile-and-vectorize", "func::FuncOp"> {
       register tile of `register-rows` x
       (`register-vectors` x vector length) accumulators over m and n, and a
       `k` loop of step one innermost; the accumulator tile is hoisted out of
-      the `k` loop, so the loop body is loads and multiply-adds;
+      the `k` loop, so the loop body is loads and multiply-adds. A k-blocked
+      one without n blocks also gets two halves of m of whole register tiles
+      heading the nest, for threads to split; the rows left over are a
+      remainder block, tiled like the rest once its shape is static. A
+      single column (n = 1) whose largest input is contiguous along k loses
+      that unit dim and is planned as the row reduction below (dot products
+      along k);
     * a reduction whose largest input is contiguous along a reduced dim
       (row sums, softmax's max and sum, layer norm's statistics) is tiled
       one row at a time, then along that dim with `reduction-vectors`
