@@ -53,6 +53,7 @@
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
@@ -83,6 +84,8 @@ void mlir::harp::registerAllHarpDialects(DialectRegistry &registry) {
       registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerTilingInterfaceExternalModels(registry);
+  // harp-rewrite-windows fuses an image's padding into its loops.
+  tensor::registerTilingInterfaceExternalModels(registry);
   // Lets buffer-results-to-out-params write results straight into the
   // caller's buffers, and deallocation see through memref views.
   memref::registerAllocationOpInterfaceExternalModels(registry);

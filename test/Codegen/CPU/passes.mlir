@@ -3,6 +3,7 @@
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions))' | FileCheck %s --check-prefix=PACK
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows))' | FileCheck %s --check-prefix=WIN
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{deinterleave=false flatten=false}))' | FileCheck %s --check-prefix=NOWIN
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{slice-images=false}))' | FileCheck %s --check-prefix=NOSLICE
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-tile-and-vectorize),canonicalize)' | FileCheck %s --check-prefix=TILE
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-tile-and-vectorize,harp-vector-cleanup),canonicalize)' | FileCheck %s --check-prefix=CLEAN
 // RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=0}))' 2>&1 | FileCheck %s --check-prefix=BITS-PACK
@@ -387,4 +388,81 @@ func.func @transposed_right_dims(%q: tensor<64x2x4x16xf32>, %k: tensor<64x2x4x16
     linalg.yield %s : f32
   } -> tensor<2x4x64x16xf32>
   return %r0, %r1, %r2 : tensor<2x4x64x64xf32>, tensor<32x48xf32>, tensor<2x4x64x16xf32>
+}
+
+// -----
+
+// A depthwise window over a padded image (batch 2, 3 channels, each reading
+// only its own channel) is flattened one image at a time: loops over the
+// batch and the channels (marked parallel) pad a 1 x 1 slice of the image
+// each, the filter and the result are sliced alike, and no padded copy of
+// the whole image is left. A dim the image does not read (a convolution's
+// output channels) would not be sliced. With slice-images=false the whole
+// image is padded and flattened at once.
+// WIN-LABEL: func.func @depthwise_images
+// WIN-NOT: tensor<2x3x9x9xf32>
+// WIN: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[YN:.*]] = %{{.*}}) -> (tensor<2x3x7x7xf32>)
+// WIN: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[YC:.*]] = %[[YN]]) -> (tensor<2x3x7x7xf32>)
+// WIN: %[[X:.*]] = tensor.extract_slice %arg0[%[[N]], %[[C]], 0, 0] [1, 1, 7, 7]
+// WIN: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// WIN: tensor.extract_slice %arg1[%[[C]], 0, 0] [1, 3, 3]
+// WIN: tensor.collapse_shape %[[P]] {{.*}} into tensor<1x1x81xf32>
+// WIN: linalg.fill {{.*}} -> tensor<1x1x7x9xf32>
+// WIN: linalg.generic
+// WIN: } -> tensor<1x1x61xf32>
+// WIN: tensor.insert_slice %{{.*}} into %[[YC]][%[[N]], %[[C]], 0, 0] [1, 1, 7, 7]
+// WIN: } {harp.parallel}
+// WIN: } {harp.parallel}
+// NOWIN-LABEL: func.func @depthwise_images
+// NOWIN-NOT: scf.for
+// NOWIN: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// NOSLICE-LABEL: func.func @depthwise_images
+// NOSLICE-NOT: scf.for
+// NOSLICE: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// NOSLICE: linalg.generic
+// NOSLICE: } -> tensor<2x3x61xf32>
+#dx = affine_map<(n, c, oh, ow, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#dw = affine_map<(n, c, oh, ow, kh, kw) -> (c, kh, kw)>
+#dy = affine_map<(n, c, oh, ow, kh, kw) -> (n, c, oh, ow)>
+func.func @depthwise_images(%x: tensor<2x3x7x7xf32>, %w: tensor<3x3x3xf32>) -> tensor<2x3x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x3x7x7xf32> to tensor<2x3x9x9xf32>
+  %e = tensor.empty() : tensor<2x3x7x7xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x7x7xf32>) -> tensor<2x3x7x7xf32>
+  %r = linalg.generic {indexing_maps = [#dx, #dw, #dy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%xp, %w : tensor<2x3x9x9xf32>, tensor<3x3x3xf32>) outs(%init : tensor<2x3x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x7x7xf32>
+  return %r : tensor<2x3x7x7xf32>
+}
+
+// -----
+
+// One image (batch 1) of a convolution: its output channels are a dim the
+// image does not read, so nothing is sliced.
+// WIN-LABEL: func.func @conv_one_image
+// WIN-NOT: scf.for
+// WIN: linalg.generic
+// WIN: } -> tensor<1x4x61xf32>
+#cx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#cw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#cy = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv_one_image(%x: tensor<1x2x9x9xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x7x7xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x7x7xf32>) -> tensor<1x4x7x7xf32>
+  %r = linalg.generic {indexing_maps = [#cx, #cw, #cy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x2x9x9xf32>, tensor<4x2x3x3xf32>) outs(%init : tensor<1x4x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x7x7xf32>
+  return %r : tensor<1x4x7x7xf32>
 }

@@ -433,12 +433,18 @@ func.func @strided_conv(%x: tensor<1x3x23x23xf32>, %f: tensor<6x3x7x7xf32>, %ini
 
 // A zero-filled init is filled on the grid (no padded copy of it); a valid
 // window (no padding) over 50 columns gives 48 outputs per row, a grid of 5 * 50 + 48 = 298.
+// The two images are computed one at a time (a loop over the batch, marked
+// parallel), each on a grid of its own.
 // CHECK-LABEL: func.func @conv_fill
 // CHECK-NOT: tensor.pad
-// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x16xf32>, tensor<2x8x6x50xf32>
-// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [2, 8, 298] [1, 1, 1] : tensor<2x8x300xf32> to tensor<2x8x298xf32>
+// CHECK: scf.for %[[N:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}}) -> (tensor<2x8x6x48xf32>)
+// CHECK: tensor.extract_slice %arg0[%[[N]], 0, 0, 0] [1, 2, 8, 50]
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x16xf32>, tensor<1x8x6x50xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 8, 298] [1, 1, 1] : tensor<1x8x300xf32> to tensor<1x8x298xf32>
 // CHECK: vector<8x32xf32>
-// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 8, 6, 48] [1, 1, 1, 1] : tensor<2x8x6x50xf32> to tensor<2x8x6x48xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 8, 6, 48] [1, 1, 1, 1] : tensor<1x8x6x50xf32> to tensor<1x8x6x48xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[N]], 0, 0, 0] [1, 8, 6, 48]
+// CHECK: } {harp.parallel}
 #in = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
 #w = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
 #o = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>

@@ -113,11 +113,16 @@ def HarpRewriteWindowsPass : Pass<"harp-rewrite-windows", "func::FuncOp"> {
            "De-interleave strided windows by phase">,
     Option<"flatten", "flatten", "bool", /*default=*/"true",
            "Compute unit-stride windows on a grid as wide as the image, "
-           "flattened to one contiguous dim of outputs">
+           "flattened to one contiguous dim of outputs">,
+    Option<"sliceImages", "slice-images", "bool", /*default=*/"true",
+           "Flatten one image at a time: tile the dims a window kernel "
+           "computes independently (batch, a depthwise kernel's channels) "
+           "by one, with the image's padding fused into the loops">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];
 }
