@@ -156,6 +156,11 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
         bufferization::createBufferLoopHoistingPass());
   bufferization::buildBufferDeallocationPipeline(pm);
 
+  if (options.vectorize) {
+    HarpLowerCopiesPassOptions copies;
+    copies.vectorBits = vectorBits;
+    pm.addNestedPass<func::FuncOp>(createHarpLowerCopiesPass(copies));
+  }
   if (threads)
     pm.addNestedPass<func::FuncOp>(createHarpParallelizePass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

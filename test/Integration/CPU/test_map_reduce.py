@@ -580,6 +580,79 @@ def test_conv2d_on_a_flattened_grid(dtype, n, c, hgt, wid, f, kh, kw, pad,
                    atol=1e-4 if dtype == np.float32 else 1e-10)
 
 
+def depthwise_module(n, c, hgt, wid, k, pad, dtype, weighted=True):
+    """A depthwise k x k convolution (each channel its own filter) over a
+    zero-padded image, or the window's plain sum (weighted=False)."""
+    oh, ow = hgt + 2 * pad - k + 1, wid + 2 * pad - k + 1
+    e = h.elt(dtype)
+    tx = h.tensor((n, c, hgt, wid), dtype)
+    tp = h.tensor((n, c, hgt + 2 * pad, wid + 2 * pad), dtype)
+    tu = h.tensor((n, c, oh, ow, k, k), dtype)
+    tw = h.tensor((c, k, k), dtype)
+    ty = h.tensor((n, c, oh, ow), dtype)
+    if weighted:
+        args, ins = "%%x: %(tx)s, %%w: %(tw)s", "%%u, %%wb : %(tu)s, %(tu)s"
+        body = """^bb0(%%a: %(e)s, %%b: %(e)s):
+    %%m = arith.mulf %%a, %%b : %(e)s
+    harp.yield %%m : %(e)s"""
+        wb = """  %%wb = harp.view %%w <(n, c, oh, ow, kh, kw) -> (c, kh, kw)> : %(tw)s -> %(tu)s
+"""
+    else:
+        args, ins, wb = "%%x: %(tx)s", "%%u : %(tu)s", ""
+        body = """^bb0(%%a: %(e)s):
+    harp.yield %%a : %(e)s"""
+    return ("""
+func.func @main(""" + args + """) -> %(ty)s {
+  %%xp = harp.view %%x <(n, c, h, w) -> (n, c, h - %(p)d, w - %(p)d),
+      mask_ge = (n, c, h, w) -> (h - %(p)d, -h + %(hmax)d, w - %(p)d, -w + %(wmax)d)> : %(tx)s -> %(tp)s
+  %%u = harp.view %%xp <(n, c, oh, ow, kh, kw) -> (n, c, oh + kh, ow + kw)> : %(tp)s -> %(tu)s
+""" + wb + """  %%y = harp.map_reduce ins(""" + ins + """) {
+  """ + body + """
+  } reduce(sum, dims = [4, 5]) : %(ty)s
+  return %%y : %(ty)s
+}
+""") % dict(tx=tx, tp=tp, tu=tu, tw=tw, ty=ty, e=e, p=pad, hmax=hgt - 1 + pad,
+            wmax=wid - 1 + pad)
+
+
+def depthwise_reference(x, w, pad):
+    n, c, hgt, wid = x.shape
+    k = w.shape[-1]
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = hgt + 2 * pad - k + 1, wid + 2 * pad - k + 1
+    y = np.zeros((n, c, oh, ow), dtype=np.float64)
+    for i in range(k):
+        for j in range(k):
+            y += xp[:, :, i:i + oh, j:j + ow] * w[None, :, i, j, None, None]
+    return y
+
+
+# Windows every image of which (batch, and channels of a depthwise kernel)
+# is computed on its own (harp-rewrite-windows' slice-images): the padding
+# is filled around each image's copy (harp-lower-copies), the grid copied
+# out row by row in vectors. Rows below, at and past every vector width;
+# on threads bit-identical to one thread.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n,c,hgt,wid,k,pad", [
+    (1, 7, 9, 5, 3, 1), (3, 2, 6, 15, 3, 1), (2, 3, 8, 17, 5, 2),
+    (1, 4, 5, 33, 3, 0), (2, 1, 12, 57, 3, 1)])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_windows_one_image_at_a_time(dtype, n, c, hgt, wid, k, pad, weighted):
+    rng = np.random.default_rng(n * 100 + c * 10 + wid)
+    x = rng.normal(size=(n, c, hgt, wid)).astype(dtype)
+    w = rng.normal(size=(c, k, k)).astype(dtype)
+    module = depthwise_module(n, c, hgt, wid, k, pad, dtype, weighted)
+    inputs = (x, w) if weighted else (x,)
+    (one,) = h.run(module, *inputs)
+    (two,) = h.run(module, *inputs, extra_args=("--parallel",),
+                   env=dict(os.environ, OMP_NUM_THREADS="2"))
+    np.testing.assert_array_equal(one, two)
+    ref = depthwise_reference(x.astype(np.float64),
+                              w.astype(np.float64) if weighted else np.ones((c, k, k)), pad)
+    h.assert_close(one, ref.astype(dtype), rtol=1e-5 if dtype == np.float64 else 1e-4,
+                   atol=1e-4 if dtype == np.float32 else 1e-10)
+
+
 # A window kernel that accumulates into an initial value it is given (not
 # a zero fill): the grid starts from that value padded to the grid's width.
 CONV_INTO = """
