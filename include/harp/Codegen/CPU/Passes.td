@@ -102,7 +102,14 @@ def HarpRewriteWindowsPass : Pass<"harp-rewrite-windows", "func::FuncOp"> {
       ow reads X flattened at p + kh * Wp + kw, so the outputs are one long
       contiguous dim instead of short rows that each end in a remainder
       tile; the grid's Wp - OW extra outputs per row are dropped at the end
-      (one strided copy).
+      (one strided copy);
+    * slicing (option `slice-images`), before flattening: the parallel dims
+      that both the window input and the result read as a plain dim ahead
+      of the window (the batch, a depthwise kernel's channels; not a
+      convolution's output channels) are tiled by one, with the image's
+      `tensor.pad` and the result's `linalg.fill` fused into the loops
+      (marked `harp.parallel`), so each image is padded and flattened on
+      its own and its padded copy and grid stay in the L1 cache.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
