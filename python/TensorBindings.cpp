@@ -733,14 +733,15 @@ it (once per graph structure) and run it.)");
             const Array &data = detail::realize(value);
             if (shapeVector(value) != shapeVector(dst))
               throw Error("copy_: cannot broadcast to the destination");
-            detail::setData(dst, data.data());
+            detail::overwrite(dst, data.data());
             return dst;
           },
           py::arg("src"),
           "Writes `src` (a tensor, array or number, broadcast and cast to "
-          "this tensor's shape and dtype) into this leaf, as an optimizer "
-          "step does; tensors computed from it are recomputed when next "
-          "needed. Returns the tensor.");
+          "this tensor's shape and dtype) into this leaf in place, as an "
+          "optimizer step does (torch.Tensor.copy_): tensors computed from it "
+          "before keep the values they were computed from; tensors built on "
+          "it afterwards see the new values. Returns the tensor.");
 
   // Shape and data-movement methods whose PyTorch argument forms are parsed
   // in Python (harp/_ops.py, also exported as functions, over the C++

@@ -194,6 +194,23 @@ BackendPtr harp::detail::commonBackend(const std::string &op,
   return common;
 }
 
+/// Guards every leaf's list of users (graphs may be built on shared
+/// parameters from several threads).
+static std::mutex usersMutex;
+
+/// Records that `user` was built on the leaf `leaf`.
+static void addUser(Node &leaf, const NodePtr &user) {
+  std::lock_guard<std::mutex> lock(usersMutex);
+  if (!leaf.users.empty() && leaf.users.back().lock() == user)
+    return; // the same leaf twice among one node's inputs
+  leaf.users.push_back(user);
+  if (leaf.users.size() >= 2 * std::max<size_t>(leaf.usersPruned, 16)) {
+    llvm::erase_if(leaf.users,
+                   [](const std::weak_ptr<Node> &u) { return u.expired(); });
+    leaf.usersPruned = leaf.users.size();
+  }
+}
+
 NodePtr harp::detail::make(Kind kind, std::vector<int64_t> shape, DType dtype,
                            std::vector<NodePtr> inputs) {
   auto n = std::make_shared<Node>();
@@ -203,6 +220,9 @@ NodePtr harp::detail::make(Kind kind, std::vector<int64_t> shape, DType dtype,
   n->backend = commonBackend("harp", inputs);
   n->inputs = std::move(inputs);
   locate(*n);
+  for (const NodePtr &in : n->inputs)
+    if (in->kind == Kind::Leaf)
+      addUser(*in, n);
   return n;
 }
 
@@ -307,6 +327,42 @@ void harp::detail::setData(const NodePtr &leaf, const void *data) {
     std::memcpy(leaf->data->data(), data, leaf->data->byteSize());
   leaf->hasValues = true;
   leaf->epoch = nextEpoch();
+}
+
+void harp::detail::overwrite(const NodePtr &leaf, const void *data) {
+  if (leaf->kind != Kind::Leaf)
+    throw Error("copy_: only leaves (from_data, input, detach) are written "
+                "in place");
+  std::vector<NodePtr> live;
+  {
+    std::lock_guard<std::mutex> lock(usersMutex);
+    for (const std::weak_ptr<Node> &user : leaf->users)
+      if (NodePtr u = user.lock())
+        live.push_back(std::move(u));
+    leaf->users.clear();
+    leaf->usersPruned = 0;
+  }
+  if (!live.empty() && leaf->data && leaf->hasValues) {
+    // The graphs built on the leaf keep its old values: they read a
+    // snapshot, and the leaf's own storage takes the new ones.
+    auto old = make(Kind::Leaf, leaf->shape, leaf->dtype);
+    old->data = Array::allocate(leaf->data->type());
+    std::memcpy(old->data->data(), leaf->data->data(), leaf->data->byteSize());
+    old->epoch = leaf->epoch;
+    old->backend = leaf->backend;
+    old->requiresGrad = leaf->requiresGrad;
+    old->snapshot = true;
+    old->file = leaf->file;
+    old->line = leaf->line;
+    old->column = leaf->column;
+    for (const NodePtr &user : live) {
+      for (NodePtr &in : user->inputs)
+        if (in == leaf)
+          in = old;
+      addUser(*old, user);
+    }
+  }
+  setData(leaf, data);
 }
 
 NodePtr harp::detail::full(DType dtype, std::vector<int64_t> shape,

@@ -116,7 +116,7 @@ NodePtr reduceLoss(const std::string &op, NodePtr loss, Reduction r) {
 /// Writes `value` into the leaf `dst` (computed first, as it may read it).
 void assign(const NodePtr &dst, const NodePtr &value) {
   const Array &data = realize(value);
-  setData(dst, data.data());
+  overwrite(dst, data.data());
 }
 
 /// A constant tensor of `dtype` (f32 or f64) holding `values`.

@@ -91,6 +91,15 @@ struct Node {
   std::string name;      // an input's name
   bool requiresGrad = false;
   std::optional<Array> gradient;
+  /// A leaf's direct users (the nodes built on it), so that overwrite()
+  /// can move them onto a snapshot of the values they were built on;
+  /// expired entries are pruned as the list grows (usersPruned: its size
+  /// after the last pruning). Guarded by a mutex of Graph.cpp.
+  std::vector<std::weak_ptr<Node>> users;
+  size_t usersPruned = 0;
+  /// A snapshot overwrite() made: the values a leaf had before an in-place
+  /// write, for the graphs built on it before.
+  bool snapshot = false;
   /// Where the node is computed; null for a node that follows its users
   /// (constants, scalars).
   BackendPtr backend;

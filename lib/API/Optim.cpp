@@ -76,7 +76,7 @@ NodePtr Optimizer::zerosLike(const NodePtr &p) const {
 
 void Optimizer::assign(const NodePtr &dst, const NodePtr &value) {
   const Array &data = realize(value);
-  setData(dst, data.data());
+  overwrite(dst, data.data());
 }
 
 //===----------------------------------------------------------------------===//

@@ -266,9 +266,18 @@ void harp::detail::backward(const NodePtr &loss,
                 dtypeName(loss->dtype) + " " + shapeStr(loss->shape));
   GraphPlan plan = planGraph(loss, /*cutAtValues=*/false);
   std::vector<int64_t> wrt;
-  for (size_t i = 0; i < plan.args.size(); ++i)
-    if (plan.args[i]->requiresGrad)
-      wrt.push_back(i);
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    if (!plan.args[i]->requiresGrad)
+      continue;
+    // Its gradient would belong to values the leaf no longer holds.
+    if (plan.args[i]->snapshot)
+      throw Error("backward: a " + dtypeName(plan.args[i]->dtype) + " " +
+                  shapeStr(plan.args[i]->shape) +
+                  " tensor that requires a gradient was written in place "
+                  "(copy_, an optimizer step) after this graph was built on "
+                  "it; build the graph again from its new values");
+    wrt.push_back(i);
+  }
   if (wrt.empty())
     throw Error("backward: no tensor in the graph requires a gradient");
   std::string key = plan.key + "\x01grad";

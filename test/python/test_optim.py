@@ -144,10 +144,63 @@ def test_copy_writes_into_a_leaf():
     np.testing.assert_array_equal(doubled.numpy(), [[0, 2], [4, 6]])
     p.copy_(p + 1)
     np.testing.assert_array_equal(p.numpy(), [[1, 2], [3, 4]])
-    np.testing.assert_array_equal(doubled.numpy(), [[2, 4], [6, 8]])  # recomputed
+    # As torch: a tensor computed before the write keeps its values.
+    np.testing.assert_array_equal(doubled.numpy(), [[0, 2], [4, 6]])
+    np.testing.assert_array_equal((p * 2).numpy(), [[2, 4], [6, 8]])
     p.copy_(np.array([5.0, 6.0]))  # broadcast
     np.testing.assert_array_equal(p.numpy(), [[5, 6], [5, 6]])
     p.copy_(0)
     assert p.numpy().sum() == 0
-    with pytest.raises(harp.HarpError, match="set_data: only leaves"):
+    with pytest.raises(harp.HarpError, match="copy_: only leaves"):
         doubled.copy_(p)
+
+
+@pytest.mark.parametrize("realize_first", [False, True])
+def test_copy_keeps_the_values_of_tensors_built_before(realize_first):
+    # harp is lazy: a tensor built before an in-place write and realized
+    # after it is computed from the values it was built on, as torch's
+    # eager tensors are; tensors built after the write see the new values.
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((3, 5))
+    p, tp = harp.tensor(values.copy()), torch.tensor(values.copy())
+    before = [(p * 2).sum(axis=1), p.exp()[1:], p.T @ p]
+    tbefore = [(tp * 2).sum(dim=1), tp.exp()[1:], tp.T @ tp]
+    if realize_first:
+        for t in before[:2]:
+            t.numpy()
+    shared = p.detach()  # shares p's storage, as torch's detach()
+    tshared = tp.detach()
+    with torch.no_grad():
+        tp.copy_(tp * 0.5 + 1)
+    p.copy_(p * 0.5 + 1)
+    for t, r in zip(before, tbefore):
+        np.testing.assert_allclose(t.numpy(), r.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(p.numpy(), tp.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(shared.numpy(), tshared.numpy(), rtol=1e-12)
+    np.testing.assert_allclose((p * 2).sum(axis=1).numpy(), (tp * 2).sum(dim=1).numpy(),
+                               rtol=1e-12)
+
+
+def test_loss_read_after_the_step_is_the_loss_before_it():
+    # The training loop's `loss.backward(); opt.step(); loss.item()`: the
+    # loss of the parameters the step started from, as in torch (before,
+    # harp recomputed it from the updated parameters).
+    data = problem()
+    x, y = harp.tensor(data["x"]), harp.tensor(data["y"])
+    w = harp.tensor(data["w"].copy(), requires_grad=True)
+    tw = torch.tensor(data["w"].copy(), requires_grad=True)
+    opt, topt = harp.optim.SGD([w], lr=0.1), torch.optim.SGD([tw], lr=0.1)
+    tx, ty = torch.tensor(data["x"]), torch.tensor(data["y"])
+    for _ in range(3):
+        opt.zero_grad()
+        topt.zero_grad()
+        loss = ((x @ w - y) ** 2).mean()
+        tloss = ((tx @ tw - ty) ** 2).mean()
+        loss.backward()
+        tloss.backward()
+        opt.step()
+        topt.step()
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-12)
+    # The old graph's gradient would be of values w no longer holds.
+    with pytest.raises(harp.HarpError, match="written in place"):
+        loss.backward()

@@ -703,6 +703,27 @@ TEST(Optim, UpdatesCompileOnceAndSchedulersSetTheRate) {
   EXPECT_DOUBLE_EQ(sgd.lr(), 0.25);
 }
 
+TEST(Optim, AStepKeepsTheValuesOfGraphsBuiltBeforeIt) {
+  // As torch: the loss read after the step is the loss before it, and a
+  // loss built after the step sees the new parameters.
+  D p = D::from_data({1.0, 2.0}, {2});
+  p.set_requires_grad(true);
+  optim::SGD opt({p}, optim::SGDOptions(0.1));
+  D loss = (p * p).sum();
+  loss.backward();
+  D pending = p * 3.0; // built before the step, realized after it
+  opt.step();
+  EXPECT_DOUBLE_EQ(loss.item(), 5.0);
+  expectNear(pending.data(), {3.0, 6.0}, 0);
+  expectNear(p.data(), {0.8, 1.6}, 1e-15);
+  EXPECT_NEAR((p * p).sum().item(), 3.2, 1e-12);
+  // A gradient of the old graph would belong to values p no longer holds.
+  EXPECT_NE(errorOf([&] { loss.backward(); })
+                .find("written in place (copy_, an optimizer step) after "
+                      "this graph was built"),
+            std::string::npos);
+}
+
 TEST(Optim, MisuseIsAnError) {
   D frozen = randomTensor({3}, 55);
   EXPECT_NE(errorOf([&] { optim::SGD({frozen}, optim::SGDOptions(0.1)); })

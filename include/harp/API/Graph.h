@@ -298,9 +298,17 @@ NodePtr fromArray(DType dtype, Array array, BackendPtr backend = nullptr);
 NodePtr input(DType dtype, std::vector<int64_t> shape, std::string name);
 /// Whether the node is a leaf (holds data rather than computing it).
 bool isLeaf(const NodePtr &node);
-/// New values for a leaf (same dtype and shape). Values realized from the
-/// old ones are recomputed on their next realize().
+/// New values for a leaf (same dtype and shape), as for an input():
+/// tensors computed from the leaf, before or after, use them (values
+/// realized from the old ones are recomputed on their next realize()).
 void setData(const NodePtr &leaf, const void *data);
+/// An in-place write of new values into a leaf (same dtype and shape), as
+/// PyTorch's copy_ or an optimizer step: the leaf's storage is written (a
+/// detach() sharing it sees the new values), while tensors built on the
+/// leaf before keep the values they were built on (their graphs read a
+/// snapshot of the old values); backward() through such a graph to a
+/// leaf that requires a gradient is an error.
+void overwrite(const NodePtr &leaf, const void *data);
 /// A constant: part of the compiled code (a change compiles anew).
 NodePtr full(DType dtype, std::vector<int64_t> shape, double value);
 /// full() of `real` + `imag` i (a complex dtype unless `imag` is 0).
