@@ -346,13 +346,12 @@ matchFlatWindow(linalg::GenericOp op, const Config &config, unsigned lanes) {
 /// ahead of the window (a depthwise convolution's batch and channels, a
 /// convolution's or a pooling's batch) are tiled by one, and the image's
 /// padding (`tensor.pad`) and the result's initialisation (`linalg.fill`)
-/// are fused into the loops. Whole, the padded image, the grid and the
-/// grid's copy-out each made a pass over memory larger than the caches,
-/// three times the kernel's own traffic (a depthwise 3x3 convolution over
-/// 144 channels of 56 x 56 spent a third of its time filling and copying);
-/// one image at a time they stay in the L1 cache. The loops are marked
-/// parallel. Returns the kernel of one image, or `op` where no such dim is
-/// longer than one.
+/// are fused into the loops. Whole, the padded image and the grid are each
+/// larger than the caches (1.9 MB for a depthwise 3x3 convolution over 144
+/// channels of 56 x 56), and filling, copying in, computing and copying out
+/// each made a pass over memory; one image at a time (13 KB) they stay in
+/// the L1 cache. The loops are marked parallel. Returns the kernel of one
+/// image, or `op` where no such dim is longer than one.
 static linalg::GenericOp sliceIndependentImages(RewriterBase &rewriter,
                                                 linalg::GenericOp op,
                                                 const FlatWindow &match) {
