@@ -346,8 +346,7 @@ void harp::detail::overwrite(const NodePtr &leaf, const void *data) {
     // The graphs built on the leaf keep its old values: they read a
     // snapshot, and the leaf's own storage takes the new ones.
     auto old = make(Kind::Leaf, leaf->shape, leaf->dtype);
-    old->data = Array::allocate(leaf->data->type());
-    std::memcpy(old->data->data(), leaf->data->data(), leaf->data->byteSize());
+    old->data = Array::copyOf(*leaf->data);
     old->epoch = leaf->epoch;
     old->backend = leaf->backend;
     old->requiresGrad = leaf->requiresGrad;

@@ -93,19 +93,35 @@ std::string TensorType::str() const {
   return s;
 }
 
+/// Storage for `type`, its bytes not yet written (rounded up to the
+/// alignment, and never zero bytes, so that even an empty array has a
+/// unique, aligned pointer to hand to a kernel); sets `bytes`.
+static std::shared_ptr<void> storageFor(const Array &array, size_t &bytes) {
+  bytes = std::max<size_t>(array.byteSize(), 1);
+  bytes = (bytes + kArrayAlignment - 1) / kArrayAlignment * kArrayAlignment;
+  void *ptr = llvm::allocate_buffer(bytes, kArrayAlignment);
+  return std::shared_ptr<void>(ptr, [bytes](void *p) {
+    llvm::deallocate_buffer(p, bytes, kArrayAlignment);
+  });
+}
+
 Array Array::allocate(TensorType type) {
   Array array;
   array.ty = std::move(type);
-  // Round up, and never ask for zero bytes, so that even an empty array has
-  // a unique, aligned pointer to hand to a kernel.
-  size_t bytes = std::max<size_t>(array.byteSize(), 1);
-  bytes = (bytes + kArrayAlignment - 1) / kArrayAlignment * kArrayAlignment;
-  void *ptr = llvm::allocate_buffer(bytes, kArrayAlignment);
-  std::memset(ptr, 0, bytes);
-  array.ptr = ptr;
-  array.owner = std::shared_ptr<void>(ptr, [bytes](void *p) {
-    llvm::deallocate_buffer(p, bytes, kArrayAlignment);
-  });
+  size_t bytes;
+  array.owner = storageFor(array, bytes);
+  array.ptr = array.owner.get();
+  std::memset(array.ptr, 0, bytes);
+  return array;
+}
+
+Array Array::copyOf(const Array &from) {
+  Array array;
+  array.ty = from.ty;
+  size_t bytes;
+  array.owner = storageFor(array, bytes);
+  array.ptr = array.owner.get();
+  std::memcpy(array.ptr, from.ptr, from.byteSize());
   return array;
 }
 

@@ -108,6 +108,22 @@ TEST_F(JitCallInto, CallDeviceNeedsACudaExecutable) {
 // Kernels' large temporaries (here the packed right operand of a matmul,
 // 64 KiB and more) are reused from call to call: every call must still see
 // its own inputs, whatever the reused block held.
+TEST(ArrayCopy, HoldsTheValuesInStorageOfItsOwn) {
+  Array a = Array::allocate(TensorType{ElementKind::F64, {3, 5}});
+  for (int i = 0; i < 15; ++i)
+    a.as<double>()[i] = i * 0.5;
+  Array b = Array::copyOf(a);
+  EXPECT_EQ(b.type(), a.type());
+  EXPECT_NE(b.data(), a.data());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 64, 0u);
+  a.as<double>()[4] = -1;
+  for (int i = 0; i < 15; ++i)
+    EXPECT_EQ(b.as<double>()[i], i * 0.5);
+  Array empty =
+      Array::copyOf(Array::allocate(TensorType{ElementKind::I8, {0}}));
+  EXPECT_NE(empty.data(), nullptr);
+}
+
 TEST(JitTemporaries, ReusedBlocksGiveFreshResults) {
   const char *matmul = R"(
 func.func @main(%a: tensor<8x64xf32>, %b: tensor<64x1024xf32>) -> tensor<8x1024xf32> {

@@ -51,6 +51,8 @@ public:
   Array() = default;
   /// Allocates zero-initialised storage (64-byte aligned).
   static Array allocate(TensorType type);
+  /// New storage holding a copy of `from`'s values (not shared with it).
+  static Array copyOf(const Array &from);
   /// Borrows `data`, which must outlive every copy of the array.
   static Array borrow(TensorType type, void *data);
 
