@@ -29,25 +29,18 @@ namespace mlir::harp {
 
 using namespace mlir;
 
-/// Whether `type` is a memref of static shape with a strided layout whose
-/// elements are integers or floats of at least a byte (an `i1` is a byte in
-/// memory but a bit in a vector).
-static bool isLowerable(MemRefType type) {
+/// The innermost stride of `type` when it is a memref of static shape with
+/// a strided layout whose elements are integers or floats of whole bytes
+/// (an `i1` is a byte in memory but a bit in a vector); nullopt otherwise.
+static std::optional<int64_t> innermostStride(MemRefType type) {
   Type element = type.getElementType();
-  if (!type.hasStaticShape() || !element.isIntOrFloat() ||
-      element.getIntOrFloatBitWidth() < 8 ||
-      element.getIntOrFloatBitWidth() % 8 != 0)
-    return false;
   SmallVector<int64_t> strides;
   int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset));
-}
-
-/// The innermost stride of `type` (a strided layout).
-static int64_t innermostStride(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  (void)type.getStridesAndOffset(strides, offset);
+  if (type.getRank() == 0 || !type.hasStaticShape() ||
+      !element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
+      element.getIntOrFloatBitWidth() % 8 != 0 ||
+      failed(type.getStridesAndOffset(strides, offset)))
+    return std::nullopt;
   return strides.back();
 }
 
@@ -70,7 +63,7 @@ static void lowerCopy(RewriterBase &rewriter, memref::CopyOp copy,
   int64_t bits = element.getIntOrFloatBitWidth();
   int64_t inner = shape.back();
   Value src = copy.getSource(), dst = copy.getTarget();
-  bool rows = innermostStride(srcType) == 1 && innermostStride(dstType) == 1;
+  bool rows = *innermostStride(srcType) == 1 && *innermostStride(dstType) == 1;
   int64_t lanes = std::max<int64_t>(1, vectorBits / bits);
   int64_t whole = inner - inner % lanes;
   // Constants ahead of the loops.
@@ -178,8 +171,9 @@ static void fillAroundCopy(RewriterBase &rewriter, memref::CopyOp copy) {
       ShapedType::isDynamicShape(subview.getStaticSizes()))
     return;
   Operation *fill = nullptr;
+  Value value;
   for (Operation *op = copy->getPrevNode(); op; op = op->getPrevNode()) {
-    if (filledValue(op)) {
+    if ((value = filledValue(op))) {
       fill = op;
       break;
     }
@@ -192,7 +186,6 @@ static void fillAroundCopy(RewriterBase &rewriter, memref::CopyOp copy) {
   // A source in the same buffer would read what the fill no longer writes.
   if (baseBuffer(copy.getSource()) == baseBuffer(buffer))
     return;
-  Value value = filledValue(fill);
   ArrayRef<int64_t> offsets = subview.getStaticOffsets();
   ArrayRef<int64_t> sizes = subview.getStaticSizes();
   ArrayRef<int64_t> shape = bufferType.getShape();
@@ -237,8 +230,8 @@ struct HarpLowerCopiesPass
     getOperation().walk([&](memref::CopyOp copy) {
       auto src = dyn_cast<MemRefType>(copy.getSource().getType());
       auto dst = dyn_cast<MemRefType>(copy.getTarget().getType());
-      if (!src || !dst || src.getRank() == 0 || !isLowerable(src) ||
-          !isLowerable(dst) || src.getShape() != dst.getShape() ||
+      if (!src || !dst || !innermostStride(src) || !innermostStride(dst) ||
+          src.getShape() != dst.getShape() ||
           src.getElementType() != dst.getElementType())
         return;
       // One memcpy already.
