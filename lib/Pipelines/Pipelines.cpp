@@ -52,6 +52,7 @@ static void addFrontEnd(OpPassManager &pm, bool fuse) {
   pm.addPass(std::make_unique<HarpPipelineDialectsPass>());
   pm.addPass(mlir::harp::createHarpFunctionABIPass());
   pm.addPass(mlir::harp::createHarpAutodiffPass());
+  pm.addPass(mlir::harp::createHarpInlineSingleCallsPass());
   pm.addPass(createCanonicalizerPass());
   if (fuse)
     pm.addPass(mlir::harp::createHarpFusePass());
@@ -65,6 +66,8 @@ static void addBufferization(OpPassManager &pm) {
   // Works around MLIR 22's overwrite check of rank-reduced vector writes
   // (see harp-full-rank-writes).
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpFullRankWritesPass());
+  // Matmuls whose zero fills CSE merged would each copy the shared one.
+  pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpDuplicateFillsPass());
   // A value returned twice would be one buffer for two out-parameters.
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpDistinctResultsPass());
   bufferization::OneShotBufferizePassOptions bufferize;

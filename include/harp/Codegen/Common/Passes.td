@@ -138,4 +138,45 @@ def HarpDistinctResultsPass : Pass<"harp-distinct-results", "func::FuncOp"> {
   ];
 }
 
+def HarpDuplicateFillsPass : Pass<"harp-duplicate-fills", "func::FuncOp"> {
+  let summary = "Give each in-place writer of a shared fill a fill of its own";
+  let description = [{
+    Runs on tensors, right before bufferization. A tensor built from
+    constants alone (a `linalg.fill` of a `tensor.empty`, the loop nest of
+    constant vector writes it vectorizes to, reshapes of those) that several
+    ops use, at least one of them writing into it in place (a matmul's
+    accumulator, a tile loop's init), is rebuilt for each such writer: CSE
+    merges the identical zero fills of several matmuls into one tensor, and
+    one-shot bufferization then gives each writer a copy of that buffer
+    (read and written) where a fill of its own (written only) does.
+
+    The producers cloned are those without memory effects whose tensor
+    operands, and tensors their regions read from above, are themselves
+    built from constants, and whose regions hold at most `max-ops`
+    operations, so nothing costlier than a fill is computed twice. The
+    clones go right after the shared value's producer. Readers keep the
+    shared value; so does the first writer when there is no reader.
+
+    ```mlir
+    // before: %z accumulates two matmuls
+    %e = tensor.empty() : tensor<4x4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.matmul ins(%x, %y : ...) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %b = linalg.matmul ins(%y, %x : ...) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+    // after: the second matmul accumulates into a fill of its own
+    %e2 = tensor.empty() : tensor<4x4xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %b = linalg.matmul ins(%y, %x : ...) outs(%z2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"32",
+           "Most operations (regions included) a producer may hold to be "
+           "cloned">
+  ];
+  let dependentDialects = [
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // HARP_CODEGEN_COMMON_PASSES_TD

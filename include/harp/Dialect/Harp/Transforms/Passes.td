@@ -82,4 +82,30 @@ def HarpAutodiffPass : Pass<"harp-autodiff", "ModuleOp"> {
   ];
 }
 
+def HarpInlineSingleCallsPass : Pass<"harp-inline-single-calls", "ModuleOp"> {
+  let summary = "Inline private functions called once and drop unused ones";
+  let description = [{
+    Inlines each `func.call` to a private `func.func` that has no other
+    use (the gradient function `harp-autodiff` generates for a
+    `harp.autodiff`, a graph helper called once) and erases the function;
+    erases private functions nothing uses (the differentiated function,
+    whose body its gradient function recomputes). Functions called from
+    several places stay calls, so a subgraph used N times is compiled once.
+
+    Inlined, a callee's results are the caller's values: bufferization
+    writes them straight into the caller's result buffers, where a call
+    would fill buffers of its own that the caller then copies, and fusion
+    sees across the former boundary.
+
+    ```mlir
+    func.func private @twice(%x: tensor<4xf32>) -> tensor<4xf32> { ... }
+    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %y = call @twice(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      return %y : tensor<4xf32>
+    }
+    // becomes @main with @twice's body in place of the call; @twice is gone
+    ```
+  }];
+}
+
 #endif // HARP_DIALECT_HARP_TRANSFORMS_PASSES_TD
