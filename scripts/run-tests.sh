@@ -30,6 +30,10 @@ count() { # count LOG REGEX: the number before REGEX on the summary line
 export HARP_CACHE_DIR="$root/build/harp-cache"
 # `import harp` from the build tree.
 export PYTHONPATH="$root/build/python${PYTHONPATH:+:$PYTHONPATH}"
+# Result storage starts as 0xff bytes (NaN) instead of whatever the system
+# hands out (fresh pages are zero): a lowering that leaves part of a result
+# unwritten fails a test instead of passing by luck (docs/Runtime.md).
+export HARP_DEBUG_POISON=1
 # The native run is for this machine's CPU, whatever the caller's HARP_CPU.
 unset HARP_CPU
 jobs="${HARP_TEST_JOBS:-$(nproc)}"

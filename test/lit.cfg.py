@@ -23,7 +23,9 @@ config.substitutions.append(("%harp_src_root", config.harp_src_root))
 config.substitutions.append(("%harp_obj_root", config.harp_obj_root))
 config.substitutions.append(("%python", config.python_executable))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# HARP_DEBUG_POISON: result storage starts as NaN bytes (scripts/run-tests.sh).
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "HARP_DEBUG_POISON"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.harp_tools_dir, config.llvm_tools_dir]

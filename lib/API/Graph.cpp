@@ -283,7 +283,8 @@ NodePtr harp::detail::fromData(DType dtype, std::vector<int64_t> shape,
   checkShape("from_data", shape);
   auto n = make(Kind::Leaf, shape, dtype);
   n->backend = std::move(backend);
-  Array array = Array::allocate(TensorType{elementKindOf(dtype), shape});
+  TensorType type{elementKindOf(dtype), shape};
+  Array array = data ? Array::uninitialized(type) : Array::allocate(type);
   if (data)
     std::memcpy(array.data(), data, array.byteSize());
   n->data = array;

@@ -143,9 +143,10 @@ Executable::call(StringRef name, llvm::ArrayRef<Array> inputs) const {
   const FunctionSignature *sig = lookup(name);
   if (!sig)
     return makeError("no public function @" + name + " in the module");
+  // A function writes every element of its results.
   std::vector<Array> results;
   for (const TensorType &type : sig->results)
-    results.push_back(Array::allocate(type));
+    results.push_back(Array::uninitialized(type));
   if (Error err = callInto(name, inputs, results))
     return std::move(err);
   return results;

@@ -500,3 +500,30 @@ func.func @main(%x: tensor<37xf32>) -> tensor<37xf32> {
             harp.ir.call(module, "main", [x], cpu="pentium-9000")
     finally:
         harp.set_cpu("")
+
+
+def test_results_written_whole_and_poison_mode(tmp_path):
+    """Result storage is not zeroed before the kernel writes it; with
+    HARP_DEBUG_POISON (which the test script sets) it starts as 0xff bytes,
+    so an element no kernel writes reads NaN instead of a lucky zero. A
+    function returning an unwritten tensor shows it; real results, large
+    ones (huge-page advised) included, are whole."""
+    script = (
+        "import numpy as np, harp\n"
+        "text = 'func.func @f() -> tensor<5xf32> {\\n'"
+        "       '  %e = tensor.empty() : tensor<5xf32>\\n'"
+        "       '  return %e : tensor<5xf32>\\n}\\n'\n"
+        "(r,) = harp.ir.call(text, 'f', [])\n"
+        "print(r.view(np.uint32).tolist())\n"
+        "x = np.arange(1 << 21, dtype=np.float32)\n"
+        "y = (harp.tensor(x) * 2.0 + 1.0).numpy()\n"
+        "assert np.array_equal(y, 2 * x + 1)\n"
+        "s = (harp.tensor(x.reshape(1024, 2048)) * 0.5).sum(axis=1).numpy()\n"
+        "assert np.allclose(s, (0.5 * x.reshape(1024, 2048)).sum(axis=1), rtol=1e-6)\n"
+        "print('ok')\n")
+    env = dict(os.environ, HARP_DEBUG_POISON="1", HARP_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split()
+    assert lines[0] == "[4294967295," and lines[-1] == "ok", proc.stdout

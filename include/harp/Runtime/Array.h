@@ -51,6 +51,11 @@ public:
   Array() = default;
   /// Allocates zero-initialised storage (64-byte aligned).
   static Array allocate(TensorType type);
+  /// Allocates storage whose bytes are not written yet, for a caller that
+  /// writes every one of them (a kernel's results). With $HARP_DEBUG_POISON
+  /// set they are 0xff bytes (NaN in a float array), so that a reader of
+  /// bytes nobody wrote shows in tests.
+  static Array uninitialized(TensorType type);
   /// New storage holding a copy of `from`'s values (not shared with it).
   static Array copyOf(const Array &from);
   /// Borrows `data`, which must outlive every copy of the array.
