@@ -84,12 +84,16 @@ func.func @matmul_partial_vectors(%a: tensor<16x64xf32>, %b: tensor<64x52xf32>, 
 // contiguous dim m; harp-vectorize turns it around, so the register tile's
 // vectors run along C's rows (8 x 32, not 32 x 8), and W, read as (n, k),
 // is packed into k x 32 panels by a transposing copy: W seen as 32 x 32 x
-// 512, copied in 16 x 16 tiles transposed in registers.
+// 512, copied in 16 x 16 tiles transposed in registers: the 64 shuffles
+// of four rounds (16 rows of 16 lanes), no scalar moves.
 // CHECK-LABEL: func.func @matmul_transposed_first
 // CHECK-DAG: tensor.empty() : tensor<32x512x32xf32>
 // CHECK-DAG: %[[W3:.*]] = tensor.expand_shape %arg0 {{.*}} into tensor<32x32x512xf32>
 // CHECK: %[[T:.*]] = vector.transfer_read %[[W3]]{{.*}} : tensor<32x32x512xf32>, vector<16x16xf32>
-// CHECK: vector.transpose %[[T]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// CHECK-COUNT-16: vector.extract %[[T]][{{[0-9]+}}] : vector<16xf32> from vector<16x16xf32>
+// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf32>, vector<16xf32>
+// CHECK-NOT: vector.transpose
+// CHECK: vector.transfer_write {{.*}} : vector<16x16xf32>, tensor<32x512x32xf32>
 // CHECK: tensor.expand_shape %arg2 {{.*}} into tensor<16x32x32xf32>
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
 // CHECK-NOT: vector<32x8xf32>

@@ -259,9 +259,13 @@ def HarpVectorCleanupPass : Pass<"harp-vector-cleanup", "func::FuncOp"> {
     to LLVM needs a unit innermost stride, which a result element written
     into a strided column lacks) and replaces `math` functions on `f32`
     (tanh, exp, log, erf, ...) by polynomial approximations, so they
-    vectorize instead of becoming one libm call per element. (The
-    multiply-adds of a reduction's accumulation are marked `contract`
-    earlier, by `harp-tile-and-vectorize`.)
+    vectorize instead of becoming one libm call per element. Last, a 16 x 16
+    transpose of 32-bit elements becomes its 64 `vector.shuffle`s of rows:
+    left whole, canonicalization would fold the rows inserted into it and
+    extracted from it into one scalar move per element before
+    `convert-vector-to-llvm` could lower it. (The multiply-adds of a
+    reduction's accumulation are marked `contract` earlier, by
+    `harp-tile-and-vectorize`.)
 
     ```mlir
     // before: the accumulator is read and written in every k step
