@@ -85,6 +85,36 @@ private:
   DenseMap<Operation *, bool> memo;
 };
 
+enum class Use { Read, Write, Alias };
+
+/// How `use` treats the tensor it uses: an in-place write, a read, or a
+/// slice that only aliases it. A reshape takes after its result's uses.
+static Use classify(OpOperand &use,
+                    const bufferization::BufferizationOptions &options,
+                    const bufferization::AnalysisState &state) {
+  Operation *user = use.getOwner();
+  if (isa<tensor::ExtractSliceOp>(user))
+    return Use::Alias;
+  auto insert = dyn_cast<tensor::InsertSliceOp>(user);
+  if (insert && use.get() == insert.getDest())
+    return Use::Alias;
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+    Use result = Use::Alias;
+    for (OpOperand &next : user->getResult(0).getUses()) {
+      Use kind = classify(next, options, state);
+      if (kind == Use::Write)
+        return Use::Write;
+      if (kind == Use::Read)
+        result = Use::Read;
+    }
+    return result;
+  }
+  auto bufferizable = options.dynCastBufferizableOp(user);
+  if (bufferizable && bufferizable.bufferizesToMemoryWrite(use, state))
+    return Use::Write;
+  return Use::Read;
+}
+
 struct HarpDuplicateFillsPass
     : harp::impl::HarpDuplicateFillsPassBase<HarpDuplicateFillsPass> {
   using HarpDuplicateFillsPassBase::HarpDuplicateFillsPassBase;
@@ -105,15 +135,32 @@ struct HarpDuplicateFillsPass
           shared.push_back(result);
     });
     for (Value value : shared) {
+      // Slices only alias the value (an extract_slice and the insert_slice
+      // that writes the slice back bufferize in place, as a padded image's
+      // interior does); a reshape is a writer when its result is written.
+      // The writers each need a buffer of their own, and so do they when
+      // something else reads it.
       SmallVector<OpOperand *> writes;
-      bool read = false;
+      SmallVector<Operation *> readers;
       for (OpOperand &use : value.getUses()) {
-        auto bufferizable = options.dynCastBufferizableOp(use.getOwner());
-        if (bufferizable && bufferizable.bufferizesToMemoryWrite(use, state))
+        switch (classify(use, options, state)) {
+        case Use::Write:
           writes.push_back(&use);
-        else
-          read = true;
+          break;
+        case Use::Read:
+          readers.push_back(use.getOwner());
+          break;
+        case Use::Alias:
+          break;
+        }
       }
+      // An op reading the value it writes into (an element-wise kernel
+      // whose input is its init) does that in place.
+      bool read = llvm::any_of(readers, [&](Operation *reader) {
+        return llvm::none_of(writes, [&](OpOperand *write) {
+          return write->getOwner() == reader;
+        });
+      });
       llvm::sort(writes, [&](OpOperand *a, OpOperand *b) {
         return position.lookup(a->getOwner()) < position.lookup(b->getOwner());
       });

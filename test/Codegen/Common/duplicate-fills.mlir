@@ -108,3 +108,46 @@ func.func @left_alone(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>,
   %c = linalg.matmul ins(%x, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %a, %b, %c : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A slice of a fill written back where it was taken bufferizes in place:
+// the extract_slice and the insert_slice are neither readers nor writers,
+// so the fill is not rebuilt.
+// CHECK-LABEL: func.func @slice_written_back
+// CHECK-COUNT-1: linalg.fill
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @slice_written_back(%x: tensor<2x4xf32>) -> tensor<4x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %s = tensor.extract_slice %z[1, 1] [2, 4] [1, 1] : tensor<4x6xf32> to tensor<2x4xf32>
+  %a = linalg.add ins(%s, %x : tensor<2x4xf32>, tensor<2x4xf32>) outs(%s : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r = tensor.insert_slice %a into %z[1, 1] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
+
+// -----
+
+// A reshape of a fill is a writer when its result is written: the fill
+// written directly and through a reshape is rebuilt for the direct writer
+// (the reshape, first, keeps it).
+// CHECK-LABEL: func.func @through_reshape
+// CHECK: %[[Z:.*]] = linalg.fill
+// CHECK: %[[Z2:.*]] = linalg.fill
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[Z]]
+// CHECK: linalg.matmul {{.*}} outs(%[[Z2]] : tensor<4x4xf32>)
+// CHECK: linalg.add {{.*}} outs(%[[R]] : tensor<2x2x4xf32>)
+// SMALL-LABEL: func.func @through_reshape
+// SMALL-COUNT-1: linalg.fill
+// SMALL-NOT: linalg.fill
+func.func @through_reshape(%x: tensor<4x4xf32>, %y: tensor<2x2x4xf32>) -> (tensor<2x2x4xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = tensor.expand_shape %z [[0, 1], [2]] output_shape [2, 2, 4] : tensor<4x4xf32> into tensor<2x2x4xf32>
+  %a = linalg.matmul ins(%x, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = linalg.add ins(%y, %y : tensor<2x2x4xf32>, tensor<2x2x4xf32>) outs(%r : tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
+  return %b, %a : tensor<2x2x4xf32>, tensor<4x4xf32>
+}

@@ -155,7 +155,10 @@ def HarpDuplicateFillsPass : Pass<"harp-duplicate-fills", "func::FuncOp"> {
     built from constants, and whose regions hold at most `max-ops`
     operations, so nothing costlier than a fill is computed twice. The
     clones go right after the shared value's producer. Readers keep the
-    shared value; so does the first writer when there is no reader.
+    shared value; so does the first writer when there is no reader. Slices
+    and reshapes of the value are neither: an `extract_slice` and the
+    `insert_slice` writing it back bufferize in place; an op reading the
+    value it writes into is only a writer.
 
     ```mlir
     // before: %z accumulates two matmuls
