@@ -94,8 +94,10 @@ def HarpInlineSingleCallsPass : Pass<"harp-inline-single-calls", "ModuleOp"> {
 
     Inlined, a callee's results are the caller's values: bufferization
     writes them straight into the caller's result buffers, where a call
-    would fill buffers of its own that the caller then copies, and fusion
-    sees across the former boundary.
+    would fill buffers of its own that the caller then copies.
+    `harp-to-llvm` runs it right after `convert-harp-to-linalg`, once the
+    kernels are formed (docs/Lowering.md says why); it works on any IR
+    whose ops can be inlined.
 
     ```mlir
     func.func private @twice(%x: tensor<4xf32>) -> tensor<4xf32> { ... }
