@@ -67,8 +67,9 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
 };
 
 /// harp on tensors to the LLVM dialect: harp-function-abi, harp-autodiff,
-/// canonicalize, harp-fuse, convert-harp-to-linalg, harp-fuse-epilogues,
-/// harp-vectorize, harp-full-rank-writes and harp-distinct-results, one-shot
+/// canonicalize, harp-fuse, convert-harp-to-linalg, harp-inline-single-calls,
+/// harp-fuse-epilogues, harp-vectorize, harp-full-rank-writes,
+/// harp-duplicate-fills and harp-distinct-results, one-shot
 /// bufferization with results turned into out-parameters, scratch buffers
 /// hoisted out of loops (without threads), buffer deallocation,
 /// harp-parallelize (with threads), loops, and the LLVM conversions (math
@@ -119,7 +120,8 @@ struct HarpToGPUOptions : public PassPipelineOptions<HarpToGPUOptions> {
 
 /// harp on tensors to host code in the LLVM dialect plus device code
 /// embedded as a `gpu.binary`: harp-function-abi, harp-autodiff, harp-fuse,
-/// convert-harp-to-linalg, harp-distinct-results, bufferization with
+/// convert-harp-to-linalg, harp-inline-single-calls, harp-full-rank-writes,
+/// harp-duplicate-fills, harp-distinct-results, bufferization with
 /// results as out-parameters,
 /// harp-gpu-kernels (gpu.launch per kernel), harp-gpu-host (device buffers),
 /// complex to standard, gpu-launch-sink-index-computations,
