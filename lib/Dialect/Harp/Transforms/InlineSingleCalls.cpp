@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/Inliner.h"
 #include "mlir/Transforms/InliningUtils.h"
 
 namespace mlir::harp {
@@ -25,12 +26,7 @@ struct HarpInlineSingleCallsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     InlinerInterface interface(&getContext());
-    auto clone = [](OpBuilder &builder, Region *src, Block *inlineBlock,
-                    Block *postBlock, IRMapping &mapper,
-                    bool shouldCloneInlinedRegion) {
-      Region *insertRegion = inlineBlock->getParent();
-      src->cloneInto(insertRegion, postBlock->getIterator(), mapper);
-    };
+    InlinerConfig config;
     // One function at a time, each round with fresh use lists: inlining
     // moves calls (a gradient function's call to a helper's gradient lands
     // in its caller). Each round removes a function, so this ends.
@@ -51,7 +47,7 @@ struct HarpInlineSingleCallsPass
             (callers.size() != 1 || !call || func->isAncestor(call)))
           continue;
         if (call &&
-            failed(inlineCall(interface, clone, call,
+            failed(inlineCall(interface, config.getCloneCallback(), call,
                               cast<CallableOpInterface>(func.getOperation()),
                               &func.getBody())))
           continue;
