@@ -2,17 +2,14 @@
 
 #include "harp/Runtime/Array.h"
 
+#include "BlockCache.h"
+
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MemAlloc.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 using namespace harp;
 
@@ -99,35 +96,23 @@ std::string TensorType::str() const {
   return s;
 }
 
-/// Asks the kernel to back the 2 MiB-aligned part of a large buffer with
-/// transparent huge pages: a fresh buffer is mapped page by page on first
-/// write, and 4 KiB pages cost a page fault (and the kernel's zeroing) per
-/// 4 KiB, which took longer than the kernel writing a 64 MiB result. Where
-/// huge pages are off (or not Linux) this does nothing.
-static void adviseHugePages(void *ptr, size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
-  if (bytes < 2 * kHuge)
-    return;
-  uintptr_t begin =
-      (reinterpret_cast<uintptr_t>(ptr) + kHuge - 1) & ~(kHuge - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(ptr) + bytes) & ~(kHuge - 1);
-  if (end > begin)
-    (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)ptr;
-  (void)bytes;
-#endif
-}
-
 /// Storage for `type`, its bytes not yet written (rounded up to the
 /// alignment, and never zero bytes, so that even an empty array has a
 /// unique, aligned pointer to hand to a kernel); sets `bytes`.
 static std::shared_ptr<void> storageFor(const Array &array, size_t &bytes) {
   bytes = std::max<size_t>(array.byteSize(), 1);
   bytes = (bytes + kArrayAlignment - 1) / kArrayAlignment * kArrayAlignment;
+  // Large storage comes from the runtime's block cache (64-byte aligned,
+  // huge pages advised from 4 MiB): a training step's results, gradients
+  // and snapshots have the same sizes at every step, and fresh pages cost
+  // a page fault each.
+  if (bytes >= detail::kMinCachedBlock) {
+    void *ptr = detail::allocateBlock(bytes);
+    if (!ptr)
+      llvm::report_bad_alloc_error("harp: array storage");
+    return std::shared_ptr<void>(ptr, detail::releaseBlock);
+  }
   void *ptr = llvm::allocate_buffer(bytes, kArrayAlignment);
-  adviseHugePages(ptr, bytes);
   return std::shared_ptr<void>(ptr, [bytes](void *p) {
     llvm::deallocate_buffer(p, bytes, kArrayAlignment);
   });

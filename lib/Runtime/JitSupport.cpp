@@ -1,18 +1,16 @@
 //===- JitSupport.cpp - functions generated code calls --------------------===//
 //
 // What harp's compiled kernels call besides libc and libm: a strided
-// memref copy and an allocator that keeps large temporaries for reuse. The
+// memref copy and malloc/free through the runtime's block cache. The
 // JIT defines these symbols for every module it loads (Jit.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockCache.h"
 #include "JitInternal.h"
 
 #include <cstdlib>
 #include <cstring>
-#include <malloc.h>
-#include <mutex>
-#include <unordered_map>
 #include <vector>
 
 /// memref.copy between non-contiguous memrefs lowers to a call to this
@@ -70,70 +68,13 @@ extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
 }
 
 /// `malloc` and `free` as generated code sees them (the JIT binds those
-/// names to these; LLVM still knows them as malloc and free). Large blocks
-/// are kept for reuse by exact size instead of going back to the system: a
-/// kernel's temporaries (a packed operand, a padded input, an intermediate
-/// result) have the same sizes at every call, and fresh pages from the
-/// system cost a page fault each (a 4 MB temporary: 1024 faults, about a
-/// millisecond). Blocks are plain malloc blocks: the sizes of the large
-/// ones are kept on the side, small ones pass straight through. At most
-/// 256 MiB are kept.
-namespace {
-struct BlockCache {
-  static constexpr size_t kMinCached = 64 * 1024;
-  static constexpr size_t kMaxKept = size_t(256) << 20;
-  std::mutex mutex;
-  std::unordered_map<size_t, std::vector<void *>> free;
-  std::unordered_map<void *, size_t> live;
-  size_t kept = 0;
-
-  void *allocate(size_t size) {
-    if (size < kMinCached)
-      return std::malloc(size);
-    std::lock_guard<std::mutex> lock(mutex);
-    void *block = nullptr;
-    auto it = free.find(size);
-    if (it != free.end() && !it->second.empty()) {
-      block = it->second.back();
-      it->second.pop_back();
-      kept -= size;
-    } else {
-      block = std::malloc(size);
-    }
-    if (block)
-      live[block] = size;
-    return block;
-  }
-
-  void release(void *block) {
-    // Small blocks (most frees: per-row temporaries) skip the lock.
-    if (!block || malloc_usable_size(block) < kMinCached) {
-      std::free(block);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto it = live.find(block);
-      if (it != live.end()) {
-        size_t size = it->second;
-        live.erase(it);
-        if (kept + size <= kMaxKept) {
-          free[size].push_back(block);
-          kept += size;
-          return;
-        }
-      }
-    }
-    std::free(block);
-  }
-};
-
-BlockCache &blockCache() {
-  // Never destroyed: generated code may free buffers during exit.
-  static BlockCache *cache = new BlockCache;
-  return *cache;
+/// names to these; LLVM still knows them as malloc and free): the runtime's
+/// block cache (BlockCache.cpp), which keeps blocks of 64 KiB and more for
+/// reuse by exact size. A kernel's temporaries (a packed operand, a padded
+/// input, an intermediate result) have the same sizes at every call, and
+/// fresh pages from the system cost a page fault each (a 4 MB temporary:
+/// 1024 faults, about a millisecond).
+extern "C" void *harpMalloc(size_t size) {
+  return harp::detail::allocateBlock(size);
 }
-} // namespace
-
-extern "C" void *harpMalloc(size_t size) { return blockCache().allocate(size); }
-extern "C" void harpFree(void *ptr) { blockCache().release(ptr); }
+extern "C" void harpFree(void *ptr) { harp::detail::releaseBlock(ptr); }

@@ -124,6 +124,33 @@ TEST(ArrayCopy, HoldsTheValuesInStorageOfItsOwn) {
   EXPECT_NE(empty.data(), nullptr);
 }
 
+// Large array storage (64 KiB and more) comes from the runtime's block
+// cache: 64-byte aligned, handed out again for the same size once the last
+// array holding it is gone, never while one is, and zeroed by allocate()
+// even when the block held other values.
+TEST(ArrayStorage, LargeBlocksAreReusedAlignedAndZeroedByAllocate) {
+  TensorType type{ElementKind::F32, {257, 300}}; // 308,400 bytes
+  void *first;
+  {
+    Array a = Array::uninitialized(type);
+    first = a.data();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+    std::fill_n(a.as<float>(), a.numElements(), 7.0f);
+    Array held = a; // a copy shares the storage
+    a = Array();
+    Array b = Array::uninitialized(type);
+    EXPECT_NE(b.data(), first); // still held
+  }
+  Array again = Array::allocate(type);
+  EXPECT_EQ(again.data(), first);
+  EXPECT_TRUE(std::all_of(again.as<float>(),
+                          again.as<float>() + again.numElements(),
+                          [](float v) { return v == 0.0f; }));
+  Array copy = Array::copyOf(again);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(copy.data()) % 64, 0u);
+  EXPECT_NE(copy.data(), again.data());
+}
+
 TEST(JitTemporaries, ReusedBlocksGiveFreshResults) {
   const char *matmul = R"(
 func.func @main(%a: tensor<8x64xf32>, %b: tensor<64x1024xf32>) -> tensor<8x1024xf32> {
