@@ -284,10 +284,8 @@ NodePtr harp::detail::fromData(DType dtype, std::vector<int64_t> shape,
   auto n = make(Kind::Leaf, shape, dtype);
   n->backend = std::move(backend);
   TensorType type{elementKindOf(dtype), shape};
-  Array array = data ? Array::uninitialized(type) : Array::allocate(type);
-  if (data)
-    std::memcpy(array.data(), data, array.byteSize());
-  n->data = array;
+  n->data = data ? Array::copyOf(Array::borrow(type, const_cast<void *>(data)))
+                 : Array::allocate(type);
   n->epoch = nextEpoch();
   return n;
 }
@@ -322,8 +320,8 @@ void harp::detail::setData(const NodePtr &leaf, const void *data) {
   if (leaf->kind != Kind::Leaf)
     throw Error("set_data: only leaves (from_data, input) take new values");
   if (!leaf->data)
-    leaf->data =
-        Array::allocate(TensorType{elementKindOf(leaf->dtype), leaf->shape});
+    leaf->data = Array::uninitialized(
+        TensorType{elementKindOf(leaf->dtype), leaf->shape});
   if (data != leaf->data->data())
     std::memcpy(leaf->data->data(), data, leaf->data->byteSize());
   leaf->hasValues = true;

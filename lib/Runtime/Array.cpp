@@ -96,12 +96,10 @@ std::string TensorType::str() const {
   return s;
 }
 
-/// Storage for `type`, its bytes not yet written (rounded up to the
-/// alignment, and never zero bytes, so that even an empty array has a
-/// unique, aligned pointer to hand to a kernel); sets `bytes`.
-static std::shared_ptr<void> storageFor(const Array &array, size_t &bytes) {
-  bytes = std::max<size_t>(array.byteSize(), 1);
-  bytes = (bytes + kArrayAlignment - 1) / kArrayAlignment * kArrayAlignment;
+/// Storage of `bytes` bytes (a multiple of the alignment, never zero, so
+/// that even an empty array has a unique, aligned pointer to hand to a
+/// kernel), not written yet.
+static std::shared_ptr<void> storageOf(size_t bytes) {
   // Large storage comes from the runtime's block cache (64-byte aligned,
   // huge pages advised from 4 MiB): a training step's results, gradients
   // and snapshots have the same sizes at every step, and fresh pages cost
@@ -118,34 +116,27 @@ static std::shared_ptr<void> storageFor(const Array &array, size_t &bytes) {
   });
 }
 
-Array Array::allocate(TensorType type) {
-  Array array;
-  array.ty = std::move(type);
-  size_t bytes;
-  array.owner = storageFor(array, bytes);
-  array.ptr = array.owner.get();
-  std::memset(array.ptr, 0, bytes);
-  return array;
-}
-
 Array Array::uninitialized(TensorType type) {
   static const bool poison = std::getenv("HARP_DEBUG_POISON") != nullptr;
   Array array;
   array.ty = std::move(type);
-  size_t bytes;
-  array.owner = storageFor(array, bytes);
+  size_t bytes = std::max<size_t>(array.byteSize(), 1);
+  bytes = (bytes + kArrayAlignment - 1) / kArrayAlignment * kArrayAlignment;
+  array.owner = storageOf(bytes);
   array.ptr = array.owner.get();
   if (poison)
     std::memset(array.ptr, 0xff, bytes);
   return array;
 }
 
+Array Array::allocate(TensorType type) {
+  Array array = uninitialized(std::move(type));
+  std::memset(array.ptr, 0, array.byteSize());
+  return array;
+}
+
 Array Array::copyOf(const Array &from) {
-  Array array;
-  array.ty = from.ty;
-  size_t bytes;
-  array.owner = storageFor(array, bytes);
-  array.ptr = array.owner.get();
+  Array array = uninitialized(from.ty);
   std::memcpy(array.ptr, from.ptr, from.byteSize());
   return array;
 }
