@@ -353,6 +353,11 @@ struct Jit::Impl {
       hasher.update(StringRef("\0", 1));
     }
     hasher.update(std::to_string(options.optLevel));
+    // The numbers code generation derives its tiles from: the caches are
+    // this machine's, not the CPU name's.
+    hasher.update(std::to_string(target.l1Bytes) + "," +
+                  std::to_string(target.l2Bytes) + "," +
+                  std::to_string(target.fmaPerCycle));
     hasher.update(moduleText);
     return llvm::toHex(hasher.result(), /*LowerCase=*/true);
   }
@@ -493,6 +498,7 @@ struct Jit::Impl {
       pipelineOptions.vectorRegisters = target.vectorRegisters;
       pipelineOptions.l1Cache = unsigned(target.l1Bytes);
       pipelineOptions.l2Cache = unsigned(target.l2Bytes);
+      pipelineOptions.fmaPerCycle = target.fmaPerCycle;
       pipelineOptions.vectorize = options.vectorize;
       pipelineOptions.threads = options.threads;
       if (mlir::failed(
