@@ -109,9 +109,10 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
   unsigned vectorBits = options.vectorBits;
   unsigned vectorRegisters = options.vectorRegisters;
   unsigned l1Cache = options.l1Cache, l2Cache = options.l2Cache;
+  double fmaPerCycle = options.fmaPerCycle;
   if (!options.cpu.empty() &&
       (!options.vectorBits.hasValue() || !options.vectorRegisters.hasValue() ||
-       !l1Cache || !l2Cache)) {
+       !l1Cache || !l2Cache || fmaPerCycle <= 0)) {
     llvm::Expected<::harp::CpuTarget> target =
         ::harp::resolveCpuTarget(options.cpu);
     if (!target) {
@@ -130,6 +131,8 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
       l1Cache = target->l1Bytes;
     if (!l2Cache)
       l2Cache = target->l2Bytes;
+    if (fmaPerCycle <= 0)
+      fmaPerCycle = target->fmaPerCycle;
   }
   addFrontEnd(pm, options.fuse);
   if (options.fuse) {
@@ -147,6 +150,8 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
       vectorize.l1Cache = l1Cache;
     if (l2Cache)
       vectorize.l2Cache = l2Cache;
+    if (fmaPerCycle > 0)
+      vectorize.fmaPerCycle = fmaPerCycle;
     buildHarpVectorizePipeline(pm.nest<func::FuncOp>(), vectorize);
     pm.addPass(createCanonicalizerPass());
   }

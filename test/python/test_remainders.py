@@ -94,6 +94,17 @@ def test_matmul_wide_with_tail_columns(dtype, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("m,k,n", [(64, 19, 61), (67, 37, 270), (130, 23, 97), (48, 17, 33)])
+def test_matmul_misaligned_rows(dtype, m, k, n):
+    # Rows of B no multiple of a vector long and at least 8 register tiles
+    # of rows (48 with 6-row tiles, 64 with 8): harp-pack-contractions
+    # packs B's whole panels wherever the target's k loop issues a load per
+    # cycle or more (x86-64-v2/v3/v4), and reads it in place elsewhere.
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (m, k), (k, n), seed=n,
+          tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("m", [1, 7, 33])
 def test_matrix_vector_products(dtype, m):
     # A single column, contiguous along k: rows of dot products along k.

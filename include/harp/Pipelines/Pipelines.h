@@ -58,6 +58,12 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
                      "blocks (overrides cpu's; without either "
                      "harp-vectorize's default, 1 MiB)"),
       llvm::cl::init(0)};
+  PassOptions::Option<double> fmaPerCycle{
+      *this, "fma-per-cycle",
+      llvm::cl::desc("Vector FMAs the core starts per cycle, for "
+                     "harp-vectorize (overrides cpu's, from LLVM's scheduling "
+                     "model; 0: cpu's, else harp-vectorize's default, 2)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the outermost parallel tile loops on OpenMP threads "

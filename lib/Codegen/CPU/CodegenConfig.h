@@ -30,6 +30,8 @@ struct Config {
   unsigned cacheN = 0;
   unsigned l1Bytes = 48 * 1024;
   unsigned l2Bytes = 1024 * 1024;
+  /// Vector FMAs the core starts per cycle (LLVM's scheduling model).
+  double fmaPerCycle = 2;
 };
 
 /// A Config with `vector-bits` and `register-vectors` (at least 1), or

@@ -64,6 +64,44 @@ static void transposeRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   readThroughCopy(rewriter, op, right, order);
 }
 
+/// Row tiles (of `register-rows`) a matmul needs before a right operand
+/// with misaligned rows is packed: the copy costs about one pass over B,
+/// and the register tiles read B once per row tile. (With AVX2 code on a
+/// Zen 4 core, 500 x 500 columns: 24 rows packed took 0.21 ms against
+/// 0.13 unpacked, 48 rows 0.24 against 0.25, 64 rows 0.31 against 0.34.)
+static constexpr int64_t kMisalignedRowTiles = 8;
+
+/// Whether a register tile's vector loads from the rows of `b` (a 2-d
+/// tensor read along its last dim, or a unit-stride slice of one, whose
+/// rows are its source's) cross cache lines, and whether that costs: rows
+/// whose length in bytes is no multiple of a vector (at most a 64-byte
+/// line) start at offsets where some loads straddle two lines (500 floats:
+/// one row in four with 32-byte vectors, three in four with 64-byte ones),
+/// and a straddling load takes a second turn at the load ports. That
+/// matters where the k loop keeps them busy: it issues `register-vectors`
+/// loads of B and `register-rows` broadcasts of A per k, over rows x
+/// vectors FMAs, so (rows + vectors) x fmaPerCycle / (rows x vectors)
+/// loads per cycle; at one or more the rows are packed. With AVX2 code
+/// (6 x 2 vectors, 2 FMAs per cycle: 1.33 loads per cycle) a 500^3 matmul
+/// took 2.54 ms unpacked, 2.32 packed on a Zen 4 core; that core's
+/// AVX-512 code (8 x 2, one 512-bit FMA per cycle: 0.63) took 2.22 ms
+/// unpacked, 2.25 packed.
+static bool misalignedRows(Value b, int64_t bytes, const Config &config) {
+  while (auto slice = b.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!slice.hasUnitStride())
+      return false;
+    b = slice.getSource();
+  }
+  auto type = dyn_cast<RankedTensorType>(b.getType());
+  if (!type || type.getRank() != 2 || type.isDynamicDim(1))
+    return false;
+  int64_t vectorBytes = std::min<int64_t>(64, config.vectorBits / 8);
+  if (vectorBytes <= bytes || type.getDimSize(1) * bytes % vectorBytes == 0)
+    return false;
+  double rows = config.registerRows, vectors = config.registerVectors;
+  return (rows + vectors) * config.fmaPerCycle / (rows * vectors) >= 1;
+}
+
 /// Packs the right operand of a large matmul into register-tile panels:
 /// B (K x N, read along n) becomes Bp (N/w x K x w), w the register tile's
 /// width, and the matmul a contraction over (m, n-panel, n-in-panel, k)
@@ -147,7 +185,10 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     CacheBlocks blocks =
         cacheBlocks(config, std::min<int64_t>(ranges[m], config.registerRows),
                     w, elementBytes(op), ranges[k], ranges[n]);
-    wide = ranges[n] > std::max<int64_t>(blocks.nMax, w);
+    wide = ranges[n] > std::max<int64_t>(blocks.nMax, w) ||
+           (!transposed &&
+            ranges[m] >= kMisalignedRowTiles * int64_t(config.registerRows) &&
+            misalignedRows(right->get(), elementBytes(op), config));
   }
   // n no multiple of w: the whole panels and the last columns become two
   // matmuls (a split along n, each writing its columns of C); the first is
@@ -253,6 +294,7 @@ struct HarpPackContractionsPass
       return signalPassFailure();
     Config config = *options;
     setTileOptions(config, registerRows, cacheK, cacheN, l1Cache, l2Cache);
+    config.fmaPerCycle = fmaPerCycle;
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     IRRewriter rewriter(&getContext());

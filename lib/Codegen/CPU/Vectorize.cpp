@@ -23,6 +23,7 @@ void mlir::harp::buildHarpVectorizePipeline(
     pack.cacheN = options.cacheN;
     pack.l1Cache = options.l1Cache;
     pack.l2Cache = options.l2Cache;
+    pack.fmaPerCycle = options.fmaPerCycle;
     pm.addPass(createHarpPackContractionsPass(pack));
   }
   if (options.flattenWindows) {

@@ -1,6 +1,7 @@
 // The steps of the harp-vectorize pipeline one at a time (vectorize.mlir
 // checks them composed).
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions))' | FileCheck %s --check-prefix=PACK
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{fma-per-cycle=1}))' | FileCheck %s --check-prefix=PACK1
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows))' | FileCheck %s --check-prefix=WIN
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{deinterleave=false flatten=false}))' | FileCheck %s --check-prefix=NOWIN
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{slice-images=false}))' | FileCheck %s --check-prefix=NOSLICE
@@ -110,6 +111,65 @@ func.func @matvec_short(%x: tensor<5x16xf64>, %y: tensor<16x1xf64>, %z: tensor<5
     linalg.yield %s : f64
   } -> tensor<5x1xf64>
   return %r : tensor<5x1xf64>
+}
+
+// -----
+
+// Rows of B that are no multiple of a vector long (500 floats, 2000 bytes:
+// three rows in four start inside a 64-byte line) are packed although B is
+// narrower than an n block, where the k loop keeps the load ports busy:
+// with 2 FMAs per cycle (the default) an 8 x 2-vector tile issues 10 loads
+// per 8 cycles. The whole panels (480 columns) are packed from a slice of
+// B; the last 20 columns are read in place. With one FMA per cycle (10
+// loads per 16 cycles), or fewer than 8 row tiles (63 rows), or rows of
+// whole vectors (496 floats), B is read in place.
+// PACK-LABEL: func.func @matmul_misaligned
+// PACK: %[[HEAD:.*]] = tensor.extract_slice %arg1[0, 0] [256, 480] [1, 1]
+// PACK: %[[BP:.*]] = linalg.generic {{.*}} ins(%[[HEAD]] : tensor<256x480xf32>) outs(%{{.*}} : tensor<15x256x32xf32>)
+// PACK: linalg.generic {{.*}} ins(%{{.*}}, %[[BP]] : tensor<64x256xf32>, tensor<15x256x32xf32>) outs(%{{.*}} : tensor<64x15x32xf32>)
+// PACK: %[[TAIL:.*]] = tensor.extract_slice %arg1[0, 480] [256, 20] [1, 1]
+// PACK: linalg.generic {{.*}} ins(%{{.*}}, %[[TAIL]] : tensor<64x256xf32>, tensor<256x20xf32>) outs(%{{.*}} : tensor<64x20xf32>)
+// PACK-LABEL: func.func @matmul_misaligned_few_rows
+// PACK-NOT: tensor.extract_slice
+// PACK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<63x256xf32>, tensor<256x500xf32>)
+// PACK-LABEL: func.func @matmul_aligned_rows
+// PACK-NOT: tensor.extract_slice
+// PACK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<64x256xf32>, tensor<256x496xf32>)
+// PACK1-LABEL: func.func @matmul_misaligned
+// PACK1-NOT: tensor.extract_slice
+// PACK1: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<64x256xf32>, tensor<256x500xf32>)
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul_misaligned(%x: tensor<64x256xf32>, %y: tensor<256x500xf32>, %z: tensor<64x500xf32>) -> tensor<64x500xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<64x256xf32>, tensor<256x500xf32>) outs(%z : tensor<64x500xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x500xf32>
+  return %r : tensor<64x500xf32>
+}
+func.func @matmul_misaligned_few_rows(%x: tensor<63x256xf32>, %y: tensor<256x500xf32>, %z: tensor<63x500xf32>) -> tensor<63x500xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<63x256xf32>, tensor<256x500xf32>) outs(%z : tensor<63x500xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<63x500xf32>
+  return %r : tensor<63x500xf32>
+}
+func.func @matmul_aligned_rows(%x: tensor<64x256xf32>, %y: tensor<256x496xf32>, %z: tensor<64x496xf32>) -> tensor<64x496xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<64x256xf32>, tensor<256x496xf32>) outs(%z : tensor<64x496xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x496xf32>
+  return %r : tensor<64x496xf32>
 }
 
 // -----

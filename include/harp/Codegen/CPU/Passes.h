@@ -55,6 +55,11 @@ struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
   PassOptions::Option<unsigned> l2Cache{
       *this, "l2-cache", llvm::cl::desc("L2 cache in bytes (bounds n blocks)"),
       llvm::cl::init(1024 * 1024)};
+  PassOptions::Option<double> fmaPerCycle{
+      *this, "fma-per-cycle",
+      llvm::cl::desc("Vector FMAs the core starts per cycle "
+                     "(harp-pack-contractions)"),
+      llvm::cl::init(2)};
   PassOptions::Option<bool> pack{
       *this, "pack",
       llvm::cl::desc("Pack the right operand of matmuls wider than a cache "

@@ -48,6 +48,15 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     apart, most vector loads split across two cache lines (0.57-0.79x
     OpenBLAS with AVX2 code, 1.04x split and packed).
 
+    A matmul narrower than a cache block is packed too (split as above
+    where n is no multiple of w) when B's rows are no multiple of a vector
+    (at most 64 bytes) long, so that some of the register tile's loads
+    cross cache lines, when the tile's k loop issues at least one load per
+    cycle ((`register-rows` + `register-vectors`) x `fma-per-cycle` /
+    (rows x vectors): a crossing load takes a second turn at the load
+    ports) and when m spans at least 8 row tiles (the copy costs about one
+    pass over B).
+
     ```mlir
     // after: B (256 x 1024) packed into 32 panels of 256 x 32
     %bp = linalg.generic ... ins(%b : tensor<256x1024xf32>)
@@ -73,7 +82,11 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     Option<"l1Cache", "l1-cache", "unsigned", /*default=*/"49152",
            "L1 data cache in bytes, which bounds a contraction's k block">,
     Option<"l2Cache", "l2-cache", "unsigned", /*default=*/"1048576",
-           "L2 cache in bytes, which bounds a contraction's n block">
+           "L2 cache in bytes, which bounds a contraction's n block">,
+    Option<"fmaPerCycle", "fma-per-cycle", "double", /*default=*/"2",
+           "Vector FMAs the core starts per cycle, which sets how many loads "
+           "a register tile's k loop issues per cycle (misaligned rows of B "
+           "are packed where that is at least one)">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
