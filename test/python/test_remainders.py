@@ -115,6 +115,37 @@ def test_matrix_vector_products(dtype, m):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("k,n", [(64, 1031), (517, 520), (97, 2053), (1, 1031)])
+def test_vector_matrix_products(dtype, k, n):
+    # A single row: x @ B streams B's rows (reduced outside the vector
+    # dim), x @ W^T is rows of dot products along k, neither packed; as a
+    # 1-d x and batched over a unit dim too.
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (1, k), (k, n), seed=n,
+          tol_scale=10)
+    check(dtype, lambda a, w: a @ w.transpose(0, 1), lambda a, w: a @ w.transpose(0, 1),
+          (1, k), (n, k), seed=n + 1, tol_scale=10)
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (k,), (k, n), seed=n + 2,
+          tol_scale=10)
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (3, 1, k), (3, k, n), seed=n + 3,
+          tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("kind", ["sum", "max", "prod"])
+@pytest.mark.parametrize("rows,cols", [(64, 1031), (300, 517), (65, 4099), (70, 33)])
+def test_long_column_reductions(dtype, kind, rows, cols):
+    # Reduced down at least 64 rows that span 8 vector tiles or more: the
+    # rows are streamed, the result's slice read and written per row (in
+    # blocks of half of L1 where a row is longer); 33 columns keep their
+    # accumulators in registers.
+    torch_kind = {"sum": "sum", "max": "amax", "prod": "prod"}[kind]
+    scale = 0.01 if kind == "prod" else 1.0
+    check(dtype, lambda a: getattr(a * scale + 1.0 if kind == "prod" else a, kind)([0], False),
+          lambda a: getattr(a * scale + 1.0 if kind == "prod" else a, torch_kind)(0),
+          (rows, cols), seed=rows + cols, tol_scale=100)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n", SIZES)
 def test_matmul_of_split_heads(dtype, n):
     # Attention's heads: [B, L, H * D] viewed as [B, H, L, D]; the lowering

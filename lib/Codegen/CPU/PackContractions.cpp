@@ -168,6 +168,12 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   }
   if (!right || !left)
     return false;
+  // One row of the left operand (x @ W^T, x @ B for a single input): B is
+  // read once, and harp-tile-and-vectorize reads it row by row in place
+  // (W^T as dot products along k, B streamed along its rows); a copy
+  // would be a second pass over B.
+  if (llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; }))
+    return false;
   // A single column (n = 1) is contiguous along k either way.
   bool copyTransposed = transposed && ranges[n] > 1;
   // Panels: a plain matmul, one dim each.

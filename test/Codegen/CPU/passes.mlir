@@ -174,6 +174,41 @@ func.func @matmul_aligned_rows(%x: tensor<64x256xf32>, %y: tensor<256x496xf32>, 
 
 // -----
 
+// One row of the left operand: B is read once, in place, whether wider
+// than an n block (1024 columns) or transposed (W^T, contiguous along k).
+// PACK-LABEL: func.func @single_row_wide
+// PACK-NOT: tensor<32x512x32xf32>
+// PACK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<1x512xf32>, tensor<512x1024xf32>)
+// PACK-LABEL: func.func @single_row_transposed
+// PACK-NOT: tensor<32x512x32xf32>
+// PACK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<1x512xf32>, tensor<1024x512xf32>)
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#bt = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+func.func @single_row_wide(%x: tensor<1x512xf32>, %y: tensor<512x1024xf32>, %z: tensor<1x1024xf32>) -> tensor<1x1024xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<1x512xf32>, tensor<512x1024xf32>) outs(%z : tensor<1x1024xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1024xf32>
+  return %r : tensor<1x1024xf32>
+}
+func.func @single_row_transposed(%x: tensor<1x512xf32>, %w: tensor<1024x512xf32>, %z: tensor<1x1024xf32>) -> tensor<1x1024xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #bt, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x512xf32>, tensor<1024x512xf32>) outs(%z : tensor<1x1024xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1024xf32>
+  return %r : tensor<1x1024xf32>
+}
+
+// -----
+
 // A plain sum over a 3-tap stride-2 window (an average pool): padding the
 // window to 2 x 2 taps would add the image's next column, so it stays as
 // it is. A max likewise; a 2-tap window has whole phases and is

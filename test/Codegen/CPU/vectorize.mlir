@@ -234,6 +234,72 @@ func.func @column_max(%x: tensor<100x64xf32>, %init: tensor<64xf32>) -> tensor<6
 
 // -----
 
+// A column sum over 1024 columns (16 tiles of 64) and 128 rows streams the
+// rows: the reduced loop outside the vector loop, each step reading a
+// contiguous piece of a row and adding it into the result's slice (no
+// accumulator carried in registers); AVX2 code's tiles are 32 wide.
+// CHECK-LABEL: func.func @column_sum_streamed
+// CHECK: scf.for %[[K:.*]] = %c0 to %c128 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
+// CHECK: scf.for %[[N:.*]] = %c0 to %c1024 step %c64 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
+// CHECK: vector.transfer_read %arg0[%[[K]], %[[N]]]{{.*}} : tensor<128x1024xf32>, vector<64xf32>
+// CHECK: arith.addf {{.*}} : vector<64xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<64xf32>, tensor<1024xf32>
+// AVX2-LABEL: func.func @column_sum_streamed
+// AVX2: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
+// AVX2: scf.for %{{.*}} = %c0 to %c1024 step %c32 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
+#s0 = affine_map<(i, j) -> (i, j)>
+#s1 = affine_map<(i, j) -> (j)>
+func.func @column_sum_streamed(%x: tensor<128x1024xf32>, %init: tensor<1024xf32>) -> tensor<1024xf32> {
+  %r = linalg.generic {indexing_maps = [#s0, #s1], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<128x1024xf32>) outs(%init : tensor<1024xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<1024xf32>
+  return %r : tensor<1024xf32>
+}
+
+// -----
+
+// One row of x: x @ B (its unit dim dropped) streams B's rows like a
+// column sum; x @ W^T (W contiguous along k) is rows of dot products along
+// k, W read in place.
+// CHECK-LABEL: func.func @vector_matrix
+// CHECK: scf.for %[[K:.*]] = %c0 to %c256 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
+// CHECK: scf.for %[[N:.*]] = %c0 to %c1024 step %c64 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
+// CHECK: vector.transfer_read %arg1[%[[K]], %[[N]]]{{.*}} : tensor<256x1024xf32>, vector<64xf32>
+// CHECK-LABEL: func.func @vector_transposed_matrix
+// CHECK-NOT: tensor<1024x256xf32>, vector<{{[0-9]+}}x
+// CHECK: scf.for {{.*}} to %c256 step %c64 iter_args({{.*}}) -> (vector<64xf32>)
+// CHECK: vector.transfer_read %arg1[%{{.*}}, %{{.*}}]{{.*}} : tensor<1024x256xf32>, vector<64xf32>
+// CHECK: vector.multi_reduction <add>
+#va = affine_map<(m, n, k) -> (m, k)>
+#vb = affine_map<(m, n, k) -> (k, n)>
+#vbt = affine_map<(m, n, k) -> (n, k)>
+#vc = affine_map<(m, n, k) -> (m, n)>
+func.func @vector_matrix(%x: tensor<1x256xf32>, %b: tensor<256x1024xf32>, %init: tensor<1x1024xf32>) -> tensor<1x1024xf32> {
+  %r = linalg.generic {indexing_maps = [#va, #vb, #vc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %b : tensor<1x256xf32>, tensor<256x1024xf32>) outs(%init : tensor<1x1024xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1024xf32>
+  return %r : tensor<1x1024xf32>
+}
+func.func @vector_transposed_matrix(%x: tensor<1x256xf32>, %w: tensor<1024x256xf32>, %init: tensor<1x1024xf32>) -> tensor<1x1024xf32> {
+  %r = linalg.generic {indexing_maps = [#va, #vbt, #vc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x256xf32>, tensor<1024x256xf32>) outs(%init : tensor<1x1024xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1024xf32>
+  return %r : tensor<1x1024xf32>
+}
+
+// -----
+
 // Element-wise with tanh: 16 lanes, tanh a polynomial; the 100 - 96 = 4
 // trailing elements are a peeled remainder, a static vector<4xf32> here.
 // Every transfer is in bounds (the tile loop's last vector starts at 80),
