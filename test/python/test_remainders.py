@@ -135,9 +135,8 @@ def test_vector_matrix_products(dtype, k, n):
 @pytest.mark.parametrize("rows,cols", [(64, 1031), (300, 517), (65, 4099), (70, 33)])
 def test_long_column_reductions(dtype, kind, rows, cols):
     # Reduced down at least 64 rows that span 8 vector tiles or more: the
-    # rows are streamed, the result's slice read and written per row (in
-    # blocks of half of L1 where a row is longer); 33 columns keep their
-    # accumulators in registers.
+    # rows are streamed, the result's slice read and written per row; 33
+    # columns keep their accumulators in registers.
     torch_kind = {"sum": "sum", "max": "amax", "prod": "prod"}[kind]
     scale = 0.01 if kind == "prod" else 1.0
     check(dtype, lambda a: getattr(a * scale + 1.0 if kind == "prod" else a, kind)([0], False),

@@ -4,6 +4,7 @@
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{flatten-windows=false}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=NOFLAT
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256 register-rows=6}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=ROWS6
 // RUN: not harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=4}))' --split-input-file 2>&1 | FileCheck %s --check-prefix=BITS
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{l2-cache=4096}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=L2BLOCK
 
 // BITS: error: harp-pack-contractions: vector-bits must be at least 8, got 4
 
@@ -244,6 +245,12 @@ func.func @column_max(%x: tensor<100x64xf32>, %init: tensor<64xf32>) -> tensor<6
 // CHECK: vector.transfer_read %arg0[%[[K]], %[[N]]]{{.*}} : tensor<128x1024xf32>, vector<64xf32>
 // CHECK: arith.addf {{.*}} : vector<64xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<64xf32>, tensor<1024xf32>
+// With a 4 KiB L2 (pinned), a row's 1024 accumulators do not fit half of
+// it: the columns come in blocks of 512, each streamed down all rows.
+// L2BLOCK-LABEL: func.func @column_sum_streamed
+// L2BLOCK: scf.for %{{.*}} = %c0 to %c1024 step %c512 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
+// L2BLOCK: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<512xf32>)
+// L2BLOCK: scf.for %{{.*}} = %c0 to %c512 step %c64 iter_args(%{{.*}} = %{{.*}}) -> (tensor<512xf32>)
 // AVX2-LABEL: func.func @column_sum_streamed
 // AVX2: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
 // AVX2: scf.for %{{.*}} = %c0 to %c1024 step %c32 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1024xf32>)
