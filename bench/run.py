@@ -71,6 +71,8 @@ WORKLOADS = [
      ("blas", 0.9)),
     ("bmm", "bmm", "32x128x64x128", "bmm 32x(128x64 @ 64x128)",
      ("blas", 0.9)),
+    ("vecmat", "matmul", "1x4096x4096", "vector-matrix 1x4096 @ 4096x4096",
+     ("blas", 0.9)),
     ("mm_bias_gelu", "matmul_bias_gelu", "1024", "matmul+bias+GELU 1024",
      ("best", 1.1)),
     ("conv2d", "conv2d", CONV_RESNET, "conv2d 64->64 3x3 56x56",
