@@ -498,16 +498,22 @@ std::vector<int64_t> parseDims(const std::string &text) {
   return dims;
 }
 
+/// Why the last conv2d SIZE was rejected (empty: not a conv2d SIZE).
+static std::string convError;
+
 /// "c=256,h=14,f=256,k=3,s=1,p=1,g=1" (any subset; the rest are the
-/// defaults) or a plain image size "56".
+/// defaults) or a plain image size "56"; nullopt, saying why in
+/// `convError`, for anything else.
 std::optional<ConvSpec> parseConv(const std::string &text) {
   ConvSpec spec;
   if (text.empty())
     return spec;
   if (text.find('=') == std::string::npos) {
     std::vector<int64_t> dims = parseDims(text);
-    if (dims.size() != 1)
+    if (dims.size() != 1) {
+      convError = "expected an image size or c=,h=,f=,k=,s=,p=,g=";
       return std::nullopt;
+    }
     spec.h = dims[0];
     return spec;
   }
@@ -517,8 +523,10 @@ std::optional<ConvSpec> parseConv(const std::string &text) {
     std::string item =
         text.substr(pos, end == std::string::npos ? end : end - pos);
     size_t eq = item.find('=');
-    if (eq == std::string::npos)
+    if (eq == std::string::npos) {
+      convError = "'" + item + "' is no KEY=VALUE";
       return std::nullopt;
+    }
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     char *rest = nullptr;
     long long v = std::strtoll(value.c_str(), &rest, 10);
@@ -530,17 +538,35 @@ std::optional<ConvSpec> parseConv(const std::string &text) {
                      : key == "p" ? &spec.pad
                      : key == "g" ? &spec.groups
                                   : nullptr;
-    if (!field || value.empty() || *rest || v < (key == "p" ? 0 : 1))
+    if (!field) {
+      convError = "unknown key '" + key + "' (c, h, f, k, s, p, g)";
       return std::nullopt;
+    }
+    if (value.empty() || *rest || v < (key == "p" ? 0 : 1)) {
+      convError = key + "=" + value + " is no integer of at least " +
+                  (key == "p" ? "0" : "1");
+      return std::nullopt;
+    }
     *field = v;
     if (end == std::string::npos)
       break;
     pos = end + 1;
   }
   // Any padding up to the filter size; groups 1, or depthwise (C = F = g).
-  if (spec.pad < 0 || spec.pad >= spec.k || spec.out() < 1 ||
-      (spec.groups != 1 && (spec.groups != spec.c || spec.f != spec.c)))
+  if (spec.pad >= spec.k) {
+    convError = "padding p=" + std::to_string(spec.pad) +
+                " must be below the filter size k=" + std::to_string(spec.k) +
+                " (p defaults to 1)";
     return std::nullopt;
+  }
+  if (spec.out() < 1) {
+    convError = "the filter does not fit the padded image";
+    return std::nullopt;
+  }
+  if (spec.groups != 1 && (spec.groups != spec.c || spec.f != spec.c)) {
+    convError = "groups g must be 1 or depthwise (g = c = f)";
+    return std::nullopt;
+  }
   return spec;
 }
 
@@ -1048,6 +1074,9 @@ int main(int argc, char **argv) {
     return benchCompile(reps);
   std::optional<Workload> w = makeWorkload(name, size);
   if (!w) {
+    if (!convError.empty())
+      std::fprintf(stderr, "harp-bench: conv2d %s: %s\n", size.c_str(),
+                   convError.c_str());
     std::fprintf(stderr,
                  "usage: harp-bench WORKLOAD [SIZE] [--reps N] "
                  "[--max-seconds S] [--print-ir] [--ir FILE] [--threads] "
