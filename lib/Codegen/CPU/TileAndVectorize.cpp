@@ -359,7 +359,7 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   // a vector-matrix product x @ B with one row of x): the reduced loops
   // go outside the vector dim, so that each step reads a row of that
   // input contiguously and adds it into the result's accumulators, which
-  // stay in L1 (`streamsRows`). Innermost, they walked each column strip
+  // stay in cache (`streamsRows`). Innermost, they walked each column strip
   // down every row, one row (often a page) apart, and a 4096 x 4096
   // column sum took 2.3 times as long as the row sum.
   if (hasReduction && !rows && reduced >= kStreamedRowsMin) {
@@ -666,22 +666,24 @@ static TilePlan planForPiece(const TilePlan &plan, linalg::LinalgOp piece) {
   return result;
 }
 
-/// A contraction with a single row (a vector-matrix product, x @ W^T or
-/// x @ B with one row of x) or a single column (a matrix-vector product,
-/// the last column of a matmul split by harp-pack-contractions) whose
-/// largest input is contiguous along k, without that unit dim. Read along
-/// k (W of x @ W^T, a column's matrix), it is a reduction along k, whose
-/// plan is rows of dot products with vectors along k; read along n (B of
-/// x @ B), a reduction down B's rows, which streams them (`streamsRows`).
-/// As a contraction a single row got a register tile of 1 x w that walked
-/// each column strip of B down every row, one row apart: 1 x 1024 @ 1024 x
-/// 1024 took 150-250 us against NumPy's 53 (W^T was copied transposed
-/// first: 200 us). A single column as a contraction got a register tile of
-/// rows x 1, its vectors down the rows of that
-/// input, one scalar load per lane (the last column of a 97 x 1031 x 257
-/// matmul took 22 us, twelve times a column of the register tiles); and
-/// with the unit dim kept, the column (K x 1) is read along its outer dim,
-/// which the transfer lowering moves one element at a time.
+/// A contraction with a single row (a vector-matrix product: x @ W^T or
+/// x @ B for one row of x), or with a single column (a matrix-vector
+/// product, the last column of a matmul split by harp-pack-contractions)
+/// whose largest input is contiguous along k, without its unit dims.
+///
+/// A single row read along k (W of x @ W^T) is then a reduction along k,
+/// rows of dot products with vectors along k; read along n (B of x @ B), a
+/// reduction down B's rows, which `streamsRows` streams. As a contraction
+/// it got a register tile of 1 x w that walked each column strip of B down
+/// every row, one row apart: 1 x 1024 @ 1024 x 1024 took 150-250 us against
+/// NumPy's 53 (and W^T was first copied transposed: 200 us).
+///
+/// A single column is a reduction along k too. As a contraction it got a
+/// register tile of rows x 1, its vectors down the rows of its matrix, one
+/// scalar load per lane (the last column of a 97 x 1031 x 257 matmul took
+/// 22 us, twelve times a column of the register tiles); and with the unit
+/// dim kept, the column (K x 1) is read along its outer dim, which the
+/// transfer lowering moves one element at a time.
 static linalg::LinalgOp dropUnitRowOrColumn(RewriterBase &rewriter,
                                             linalg::LinalgOp op) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
