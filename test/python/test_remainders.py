@@ -210,6 +210,22 @@ def test_conv2d(dtype, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("pads,k,w", [((1, 2, 0, 1), 3, 13), ((2, 1, 1, 0), 3, 17),
+                                      ((3, 1, 2, 2), 5, 9), ((1, 3, 1, 1), 4, 33),
+                                      ((1, 1, 1, 1), 3, 14)])
+@pytest.mark.parametrize("value", [0.0, 2.5])
+def test_conv2d_of_padded_rows(dtype, pads, k, w, value):
+    # An image padded on both sides of its rows (here by F.pad, with a
+    # value) is flattened with rows W + max(left, right) wide: a row's right
+    # padding is the next row's left padding.
+    import torch.nn.functional as TF
+    import harp.nn.functional as HF
+    check(dtype, lambda x, f: HF.conv2d(HF.pad(x, pads, value=value), f),
+          lambda x, f: TF.conv2d(TF.pad(x, pads, value=value), f),
+          (2, 3, 11, w), (4, 3, k, k), seed=w + k, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n", [1, 3, 5, 6])
 def test_conv2d_filter_larger_than_image(dtype, n):
     # 20 -> 24 channels on n x n images: the filter is the largest input,
