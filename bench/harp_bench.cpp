@@ -498,13 +498,11 @@ std::vector<int64_t> parseDims(const std::string &text) {
   return dims;
 }
 
-/// Why the last conv2d SIZE was rejected (empty: not a conv2d SIZE).
-static std::string convError;
-
 /// "c=256,h=14,f=256,k=3,s=1,p=1,g=1" (any subset; the rest are the
 /// defaults) or a plain image size "56"; nullopt, saying why in
 /// `convError`, for anything else.
-std::optional<ConvSpec> parseConv(const std::string &text) {
+std::optional<ConvSpec> parseConv(const std::string &text,
+                                  std::string &convError) {
   ConvSpec spec;
   if (text.empty())
     return spec;
@@ -570,9 +568,11 @@ std::optional<ConvSpec> parseConv(const std::string &text) {
   return spec;
 }
 
-/// Builds workload `name` at `size` (empty: the default size), or fails.
+/// Builds workload `name` at `size` (empty: the default size), or fails,
+/// saying why in `error` where it can (a conv2d SIZE).
 std::optional<Workload> makeWorkload(const std::string &name,
-                                     const std::string &size) {
+                                     const std::string &size,
+                                     std::string &error) {
   Workload w;
   std::vector<int64_t> dims = parseDims(size);
   if (!size.empty() && dims.empty() && name != "conv2d")
@@ -679,7 +679,7 @@ std::optional<Workload> makeWorkload(const std::string &name,
     return w;
   }
   if (name == "conv2d") {
-    std::optional<ConvSpec> spec = parseConv(size);
+    std::optional<ConvSpec> spec = parseConv(size, error);
     if (!spec)
       return std::nullopt;
     ConvSpec cs = *spec;
@@ -1072,11 +1072,12 @@ int main(int argc, char **argv) {
   }
   if (name == "compile")
     return benchCompile(reps);
-  std::optional<Workload> w = makeWorkload(name, size);
+  std::string error;
+  std::optional<Workload> w = makeWorkload(name, size, error);
   if (!w) {
-    if (!convError.empty())
-      std::fprintf(stderr, "harp-bench: conv2d %s: %s\n", size.c_str(),
-                   convError.c_str());
+    if (!error.empty())
+      std::fprintf(stderr, "harp-bench: %s %s: %s\n", name.c_str(),
+                   size.c_str(), error.c_str());
     std::fprintf(stderr,
                  "usage: harp-bench WORKLOAD [SIZE] [--reps N] "
                  "[--max-seconds S] [--print-ir] [--ir FILE] [--threads] "

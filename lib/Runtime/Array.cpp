@@ -5,6 +5,7 @@
 #include "BlockCache.h"
 
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemAlloc.h"
 
 #include <algorithm>
@@ -120,8 +121,8 @@ Array Array::uninitialized(TensorType type) {
   static const bool poison = std::getenv("HARP_DEBUG_POISON") != nullptr;
   Array array;
   array.ty = std::move(type);
-  size_t bytes = std::max<size_t>(array.byteSize(), 1);
-  bytes = (bytes + kArrayAlignment - 1) / kArrayAlignment * kArrayAlignment;
+  size_t bytes =
+      llvm::alignTo(std::max<size_t>(array.byteSize(), 1), kArrayAlignment);
   array.owner = storageOf(bytes);
   array.ptr = array.owner.get();
   if (poison)

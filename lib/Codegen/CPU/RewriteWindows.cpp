@@ -402,6 +402,16 @@ static linalg::GenericOp sliceIndependentImages(RewriterBase &rewriter,
   return image;
 }
 
+/// Reassociation of a rank-`rank` shape with its last two dims merged
+/// (an image's rows flattened).
+static SmallVector<ReassociationIndices> lastTwoMerged(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 2, rank - 1});
+  return groups;
+}
+
 /// X padded along its rows (`tensor.pad` with a constant, pl columns on
 /// the left and pr on the right, both above zero), flattened with rows of
 /// W + max(pl, pr) instead of W + pl + pr: a row's right padding serves as
@@ -450,11 +460,8 @@ static Value narrowPaddedRows(RewriterBase &rewriter, Location loc, Value x,
       rewriter, loc, RankedTensorType::get(shape, element), pad.getSource(),
       getAsIndexOpFoldResult(ctx, low), getAsIndexOpFoldResult(ctx, high),
       value);
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t i = 0; i + 2 < rank; ++i)
-    groups.push_back({i});
-  groups.push_back({rank - 2, rank - 1});
-  Value flat = tensor::CollapseShapeOp::create(rewriter, loc, rows, groups);
+  Value flat =
+      tensor::CollapseShapeOp::create(rewriter, loc, rows, lastTwoMerged(rank));
   SmallVector<int64_t> sizes(cast<RankedTensorType>(flat.getType()).getShape());
   sizes.back() -= narrow - left;
   SmallVector<int64_t> offsets(sizes.size(), 0), strides(sizes.size(), 1);
@@ -491,13 +498,6 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  auto lastTwoMerged = [](int64_t rank) {
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t i = 0; i + 2 < rank; ++i)
-      groups.push_back({i});
-    groups.push_back({rank - 2, rank - 1});
-    return groups;
-  };
   // X flattened, and the width Wp of its rows.
   int64_t imageW = xType.getDimSize(xRank - 1);
   Value flatX = narrowPaddedRows(rewriter, loc, window->get(), outCols,
