@@ -105,6 +105,20 @@ def test_matmul_misaligned_rows(dtype, m, k, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("m,k,n", [(64, 19, 1024), (67, 23, 1040), (48, 5, 1031), (70, 3, 512)])
+def test_matmul_page_apart_rows(dtype, m, k, n):
+    # Rows of B a page (4 KiB) or more apart and at least 8 register tiles
+    # of rows: B is packed even where its columns fit one n block (all
+    # panels then one block, their loop inside the row tiles'); 1040 and
+    # 1031 columns split off the last ones; 512 floats share pages and stay
+    # in place, 512 doubles do not. Also B a slice of wider rows.
+    check(dtype, lambda a, b: a @ b, lambda a, b: a @ b, (m, k), (k, n), seed=n,
+          tol_scale=10)
+    check(dtype, lambda a, b: a @ b[:, 2:n - 3], lambda a, b: a @ b[:, 2:n - 3],
+          (m, k), (k, n), seed=n + 1, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("m", [1, 7, 33])
 def test_matrix_vector_products(dtype, m):
     # A single column, contiguous along k: rows of dot products along k.

@@ -226,7 +226,13 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       plan.cacheTileSizes.assign(numLoops, 0);
       // A packed right operand (packRightOperand): the outer n dims count
       // panels of the register tile's width; a cache block is as many of
-      // them as make its columns.
+      // them as make its columns. Without an n block (the columns fit one,
+      // or no block divides them) all panels are one block: their loop runs
+      // inside the row tiles', each row tile reading every panel of the k
+      // block from L2. (A block of one panel each put the panel loop at the
+      // head of the nest and read all of A again per panel: 1024^3 with
+      // AVX-512 code, packed for its page-apart rows, took 21.3 ms that way
+      // and 19.5 ms with all panels in one block, on a Zen 4 core.)
       SmallVector<unsigned> panels(dims->n.begin(), dims->n.end() - 1);
       int64_t columns = ranges[n];
       for (unsigned d : panels)
@@ -238,7 +244,8 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       if (!panels.empty()) {
         int64_t perBlock = std::max<int64_t>(1, nBlock / ranges[n]);
         for (unsigned d : panels)
-          plan.cacheTileSizes[d] = ranges[d] % perBlock ? 1 : perBlock;
+          if (nBlock)
+            plan.cacheTileSizes[d] = ranges[d] % perBlock ? 1 : perBlock;
       } else if (nBlock) {
         plan.cacheTileSizes[n] = nBlock;
       }
