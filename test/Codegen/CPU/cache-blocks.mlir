@@ -1,30 +1,31 @@
 // Cache blocks of a contraction follow from the caches (harp-vectorize's
 // l1-cache and l2-cache; docs/Lowering.md): the k block is the largest
-// divisor of k in [kMax / 2, kMax], kMax = 5/6 L1 / ((rows + width) x 4
-// bytes); the n block, a multiple of the register tile's width, keeps a
-// k x n block of the right operand in half of L2.
+// divisor of k in [kMax / 2, kMax], kMax = L1 / 2 / (rows x 4 bytes) (the
+// register tile's slice of the left operand in half of L1); the n block, a
+// multiple of the register tile's width, keeps a k x n block of the right
+// operand in half of L2.
 //
-// 48 KiB L1, 1 MiB L2, 8 x 32 f32 tiles: kMax = 40960 / 160 = 256 -> 256;
-// nMax = 524288 / (256 x 4) = 512 -> 512.
+// 48 KiB L1, 1 MiB L2, 8 x 32 f32 tiles: kMax = 24576 / 32 = 768 -> 512;
+// nMax = 524288 / (512 x 4) = 256 -> 256.
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,L48K
-// 32 KiB L1: kMax = 27306 / 160 = 170 -> 128 (divides 1024);
-// nMax = 524288 / 512 = 1024 -> 1024.
-// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false l1-cache=32768}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,L32K
-// AVX2 with 16 registers (6 x 16 tiles), 32 KiB L1, 512 KiB L2:
-// kMax = 27306 / 88 = 310 -> 256; nMax = 262144 / 1024 = 256 -> 256.
-// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false vector-bits=256 register-rows=6 l1-cache=32768 l2-cache=524288}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,AVX2
+// 16 KiB L1: kMax = 8192 / 32 = 256 -> 256; nMax = 524288 / 1024 = 512
+// -> 512.
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false l1-cache=16384}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,L16K
+// AVX2 with 16 registers (6 x 16 tiles), 32 KiB L1, 1 MiB L2:
+// kMax = 16384 / 24 = 682 -> 512; nMax = 524288 / 2048 = 256 -> 256.
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false vector-bits=256 register-rows=6 l1-cache=32768 l2-cache=1048576}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,AVX2
 // Given blocks win where they divide the dims.
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{pack=false cache-k=64 cache-n=256}),canonicalize,cse)' | FileCheck %s --check-prefixes=CHECK,FIXED
 
 // CHECK-LABEL: func.func @matmul
-// L48K: scf.for {{.*}} to %c2048 step %c512
-// L48K: scf.for {{.*}} to %c1024 step %c256
+// L48K: scf.for {{.*}} to %c2048 step %c256
+// L48K: scf.for {{.*}} to %c1024 step %c512
 // L48K: vector<8x32xf32>
-// L32K: scf.for {{.*}} to %c2048 step %c1024
-// L32K: scf.for {{.*}} to %c1024 step %c128
-// L32K: vector<8x32xf32>
+// L16K: scf.for {{.*}} to %c2048 step %c512
+// L16K: scf.for {{.*}} to %c1024 step %c256
+// L16K: vector<8x32xf32>
 // AVX2: scf.for {{.*}} to %c2048 step %c256
-// AVX2: scf.for {{.*}} to %c1024 step %c256
+// AVX2: scf.for {{.*}} to %c1024 step %c512
 // AVX2: vector<6x16xf32>
 // FIXED: scf.for {{.*}} to %c2048 step %c256
 // FIXED: scf.for {{.*}} to %c1024 step %c64
@@ -65,12 +66,12 @@ func.func @prime_k(%x: tensor<48x1031xf32>, %y: tensor<1031x2048xf32>, %z: tenso
 // CHECK-LABEL: func.func @uneven_halves
 // CHECK: scf.for {{.*}} to %c96 step %c48
 // L48K: vector<8x32xf32>
-// L32K: vector<8x32xf32>
+// L16K: vector<8x32xf32>
 // AVX2: vector<6x16xf32>
 // FIXED: vector<8x32xf32>
 // CHECK-NOT: vector<4x256x
 // L48K: vector<4x32xf32>
-// L32K: vector<4x32xf32>
+// L16K: vector<4x32xf32>
 // AVX2: vector<4x16xf32>
 // FIXED: vector<4x32xf32>
 // CHECK: return

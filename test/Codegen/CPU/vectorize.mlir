@@ -118,30 +118,32 @@ func.func @matmul_transposed_first(%w: tensor<1024x512xf32>, %g: tensor<16x512xf
 // Large contractions: the right operand is packed into panels of the
 // register tile's width (32 columns: 1024x1024 becomes 32 panels of
 // 1024x32), the matmul runs over (row, panel, column, k) on C seen as
-// 1024x32x32; cache blocks of 16 panels (512 columns) by 256 k, register
-// tiles of 8 rows by one panel, each reading its panel row contiguously.
+// 1024x32x32; cache blocks of 8 panels (256 columns) by 512 k (an 8 x 512
+// slice of A in half of the 48 KiB L1, a 512 x 256 block of B in half of
+// the 1 MiB L2), register tiles of 8 rows by one panel, each reading its
+// panel row contiguously.
 // CHECK-LABEL: func.func @matmul_blocked
 // CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<32x1024x32xf32>
 // CHECK: %[[PACKED:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]]) -> (tensor<32x1024x32xf32>)
 // CHECK: vector.transfer_read %{{.*}} : tensor<1024x1024xf32>, vector<16xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<32x1024x32xf32>
 // CHECK: %[[C:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [1024, 32, 32]
-// CHECK: scf.for {{.*}} to %c32 step %c16 iter_args(%{{.*}} = %[[C]])
-// CHECK: scf.for {{.*}} to %c1024 step %c256
+// CHECK: scf.for {{.*}} to %c32 step %c8 iter_args(%{{.*}} = %[[C]])
+// CHECK: scf.for {{.*}} to %c1024 step %c512
 // CHECK: scf.for {{.*}} step %c8
-// CHECK: scf.for {{.*}} to %c16 step %c1
-// CHECK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> ({{.*}}vector<8x32xf32>)
+// CHECK: scf.for {{.*}} to %c8 step %c1
+// CHECK: scf.for {{.*}} to %c512 step %c1 {{.*}} -> ({{.*}}vector<8x32xf32>)
 // CHECK: vector.transfer_read %[[PACKED]]{{.*}} : tensor<32x1024x32xf32>, vector<32xf32>
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<1024x32x32xf32> into tensor<1024x1024xf32>
 
-// Without packing: cache blocks of 512 columns by 256 k.
+// Without packing: cache blocks of 256 columns by 512 k.
 // NOPACK-LABEL: func.func @matmul_blocked
 // NOPACK-NOT: tensor.expand_shape
-// NOPACK: scf.for {{.*}} to %c1024 step %c512
 // NOPACK: scf.for {{.*}} to %c1024 step %c256
+// NOPACK: scf.for {{.*}} to %c1024 step %c512
 // NOPACK: scf.for {{.*}} step %c8
-// NOPACK: scf.for {{.*}} to %c512 step %c32
-// NOPACK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> (vector<8x32xf32>)
+// NOPACK: scf.for {{.*}} to %c256 step %c32
+// NOPACK: scf.for {{.*}} to %c512 step %c1 {{.*}} -> (vector<8x32xf32>)
 #nA = affine_map<(i, j, k) -> (i, k)>
 #nB = affine_map<(i, j, k) -> (k, j)>
 #nC = affine_map<(i, j, k) -> (i, j)>
@@ -158,15 +160,15 @@ func.func @matmul_blocked(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>, 
 
 // -----
 
-// k blocked (512 > 256) but n not (256 columns): m is cut in two halves
-// that head the nest, so a parallel loop (marked) comes before the k block
-// loop (a reduction) and threads can split the matmul.
+// k blocked (2048 > 768: blocks of 512) but n not (128 columns): m is cut
+// in two halves that head the nest, so a parallel loop (marked) comes
+// before the k block loop (a reduction) and threads can split the matmul.
 // CHECK-LABEL: func.func @matmul_k_blocked
 // CHECK: scf.for {{.*}} to %c128 step %c64
-// CHECK: scf.for {{.*}} to %c512 step %c256
+// CHECK: scf.for {{.*}} to %c2048 step %c512
 // CHECK: scf.for {{.*}} to %c64 step %c8
-// CHECK: scf.for {{.*}} to %c256 step %c32
-// CHECK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> (vector<8x32xf32>)
+// CHECK: scf.for {{.*}} to %c128 step %c32
+// CHECK: scf.for {{.*}} to %c512 step %c1 {{.*}} -> (vector<8x32xf32>)
 // CHECK: tensor.insert_slice
 // CHECK-NEXT: scf.yield
 // CHECK-NEXT: } {harp.parallel}
@@ -174,15 +176,15 @@ func.func @matmul_blocked(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>, 
 #kA = affine_map<(i, j, k) -> (i, k)>
 #kB = affine_map<(i, j, k) -> (k, j)>
 #kC = affine_map<(i, j, k) -> (i, j)>
-func.func @matmul_k_blocked(%a: tensor<128x512xf32>, %b: tensor<512x256xf32>, %c: tensor<128x256xf32>) -> tensor<128x256xf32> {
+func.func @matmul_k_blocked(%a: tensor<128x2048xf32>, %b: tensor<2048x128xf32>, %c: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %r = linalg.generic {indexing_maps = [#kA, #kB, #kC], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : tensor<128x512xf32>, tensor<512x256xf32>) outs(%c : tensor<128x256xf32>) {
+      ins(%a, %b : tensor<128x2048xf32>, tensor<2048x128xf32>) outs(%c : tensor<128x128xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %m = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
-  } -> tensor<128x256xf32>
-  return %r : tensor<128x256xf32>
+  } -> tensor<128x128xf32>
+  return %r : tensor<128x128xf32>
 }
 
 // -----

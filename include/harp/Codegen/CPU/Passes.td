@@ -55,7 +55,10 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     cycle ((`register-rows` + `register-vectors`) x `fma-per-cycle` /
     (rows x vectors): a crossing load takes a second turn at the load
     ports) and when m spans at least 8 row tiles (the copy costs about one
-    pass over B).
+    pass over B). Likewise from 8 row tiles on when B's rows are a page
+    (4 KiB) or more apart: read in place, every k step of the register tile
+    would load from a page of its own, which the hardware prefetchers (they
+    stop at a page's edge) do not run ahead of.
 
     ```mlir
     // after: B (256 x 1024) packed into 32 panels of 256 x 32
@@ -160,10 +163,12 @@ def HarpTileAndVectorizePass : Pass<"harp-tile-and-vectorize", "func::FuncOp"> {
     * a contraction (matmul, batched matmul, a matmul packed by
       `harp-pack-contractions`: `inferContractionDims` finds m, n and k,
       n taken as the dim the result is contiguous along) is cut into cache
-      blocks: a k block whose left-operand slice (register
-      rows x k) and right-operand panel (k x register-tile width) take at
-      most 5/6 of `l1-cache`, an n block whose k x n block of the right
-      operand takes half of `l2-cache`, each the largest in [half, all] of
+      blocks: a k block whose left-operand slice (register rows x k),
+      reused by every register tile of the n block, takes at most half of
+      `l1-cache` (the right operand's panels stream past it from L2), an n
+      block whose k x n block of the right operand takes half of
+      `l2-cache` (for a packed one, a block of whole panels, all of them
+      where n needs no block), each the largest in [half, all] of
       its bound that divides the dim (or `cache-k` / `cache-n` where
       given and dividing; docs/Lowering.md derives them), then gets a
       register tile of `register-rows` x
