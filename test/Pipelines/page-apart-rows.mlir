@@ -5,11 +5,11 @@
 // edge) and the first-level TLB. znver4 (8 x 2 zmm tiles, one 512-bit FMA
 // per cycle) does not pack for misaligned rows, so these are packed for
 // their pages alone; K = 128 keeps the 1024 columns in one n block.
-// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=znver4 l1-cache=32768 l2-cache=1048576})' --mlir-print-ir-after=harp-pack-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-PACK
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=znver4 l1-cache=32768 l2-cache=1048576})' --mlir-disable-threading --mlir-print-ir-after=harp-pack-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-PACK
 // The packed matmul without an n block has all 32 panels in one block: the
 // panel loop runs inside the row tiles' loop, so A is read once (a block of
 // one panel each put the panel loop first and read A once per panel).
-// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=znver4 l1-cache=32768 l2-cache=1048576})' --mlir-print-ir-after=harp-vector-cleanup -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-LOOPS
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=znver4 l1-cache=32768 l2-cache=1048576})' --mlir-disable-threading --mlir-print-ir-after=harp-vector-cleanup -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-LOOPS
 
 // CHECK-PACK-LABEL: func.func @page_apart
 // CHECK-PACK: linalg.generic {{.*}} outs(%{{.*}} : tensor<32x128x32xf32>)
