@@ -240,6 +240,21 @@ def test_conv2d_of_padded_rows(dtype, pads, k, w, value):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("batch,c,f,n,k,pad", [(1, 24, 16, 14, 3, 1), (2, 8, 12, 17, 5, 2),
+                                               (1, 6, 20, 12, 3, 0), (1, 16, 16, 7, 3, 1),
+                                               (3, 5, 7, 23, 3, 1)])
+def test_conv2d_window_planes(dtype, batch, c, f, n, k, pad):
+    # Windows flattened onto one copy of the image per tap column (rows as
+    # wide as the output's) where the grid's extra outputs cost more vector
+    # FMAs than the copies cost stores, else onto a grid as wide as the
+    # padded rows (7 x 7 outputs: both take the same vectors); which one
+    # depends on the profile's lanes and FMA rate. Gradients in f64.
+    check(dtype, lambda x, w: harp.conv(x, w, [1, 1], [pad, pad], [1, 1]),
+          lambda x, w: torch.nn.functional.conv2d(x, w, padding=pad),
+          (batch, c, n, n + 1), (f, c, k, k), seed=n + k + c, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n", [1, 3, 5, 6])
 def test_conv2d_filter_larger_than_image(dtype, n):
     # 20 -> 24 channels on n x n images: the filter is the largest input,

@@ -422,20 +422,17 @@ static SmallVector<ReassociationIndices> lastTwoMerged(int64_t rank) {
 /// as for X flattened itself; and the grid of outputs (`outCols` a row) is Wp
 /// wide, so fewer of its columns are wasted: 15 instead of 16 for a 3x3 window
 /// over 14 columns padded by one on each side (12.5% -> 6.7%), 19 instead of 21
-/// for a 5x5 over 17 padded by two. Sets `rowWidth` and returns the flat
-/// tensor, or null where X is no such padding (the caller flattens X as it is).
-static Value narrowPaddedRows(RewriterBase &rewriter, Location loc, Value x,
-                              int64_t outCols, int64_t readCols,
-                              int64_t &rowWidth) {
+/// for a 5x5 over 17 padded by two. narrowRowWidth gives the narrower width,
+/// or none where X is no such padding (the caller flattens X as it is).
+static std::optional<int64_t> narrowRowWidth(Value x, int64_t outCols,
+                                             int64_t readCols) {
   auto pad = x.getDefiningOp<tensor::PadOp>();
   if (!pad || !pad.getSourceType().hasStaticShape() ||
       ShapedType::isDynamicShape(pad.getStaticLow()) ||
-      ShapedType::isDynamicShape(pad.getStaticHigh()))
-    return nullptr;
-  Value value = pad.getConstantPaddingValue();
+      ShapedType::isDynamicShape(pad.getStaticHigh()) ||
+      !pad.getConstantPaddingValue() || pad.getSourceType().getRank() < 2)
+    return std::nullopt;
   int64_t rank = pad.getSourceType().getRank();
-  if (!value || rank < 2)
-    return nullptr;
   int64_t left = pad.getStaticLow()[rank - 1],
           right = pad.getStaticHigh()[rank - 1];
   int64_t width = pad.getSourceType().getDimSize(rank - 1);
@@ -443,7 +440,18 @@ static Value narrowPaddedRows(RewriterBase &rewriter, Location loc, Value x,
   // A grid row holds a row of outputs; the reads stay in the padded rows.
   if (left <= 0 || right <= 0 || outCols > narrow ||
       readCols > left + width + right)
-    return nullptr;
+    return std::nullopt;
+  return narrow;
+}
+
+/// X flattened with the narrower rows of narrowRowWidth (which must hold).
+static Value narrowPaddedRows(RewriterBase &rewriter, Location loc, Value x,
+                              int64_t narrow) {
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  Value value = pad.getConstantPaddingValue();
+  int64_t rank = pad.getSourceType().getRank();
+  int64_t left = pad.getStaticLow()[rank - 1];
+  int64_t width = pad.getSourceType().getDimSize(rank - 1);
   // The rows padded on the right only, to the narrower width, and one more
   // row of padding on top, from whose end the pl elements heading the flat
   // tensor are taken (a slice: no second copy).
@@ -466,10 +474,74 @@ static Value narrowPaddedRows(RewriterBase &rewriter, Location loc, Value x,
   sizes.back() -= narrow - left;
   SmallVector<int64_t> offsets(sizes.size(), 0), strides(sizes.size(), 1);
   offsets.back() = narrow - left;
-  rowWidth = narrow;
   return tensor::ExtractSliceOp::create(
       rewriter, loc, flat, getAsIndexOpFoldResult(ctx, offsets),
       getAsIndexOpFoldResult(ctx, sizes), getAsIndexOpFoldResult(ctx, strides));
+}
+
+/// The width of the rows a window's image is flattened with on a grid
+/// (flattenWindow): its padded rows narrowed where narrowRowWidth allows,
+/// else its own.
+static int64_t gridRowWidth(linalg::GenericOp op, const FlatWindow &match) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Value x = match.window->get();
+  auto xType = cast<RankedTensorType>(x.getType());
+  return narrowRowWidth(x, ranges[match.ow],
+                        ranges[match.ow] + ranges[match.kw] - 1)
+      .value_or(xType.getDimSize(xType.getRank() - 1));
+}
+
+/// Rebuilds the window kernel `op` over its dims without ow, oh standing for
+/// p, the flat index of an output: the window input becomes `flatX`, read at
+/// `windowRead(replace)` (given what each old dim became), and the result
+/// `flatInit`, written at p after `op`'s other result dims.
+static linalg::GenericOp rebuildFlat(
+    RewriterBase &rewriter, linalg::GenericOp op, const FlatWindow &match,
+    Value flatX,
+    function_ref<SmallVector<AffineExpr>(ArrayRef<AffineExpr>)> windowRead,
+    Value flatInit) {
+  MLIRContext *ctx = op.getContext();
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<AffineExpr> replace(numLoops);
+  for (unsigned d = 0, next = 0; d < numLoops; ++d)
+    replace[d] = d == match.ow ? getAffineConstantExpr(0, ctx)
+                               : getAffineDimExpr(next++, ctx);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (input != match.window) {
+      inputs.push_back(input->get());
+      maps.push_back(map.replaceDimsAndSymbols(replace, {}, numLoops - 1, 0));
+      continue;
+    }
+    inputs.push_back(flatX);
+    maps.push_back(AffineMap::get(numLoops - 1, 0, windowRead(replace), ctx));
+  }
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<AffineExpr> outResults;
+  for (AffineExpr result : outMap.getResults().drop_back(2))
+    outResults.push_back(result.replaceDims(replace));
+  outResults.push_back(replace[match.oh]);
+  maps.push_back(AffineMap::get(numLoops - 1, 0, outResults, ctx));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.erase(iterators.begin() + match.ow);
+  auto flat =
+      linalg::GenericOp::create(rewriter, op.getLoc(), flatInit.getType(),
+                                inputs, ValueRange{flatInit}, maps, iterators);
+  rewriter.inlineRegionBefore(op.getRegion(), flat.getRegion(),
+                              flat.getRegion().begin());
+  return flat;
+}
+
+/// Erases the padded image and the result's fill a flattened kernel
+/// replaced, where nothing else uses them.
+static void eraseUnused(RewriterBase &rewriter, ArrayRef<Value> values) {
+  for (Value value : values)
+    if (Operation *producer = value.getDefiningOp();
+        producer && isa<tensor::PadOp, linalg::FillOp>(producer) &&
+        producer->use_empty())
+      rewriter.eraseOp(producer);
 }
 
 /// Flattens a convolution window onto its image's rows: a kernel reading
@@ -484,27 +556,24 @@ static Value narrowPaddedRows(RewriterBase &rewriter, Location loc, Value x,
 static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
                           const FlatWindow &match) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   OpOperand *init = op.getDpsInitOperand(0);
-  AffineMap outMap = op.getMatchingIndexingMap(init);
   auto yType = cast<RankedTensorType>(init->get().getType());
-  unsigned outRank = outMap.getNumResults();
+  unsigned outRank = yType.getRank();
   OpOperand *window = match.window;
-  unsigned oh = match.oh, ow = match.ow, kh = match.kh, kw = match.kw;
-  int64_t outRows = ranges[oh], outCols = ranges[ow];
+  unsigned oh = match.oh, kh = match.kh, kw = match.kw;
+  int64_t outRows = ranges[oh], outCols = ranges[match.ow];
   auto xType = cast<RankedTensorType>(window->get().getType());
   int64_t xRank = xType.getRank();
 
-  MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   // X flattened, and the width Wp of its rows.
-  int64_t imageW = xType.getDimSize(xRank - 1);
-  Value flatX = narrowPaddedRows(rewriter, loc, window->get(), outCols,
-                                 outCols + ranges[kw] - 1, imageW);
-  if (!flatX)
-    flatX = tensor::CollapseShapeOp::create(rewriter, loc, window->get(),
-                                            lastTwoMerged(xRank));
+  int64_t imageW = gridRowWidth(op, match);
+  Value flatX = imageW != xType.getDimSize(xRank - 1)
+                    ? narrowPaddedRows(rewriter, loc, window->get(), imageW)
+                    : tensor::CollapseShapeOp::create(
+                          rewriter, loc, window->get(), lastTwoMerged(xRank))
+                          .getResult();
   // Outputs on the grid: the last row stops at OW, so no read passes the
   // image's end.
   int64_t grid = (outRows - 1) * imageW + outCols;
@@ -539,43 +608,17 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
   Value gridSlice = tensor::ExtractSliceOp::create(rewriter, loc, flatInit,
                                                    zeros, sliceSizes, ones);
 
-  // The kernel over the old dims without ow; oh becomes p.
-  unsigned numLoops = op.getNumLoops();
-  SmallVector<AffineExpr> replace(numLoops);
-  for (unsigned d = 0, next = 0; d < numLoops; ++d)
-    replace[d] =
-        d == ow ? getAffineConstantExpr(0, ctx) : getAffineDimExpr(next++, ctx);
-  auto remap = [&](AffineMap map) {
-    return map.replaceDimsAndSymbols(replace, {}, numLoops - 1, 0);
-  };
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    AffineMap map = op.getMatchingIndexingMap(input);
-    if (input != window) {
-      inputs.push_back(input->get());
-      maps.push_back(remap(map));
-      continue;
-    }
-    SmallVector<AffineExpr> results;
-    for (AffineExpr result : map.getResults().drop_back(2))
-      results.push_back(result.replaceDims(replace));
-    results.push_back(replace[oh] + replace[kh] * imageW + replace[kw]);
-    inputs.push_back(flatX);
-    maps.push_back(AffineMap::get(numLoops - 1, 0, results, ctx));
-  }
-  SmallVector<AffineExpr> outResults;
-  for (AffineExpr result : outMap.getResults().drop_back(2))
-    outResults.push_back(result.replaceDims(replace));
-  outResults.push_back(replace[oh]);
-  maps.push_back(AffineMap::get(numLoops - 1, 0, outResults, ctx));
-  SmallVector<utils::IteratorType> flatIterators(iterators);
-  flatIterators.erase(flatIterators.begin() + ow);
-  auto flat =
-      linalg::GenericOp::create(rewriter, loc, gridSlice.getType(), inputs,
-                                ValueRange{gridSlice}, maps, flatIterators);
-  rewriter.inlineRegionBefore(op.getRegion(), flat.getRegion(),
-                              flat.getRegion().begin());
+  AffineMap windowMap = op.getMatchingIndexingMap(window);
+  linalg::GenericOp flat = rebuildFlat(
+      rewriter, op, match, flatX,
+      [&](ArrayRef<AffineExpr> replace) {
+        SmallVector<AffineExpr> results;
+        for (AffineExpr result : windowMap.getResults().drop_back(2))
+          results.push_back(result.replaceDims(replace));
+        results.push_back(replace[oh] + replace[kh] * imageW + replace[kw]);
+        return results;
+      },
+      gridSlice);
 
   // Back to Y: the grid's first OW columns of every row.
   Value full = tensor::InsertSliceOp::create(rewriter, loc, flat.getResult(0),
@@ -591,12 +634,114 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
                                                 yZeros, ySizes, yOnes);
   Value image = window->get(), initial = init->get();
   rewriter.replaceOp(op, result);
-  // The padded image and the result's fill the grid replaced.
-  for (Value value : {image, initial})
-    if (Operation *producer = value.getDefiningOp();
-        producer && isa<tensor::PadOp, linalg::FillOp>(producer) &&
-        producer->use_empty())
-      rewriter.eraseOp(producer);
+  eraseUnused(rewriter, {image, initial});
+}
+
+/// Flattens a convolution window onto K planes of its image, K the window's
+/// width: plane j holds columns j to j + OW - 1 of X's rows, P[..., j, r,
+/// c] = X[..., r, c + j] (one copy of X per tap column), flattened to rows
+/// of OW; output p = oh OW + ow of Y flattened reads plane kw at p + kh OW.
+/// No output is wasted, where flattenWindow's grid computes Wp - OW extra
+/// outputs a row, and Y is the kernel's result reshaped, where the grid is
+/// copied out. Only where matchFlatWindow holds.
+static void flattenWindowPlanes(RewriterBase &rewriter, linalg::GenericOp op,
+                                const FlatWindow &match) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto yType = cast<RankedTensorType>(init->get().getType());
+  OpOperand *window = match.window;
+  unsigned oh = match.oh, kh = match.kh, kw = match.kw;
+  int64_t outCols = ranges[match.ow];
+  auto xType = cast<RankedTensorType>(window->get().getType());
+  int64_t xRank = xType.getRank();
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+
+  // P over (X's leading dims..., j, r, c), reading X at (..., r, c + j).
+  SmallVector<int64_t> planeShape(xType.getShape().drop_back(2));
+  planeShape.append({ranges[kw], xType.getDimSize(xRank - 2), outCols});
+  unsigned planeRank = planeShape.size();
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  SmallVector<AffineExpr> readX;
+  for (unsigned d = 0; d + 3 < planeRank; ++d)
+    readX.push_back(dim(d));
+  readX.append({dim(planeRank - 2), dim(planeRank - 1) + dim(planeRank - 3)});
+  Value empty = tensor::EmptyOp::create(rewriter, loc, planeShape,
+                                        xType.getElementType());
+  SmallVector<AffineMap> copyMaps = {
+      AffineMap::get(planeRank, 0, readX, ctx),
+      rewriter.getMultiDimIdentityMap(planeRank)};
+  auto planes = linalg::GenericOp::create(
+      rewriter, loc, empty.getType(), ValueRange{window->get()},
+      ValueRange{empty}, copyMaps,
+      SmallVector<utils::IteratorType>(planeRank,
+                                       utils::IteratorType::parallel),
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, args[0]);
+      });
+  Value flatX = tensor::CollapseShapeOp::create(
+      rewriter, loc, planes.getResult(0), lastTwoMerged(planeRank));
+
+  SmallVector<ReassociationIndices> yGroups = lastTwoMerged(yType.getRank());
+  Value flatInit =
+      tensor::CollapseShapeOp::create(rewriter, loc, init->get(), yGroups);
+  AffineMap windowMap = op.getMatchingIndexingMap(window);
+  linalg::GenericOp flat = rebuildFlat(
+      rewriter, op, match, flatX,
+      [&](ArrayRef<AffineExpr> replace) {
+        SmallVector<AffineExpr> results;
+        for (AffineExpr result : windowMap.getResults().drop_back(2))
+          results.push_back(result.replaceDims(replace));
+        results.append({replace[kw], replace[oh] + replace[kh] * outCols});
+        return results;
+      },
+      flatInit);
+  Value result = tensor::ExpandShapeOp::create(rewriter, loc, yType,
+                                               flat.getResult(0), yGroups);
+  Value image = window->get();
+  rewriter.replaceOp(op, result);
+  eraseUnused(rewriter, {image});
+}
+
+/// Whether a window flattened onto planes (flattenWindowPlanes) costs less
+/// than on a grid (flattenWindow), in a model of vector operations: the
+/// grid's extra outputs cost the kernel's work per output vector (every
+/// loop of `op` but oh and ow) times the vectors they add to a row of
+/// outputs, at `fmaPerCycle`; the planes cost a vector store per `lanes`
+/// of their rows (K of every row of X), less the grid's copy to Y, which
+/// they spare. Extra outputs that fit the last vector of the grid cost
+/// nothing: a 7 x 7 image's grid of 55 outputs takes four 16-lane vectors,
+/// as its 49 outputs do, and planes made a 32-channel 3x3 convolution 3%
+/// slower (a 14 x 14 one 6% faster: 209 outputs, 14 vectors, against 196
+/// and 13; on a Zen 4 core with AVX-512 code).
+static bool planesPay(linalg::GenericOp op, const FlatWindow &match,
+                      int64_t lanes, double fmaPerCycle) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t outRows = ranges[match.oh], outCols = ranges[match.ow];
+  int64_t work = 1;
+  for (auto [d, range] : llvm::enumerate(ranges))
+    if (d != match.oh && d != match.ow)
+      work *= range;
+  int64_t wide = gridRowWidth(op, match);
+  int64_t gridVectors = llvm::divideCeil((outRows - 1) * wide + outCols, lanes);
+  int64_t planeVectors = llvm::divideCeil(outRows * outCols, lanes);
+  double saved =
+      double(work) * (gridVectors - planeVectors) / std::max(fmaPerCycle, 1e-3);
+  auto xType = cast<RankedTensorType>(match.window->get().getType());
+  auto yType = cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+  auto leading = [](RankedTensorType type) {
+    int64_t n = 1;
+    for (int64_t size : type.getShape().drop_back(2))
+      n *= size;
+    return n;
+  };
+  int64_t rowVectors = llvm::divideCeil(outCols, lanes);
+  int64_t xRows = xType.getDimSize(xType.getRank() - 2);
+  double copied =
+      double(ranges[match.kw]) * leading(xType) * xRows * rowVectors -
+      double(leading(yType)) * outRows * rowVectors;
+  return saved > copied;
 }
 
 /// Marks the window kernels (their images, once sliced) to flatten.
@@ -653,8 +798,12 @@ struct HarpRewriteWindowsPass
       op->removeAttr(kFlatWindowAttr);
       if (std::optional<int64_t> lanes = laneCount(op, config))
         if (std::optional<FlatWindow> flat =
-                matchFlatWindow(op, config, *lanes))
-          flattenWindow(rewriter, op, *flat);
+                matchFlatWindow(op, config, *lanes)) {
+          if (planes && planesPay(op, *flat, *lanes, fmaPerCycle))
+            flattenWindowPlanes(rewriter, op, *flat);
+          else
+            flattenWindow(rewriter, op, *flat);
+        }
     }
   }
 };

@@ -30,6 +30,8 @@ void mlir::harp::buildHarpVectorizePipeline(
     HarpRewriteWindowsPassOptions windows;
     windows.vectorBits = options.vectorBits;
     windows.registerVectors = options.registerVectors;
+    windows.fmaPerCycle = options.fmaPerCycle;
+    windows.planes = options.windowPlanes;
     pm.addPass(createHarpRewriteWindowsPass(windows));
   }
   HarpTileAndVectorizePassOptions tile;

@@ -5,6 +5,8 @@
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows))' | FileCheck %s --check-prefix=WIN
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{deinterleave=false flatten=false}))' | FileCheck %s --check-prefix=NOWIN
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{slice-images=false}))' | FileCheck %s --check-prefix=NOSLICE
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{planes=false}))' | FileCheck %s --check-prefix=NOPLANES
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-rewrite-windows{fma-per-cycle=8}))' | FileCheck %s --check-prefix=FMA8
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-tile-and-vectorize),canonicalize)' | FileCheck %s --check-prefix=TILE
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-tile-and-vectorize,harp-vector-cleanup),canonicalize)' | FileCheck %s --check-prefix=CLEAN
 // RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=0}))' 2>&1 | FileCheck %s --check-prefix=BITS-PACK
@@ -569,4 +571,77 @@ func.func @conv_one_image(%x: tensor<1x2x9x9xf32>, %w: tensor<4x2x3x3xf32>) -> t
     linalg.yield %s : f32
   } -> tensor<1x4x7x7xf32>
   return %r : tensor<1x4x7x7xf32>
+}
+
+// -----
+
+// Planes or a grid, priced in vector operations (16 lanes, 2 FMAs per
+// cycle by default). 14 x 14 outputs of a 3x3 window padded by one: a grid
+// of 15-wide rows computes 13 * 15 + 14 = 209 outputs (14 vectors), planes
+// 196 (13): one vector less of the kernel's 16 x 16 x 9 = 2304 FMAs per
+// output vector saves 1152 cycles, against 3 planes of 16 rows of one
+// vector for 16 channels (768 vector stores) less the 224 the grid's copy
+// to Y makes. So: 3 planes of columns j to j + 13 of the padded rows, read
+// at (plane kw, p + kh * 14), Y the result reshaped.
+// WIN-LABEL: func.func @window_planes
+// WIN: %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// WIN: tensor.empty() : tensor<1x16x3x16x14xf32>
+// WIN: linalg.generic {{.*}} ins(%[[P]] : tensor<1x16x16x16xf32>) outs(%{{.*}} : tensor<1x16x3x16x14xf32>)
+// WIN: %[[X:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x16x3x16x14xf32> into tensor<1x16x3x224xf32>
+// WIN: %[[Y:.*]] = tensor.collapse_shape %arg2 {{.*}} : tensor<1x16x14x14xf32> into tensor<1x16x196xf32>
+// WIN: linalg.generic {{.*}} ins(%[[X]], %arg1 : {{.*}}) outs(%[[Y]] : tensor<1x16x196xf32>)
+// WIN: tensor.expand_shape %{{.*}} output_shape [1, 16, 14, 14] : tensor<1x16x196xf32> into tensor<1x16x14x14xf32>
+// Without planes, or where FMAs are cheaper (8 per cycle: 288 cycles
+// saved), a grid of rows 15 wide.
+// NOPLANES-LABEL: func.func @window_planes
+// NOPLANES-NOT: tensor<1x16x3x16x14xf32>
+// NOPLANES: tensor.collapse_shape %{{.*}} : tensor<1x16x17x15xf32> into tensor<1x16x255xf32>
+// NOPLANES: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 16, 209] [1, 1, 1]
+// FMA8-LABEL: func.func @window_planes
+// FMA8-NOT: tensor<1x16x3x16x14xf32>
+// FMA8: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 16, 209] [1, 1, 1]
+#pin = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
+#pw = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#po = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @window_planes(%x: tensor<1x16x14x14xf32>, %f: tensor<16x16x3x3xf32>, %init: tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x16x14x14xf32> to tensor<1x16x16x16xf32>
+  %r = linalg.generic {indexing_maps = [#pin, #pw, #po], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%p, %f : tensor<1x16x16x16xf32>, tensor<16x16x3x3xf32>) outs(%init : tensor<1x16x14x14xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x14x14xf32>
+  return %r : tensor<1x16x14x14xf32>
+}
+
+// -----
+
+// 7 x 7 outputs: the grid's 6 * 8 + 7 = 55 outputs take four vectors, as
+// 49 do; planes would save nothing, so a grid.
+// WIN-LABEL: func.func @window_grid_same_vectors
+// WIN-NOT: tensor<1x16x3x9x7xf32>
+// WIN: tensor.collapse_shape %{{.*}} : tensor<1x16x10x8xf32> into tensor<1x16x80xf32>
+// WIN: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 16, 55] [1, 1, 1]
+#gin = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
+#gw = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
+#go = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
+func.func @window_grid_same_vectors(%x: tensor<1x16x7x7xf32>, %f: tensor<16x16x3x3xf32>, %init: tensor<1x16x7x7xf32>) -> tensor<1x16x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x16x7x7xf32> to tensor<1x16x9x9xf32>
+  %r = linalg.generic {indexing_maps = [#gin, #gw, #go], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%p, %f : tensor<1x16x9x9xf32>, tensor<16x16x3x3xf32>) outs(%init : tensor<1x16x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x7x7xf32>
+  return %r : tensor<1x16x7x7xf32>
 }

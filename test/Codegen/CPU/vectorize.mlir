@@ -5,6 +5,7 @@
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256 register-rows=6}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=ROWS6
 // RUN: not harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=4}))' --split-input-file 2>&1 | FileCheck %s --check-prefix=BITS
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{l2-cache=4096}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=L2BLOCK
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{window-planes=false}),canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=GRID
 
 // BITS: error: harp-pack-contractions: vector-bits must be at least 8, got 4
 
@@ -360,35 +361,57 @@ func.func @transpose(%x: tensor<64x32xf64>) -> tensor<32x64xf64> {
 // -----
 
 // A convolution window (oh + kh, ow + kw) whose 16 output columns are no
-// multiple of the register tile's 32 is computed on a grid as wide as the
+// multiple of the register tile's 32 is flattened onto the input's rows.
+// By default onto 3 planes, one per tap column: plane j holds columns j to
+// j + 15 of the 18 rows (one copy, 1x4x3x18x16), flattened to rows of 16,
+// and output p = oh * 16 + ow reads plane kw at p + kh * 16: 256 outputs,
+// 8 register tiles of 8 output channels x 32, no remainder, and the result
+// is the init reshaped (the grid below would compute 286 outputs in 8
+// full-width tiles and two narrower ones, and copy 256 of them out).
+// CHECK-LABEL: func.func @conv
+// CHECK: tensor.empty() : tensor<1x4x3x18x16xf32>
+// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x4x18x18xf32>, vector<16xf32>
+// CHECK: %[[P:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] : tensor<1x4x3x18x16xf32> into tensor<1x4x3x288xf32>
+// CHECK: %[[Y:.*]] = tensor.collapse_shape %arg2 {{\[}}[0], [1], [2, 3]] : tensor<1x16x16x16xf32> into tensor<1x16x256xf32>
+// CHECK: scf.for {{.*}} to %c16 step %c8 iter_args(%{{.*}} = %[[Y]])
+// CHECK: scf.for {{.*}} to %c256 step %c32
+// CHECK: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// CHECK: scf.for {{.*}} to %c3
+// CHECK: scf.for {{.*}} to %c3
+// CHECK: vector.transfer_read %[[P]][%c0, %{{.*}}, %{{.*}}, %{{.*}}]{{.*}} : tensor<1x4x3x288xf32>, vector<32xf32>
+// CHECK-NOT: vector<8x16xf32>
+// CHECK-NOT: vector<8x14xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 16, 16] : tensor<1x16x256xf32> into tensor<1x16x16x16xf32>
+// CHECK-NEXT: return
+// With window-planes=false it is computed on a grid as wide as the
 // 18-column input, flattened: grid output p = oh * 18 + ow reads the
 // flattened input at p + kh * 18 + kw. The grid's first 15 * 18 + 16 = 286
 // outputs are computed (8 output channels x 32 of them per register tile,
 // the last 30 in a tile of one vector and one of 14 lanes, split off the
 // kernel first), its 2 extra columns per row dropped.
 // The init (an argument) is padded onto the grid.
-// CHECK-LABEL: func.func @conv
-// CHECK: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x4x18x18xf32> into tensor<1x4x324xf32>
-// CHECK: %[[PAD:.*]] = tensor.pad %arg2 low[0, 0, 0, 0] high[0, 0, 0, 2]
-// CHECK: %[[GRID:.*]] = tensor.collapse_shape %[[PAD]] {{.*}} into tensor<1x16x288xf32>
-// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
-// CHECK: %[[HEAD:.*]] = tensor.extract_slice %[[OUT]][0, 0, 0] [1, 16, 272] [1, 1, 1]
-// CHECK: scf.for {{.*}} to %c16 step %c8 iter_args(%{{.*}} = %[[HEAD]])
-// CHECK: scf.for {{.*}} to %c256 step %c32
-// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} vector<8x32xf32>
-// CHECK: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
-// CHECK: scf.for {{.*}} to %c3
-// CHECK: scf.for {{.*}} to %c3
-// CHECK: %[[AT:.*]] = affine.apply #{{.*}}(%{{.*}}, %{{.*}}, %{{.*}})
-// CHECK: vector.transfer_read %[[X]][%c0, %{{.*}}, %[[AT]]]{{.*}} : tensor<1x4x324xf32>, vector<32xf32>
-// CHECK: %[[M:.*]] = arith.mulf {{.*}} : vector<8x32xf32>
-// CHECK: arith.addf %{{.*}}, %[[M]] fastmath<contract> : vector<8x32xf32>
-// CHECK: vector.transfer_read {{.*}} : tensor<1x16x272xf32>, vector<8x16xf32>
-// CHECK: tensor.extract_slice {{.*}}[0, 0, 272] [1, 16, 14] [1, 1, 1]
-// CHECK: vector.transfer_read {{.*}} : tensor<1x16x14xf32>, vector<8x14xf32>
-// CHECK: %[[ALL:.*]] = tensor.insert_slice %{{.*}} into %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
-// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[ALL]] {{.*}} into tensor<1x16x16x18xf32>
-// CHECK: tensor.extract_slice %[[ROWS]][0, 0, 0, 0] [1, 16, 16, 16] [1, 1, 1, 1]
+// GRID-LABEL: func.func @conv
+// GRID: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x4x18x18xf32> into tensor<1x4x324xf32>
+// GRID: %[[PAD:.*]] = tensor.pad %arg2 low[0, 0, 0, 0] high[0, 0, 0, 2]
+// GRID: %[[GRID:.*]] = tensor.collapse_shape %[[PAD]] {{.*}} into tensor<1x16x288xf32>
+// GRID: %[[OUT:.*]] = tensor.extract_slice %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
+// GRID: %[[HEAD:.*]] = tensor.extract_slice %[[OUT]][0, 0, 0] [1, 16, 272] [1, 1, 1]
+// GRID: scf.for {{.*}} to %c16 step %c8 iter_args(%{{.*}} = %[[HEAD]])
+// GRID: scf.for {{.*}} to %c256 step %c32
+// GRID: %[[ACC:.*]] = vector.transfer_read {{.*}} vector<8x32xf32>
+// GRID: scf.for {{.*}} to %c4 step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
+// GRID: scf.for {{.*}} to %c3
+// GRID: scf.for {{.*}} to %c3
+// GRID: %[[AT:.*]] = affine.apply #{{.*}}(%{{.*}}, %{{.*}}, %{{.*}})
+// GRID: vector.transfer_read %[[X]][%c0, %{{.*}}, %[[AT]]]{{.*}} : tensor<1x4x324xf32>, vector<32xf32>
+// GRID: %[[M:.*]] = arith.mulf {{.*}} : vector<8x32xf32>
+// GRID: arith.addf %{{.*}}, %[[M]] fastmath<contract> : vector<8x32xf32>
+// GRID: vector.transfer_read {{.*}} : tensor<1x16x272xf32>, vector<8x16xf32>
+// GRID: tensor.extract_slice {{.*}}[0, 0, 272] [1, 16, 14] [1, 1, 1]
+// GRID: vector.transfer_read {{.*}} : tensor<1x16x14xf32>, vector<8x14xf32>
+// GRID: %[[ALL:.*]] = tensor.insert_slice %{{.*}} into %[[GRID]][0, 0, 0] [1, 16, 286] [1, 1, 1]
+// GRID: %[[ROWS:.*]] = tensor.expand_shape %[[ALL]] {{.*}} into tensor<1x16x16x18xf32>
+// GRID: tensor.extract_slice %[[ROWS]][0, 0, 0, 0] [1, 16, 16, 16] [1, 1, 1, 1]
 // With 6 register rows (16 vector registers) a convolution's 16 output
 // channels get two tiles of 6 rows and a peeled remainder of 4, each
 // vectorized (the remainder's filter slice, clamped to a dynamic size by
@@ -433,14 +456,21 @@ func.func @conv(%x: tensor<1x4x18x18xf32>, %f: tensor<16x4x3x3xf32>, %init: tens
 // filter: the filter is the largest input, contiguous along kw) is still
 // planned as a convolution, not as a row reduction over the 3-wide kw:
 // 8 output channels of register rows over one vector of the flattened
-// grid (3 * 6 + 4 = 22 outputs: 16, then 6), kw a loop.
+// outputs (16 on planes; on a grid 3 * 6 + 4 = 22: 16, then 6), kw a loop.
 // CHECK-LABEL: func.func @conv_small_image
 // CHECK-NOT: vector.multi_reduction
 // CHECK: scf.for {{.*}} to %c32 step %c8
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x16xf32>)
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x6xf32>)
+// CHECK-NOT: vector<8x6xf32>
 // CHECK-NOT: vector.multi_reduction
 // CHECK: return
+// GRID-LABEL: func.func @conv_small_image
+// GRID-NOT: vector.multi_reduction
+// GRID: scf.for {{.*}} to %c32 step %c8
+// GRID: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x16xf32>)
+// GRID: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x6xf32>)
+// GRID-NOT: vector.multi_reduction
+// GRID: return
 #sin = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
 #sw = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
 #so = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
@@ -457,13 +487,17 @@ func.func @conv_small_image(%x: tensor<1x32x6x6xf32>, %f: tensor<32x32x3x3xf32>,
 
 // -----
 
-// A flattened grid of 9 * 12 + 10 = 118 outputs (two register tiles of 32
-// or more) gets rows of two vectors: 8 x 32 accumulators, then the 22 left
-// as 16 and 6.
+// 100 outputs flattened onto planes (two register tiles of 32 or more) get
+// rows of two vectors: 8 x 32 accumulators, then the 4 left. A grid of
+// 9 * 12 + 10 = 118 outputs leaves 22, as 16 and 6.
 // CHECK-LABEL: func.func @conv_two_tiles_wide
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x16xf32>)
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x6xf32>)
+// CHECK-NOT: vector<8x16xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x4xf32>)
+// GRID-LABEL: func.func @conv_two_tiles_wide
+// GRID: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// GRID: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x16xf32>)
+// GRID: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x6xf32>)
 #min = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
 #mw = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
 #mo = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>
@@ -514,20 +548,33 @@ func.func @strided_conv(%x: tensor<1x3x23x23xf32>, %f: tensor<6x3x7x7xf32>, %ini
 
 // -----
 
-// A zero-filled init is filled on the grid (no padded copy of it); a valid
-// window (no padding) over 50 columns gives 48 outputs per row, a grid of 5 * 50 + 48 = 298.
 // The two images are computed one at a time (a loop over the batch, marked
-// parallel), each on a grid of its own.
+// parallel). A valid window (no padding) over 50 columns gives 48 outputs
+// per row: on 3 planes of 8 rows of 48 (one copy of the image's 2 channels
+// each), 288 outputs written into the image's slice of the zero-filled
+// init, reshaped.
 // CHECK-LABEL: func.func @conv_fill
 // CHECK-NOT: tensor.pad
 // CHECK: scf.for %[[N:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}}) -> (tensor<2x8x6x48xf32>)
-// CHECK: tensor.extract_slice %arg0[%[[N]], 0, 0, 0] [1, 2, 8, 50]
-// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x16xf32>, tensor<1x8x6x50xf32>
-// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 8, 298] [1, 1, 1] : tensor<1x8x300xf32> to tensor<1x8x298xf32>
+// CHECK: tensor.empty() : tensor<1x2x3x8x48xf32>
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x2x3x8x48xf32> into tensor<1x2x3x384xf32>
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x8x6x48xf32> into tensor<1x8x288xf32>
 // CHECK: vector<8x32xf32>
-// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 8, 6, 48] [1, 1, 1, 1] : tensor<1x8x6x50xf32> to tensor<1x8x6x48xf32>
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 8, 6, 48] : tensor<1x8x288xf32> into tensor<1x8x6x48xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[N]], 0, 0, 0] [1, 8, 6, 48]
 // CHECK: } {harp.parallel}
+// On a grid, a zero-filled init is filled on the grid (no padded copy of
+// it): 5 * 50 + 48 = 298 outputs, each image on a grid of its own.
+// GRID-LABEL: func.func @conv_fill
+// GRID-NOT: tensor.pad
+// GRID: scf.for %[[N:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}}) -> (tensor<2x8x6x48xf32>)
+// GRID: tensor.extract_slice %arg0[%[[N]], 0, 0, 0] [1, 2, 8, 50]
+// GRID: vector.transfer_write {{.*}} : vector<1x1x1x16xf32>, tensor<1x8x6x50xf32>
+// GRID: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 8, 298] [1, 1, 1] : tensor<1x8x300xf32> to tensor<1x8x298xf32>
+// GRID: vector<8x32xf32>
+// GRID: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 8, 6, 48] [1, 1, 1, 1] : tensor<1x8x6x50xf32> to tensor<1x8x6x48xf32>
+// GRID: tensor.insert_slice %{{.*}} into %{{.*}}[%[[N]], 0, 0, 0] [1, 8, 6, 48]
+// GRID: } {harp.parallel}
 #in = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, ic, oh + kh, ow + kw)>
 #w = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (oc, ic, kh, kw)>
 #o = affine_map<(n, oc, oh, ow, ic, kh, kw) -> (n, oc, oh, ow)>

@@ -58,7 +58,7 @@ struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
   PassOptions::Option<double> fmaPerCycle{
       *this, "fma-per-cycle",
       llvm::cl::desc("Vector FMAs the core starts per cycle "
-                     "(harp-pack-contractions)"),
+                     "(harp-pack-contractions, harp-rewrite-windows)"),
       llvm::cl::init(2)};
   PassOptions::Option<bool> pack{
       *this, "pack",
@@ -71,6 +71,12 @@ struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
       llvm::cl::desc("Rewrite convolution windows (harp-rewrite-windows): "
                      "strided ones de-interleaved, unit-stride ones "
                      "flattened onto the image's rows"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> windowPlanes{
+      *this, "window-planes",
+      llvm::cl::desc("Flatten a window onto one copy of the image per tap "
+                     "column where that costs less than a grid as wide as "
+                     "the image (harp-rewrite-windows' planes)"),
       llvm::cl::init(true)};
 };
 

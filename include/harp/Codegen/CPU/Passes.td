@@ -118,7 +118,12 @@ def HarpRewriteWindowsPass : Pass<"harp-rewrite-windows", "func::FuncOp"> {
       ow reads X flattened at p + kh * Wp + kw, so the outputs are one long
       contiguous dim instead of short rows that each end in a remainder
       tile; the grid's Wp - OW extra outputs per row are dropped at the end
-      (one strided copy);
+      (one strided copy). Where that costs more than copying the image once
+      per tap column (option `planes`; a model of vector operations in
+      docs/Lowering.md), the window is flattened onto K planes instead:
+      plane j holds columns j to j + OW - 1 of X's rows, flattened to rows
+      of OW, and output p = oh * OW + ow reads plane kw at p + kh * OW, so
+      no output is wasted and the result is Y reshaped;
     * slicing (option `slice-images`), before flattening: the parallel dims
       that both the window input and the result read as a plain dim ahead
       of the window (the batch, a depthwise kernel's channels; not a
@@ -140,7 +145,14 @@ def HarpRewriteWindowsPass : Pass<"harp-rewrite-windows", "func::FuncOp"> {
     Option<"sliceImages", "slice-images", "bool", /*default=*/"true",
            "Flatten one image at a time: tile the dims a window kernel "
            "computes independently (batch, a depthwise kernel's channels) "
-           "by one, with the image's padding fused into the loops">
+           "by one, with the image's padding fused into the loops">,
+    Option<"planes", "planes", "bool", /*default=*/"true",
+           "Flatten a window onto one copy of the image per tap column, "
+           "rows as wide as the output's, where that costs less than the "
+           "grid's extra outputs">,
+    Option<"fmaPerCycle", "fma-per-cycle", "double", /*default=*/"2",
+           "Vector FMAs the core starts per cycle, which prices the grid's "
+           "extra outputs against the planes' copies">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
