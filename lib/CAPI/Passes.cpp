@@ -28,10 +28,9 @@ MlirLogicalResult harpBuildHarpToLLVMPipeline(MlirOpPassManager pm,
   };
   auto parsed =
       mlir::harp::HarpToLLVMOptions::createFromString(unwrap(options));
-  if (!parsed) {
-    report("harp-to-llvm: invalid options '" + unwrap(options) + "'");
-    return mlirLogicalResultFailure();
-  }
+  if (!parsed)
+    return wrap(
+        report("harp-to-llvm: invalid options '" + unwrap(options) + "'"));
   return wrap(
       mlir::harp::buildHarpToLLVMPipeline(*unwrap(pm), *parsed, report));
 }

@@ -14,11 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void printToStdout(MlirStringRef str, void *userData) {
-  (void)userData;
-  fwrite(str.data, 1, str.length, stdout);
-}
-
 static void printError(MlirStringRef str, void *userData) {
   (void)userData;
   printf("error: %.*s\n", (int)str.length, str.data);

@@ -38,8 +38,9 @@ void expectUniformWithin(const D &t, double bound) {
   EXPECT_LE(hi, bound);
   EXPECT_LT(lo, hi);
   // Spread over most of the range, as U(-b, b) is for a few dozen draws.
-  if (v.size() >= 32)
+  if (v.size() >= 32) {
     EXPECT_GT(hi - lo, bound);
+  }
 }
 
 std::shared_ptr<nn::Sequential<double>> smallCnn() {

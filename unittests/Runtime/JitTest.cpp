@@ -366,8 +366,9 @@ TEST(JitTarget, CachesOfThisMachine) {
   EXPECT_EQ(v2->l2Bytes, native->l2Bytes);
   EXPECT_NE(native->cacheSource, "");
   long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-  if (native->cacheSource == "sysconf")
+  if (native->cacheSource == "sysconf") {
     EXPECT_EQ(native->l1Bytes, uint64_t(l1));
+  }
   EXPECT_NE(native->key().find(std::to_string(native->l2Bytes)),
             std::string::npos);
 }
