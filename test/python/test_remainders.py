@@ -119,6 +119,19 @@ def test_matmul_page_apart_rows(dtype, m, k, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("m,k,n", [(15, 37, 33), (16, 37, 33), (65, 9, 17), (70, 64, 100),
+                                   (1, 31, 17), (130, 5, 1)])
+def test_matmul_transposed_left(dtype, m, k, n):
+    # A left operand read transposed (a weight gradient's x^T @ dY) is
+    # copied with k innermost where consecutive k are a cache line or more
+    # apart (16 floats, 8 doubles), else read in place; batched too.
+    check(dtype, lambda a, b: a.transpose(0, 1) @ b, lambda a, b: a.transpose(0, 1) @ b,
+          (k, m), (k, n), seed=m + n, tol_scale=10)
+    check(dtype, lambda a, b: a.transpose(1, 2) @ b, lambda a, b: a.transpose(1, 2) @ b,
+          (3, k, m), (3, k, n), seed=m + n + 1, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("m", [1, 7, 33])
 def test_matrix_vector_products(dtype, m):
     # A single column, contiguous along k: rows of dot products along k.

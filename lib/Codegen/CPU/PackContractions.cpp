@@ -64,6 +64,63 @@ static void transposeRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   readThroughCopy(rewriter, op, right, order);
 }
 
+/// The span of a cache line on x86 cores.
+static constexpr int64_t kLineBytes = 64;
+
+/// Copies a left operand read transposed (contiguous along an m dim, its k
+/// dims further out: a weight gradient's x^T in x^T @ dY, summed over rows
+/// and batch) into one whose innermost dims are its k dims, the others in
+/// their order, and points `op` at it, where consecutive k are a cache line
+/// or more apart. Read in place, the register tile's k loop loads its
+/// `register-rows` elements of A from a line of its own at every k (a page
+/// of its own where A's rows are 4 KiB long), a stream the prefetchers do
+/// not follow, and its rows x kc slice of A spans kc lines; copied, the
+/// slice is rows runs of kc contiguous elements. The copy is a permutation
+/// (moved in square tiles transposed in registers), one pass over A, 1/N
+/// of the contraction's work. On a Zen 4 core, h^T @ dY (1024 x 256 x
+/// 1024) took 6.5 ms with AVX2 code against 4.9 for h @ dY, and 1024^3
+/// 28.2 ms against 19.9. Returns whether it rewrote `op`.
+static bool transposeLeftOperand(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return false;
+  FailureOr<linalg::ContractionDimensions> dims = orientedContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic) ||
+      llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; }))
+    return false;
+  unsigned n = dims->n.back();
+  auto isIn = [](AffineExpr expr, ArrayRef<unsigned> loops) {
+    auto d = dyn_cast<AffineDimExpr>(expr);
+    return d && llvm::is_contained(loops, d.getPosition());
+  };
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    unsigned rank = map.getNumResults();
+    if (!type || !type.hasStaticShape() || rank < 2 ||
+        !map.isProjectedPermutation() || map.isFunctionOfDim(n) ||
+        !isIn(map.getResult(rank - 1), dims->m))
+      continue;
+    SmallVector<unsigned> order, kPositions;
+    for (unsigned i = 0; i < rank; ++i)
+      (isIn(map.getResult(i), dims->k) ? kPositions : order).push_back(i);
+    if (kPositions.empty())
+      return false;
+    int64_t stride = elementBytes(op);
+    for (unsigned i = kPositions.back() + 1; i < rank; ++i)
+      stride *= type.getDimSize(i);
+    if (stride < kLineBytes)
+      return false;
+    order.append(kPositions);
+    readThroughCopy(rewriter, op, input, order);
+    return true;
+  }
+  return false;
+}
+
 /// Row tiles (of `register-rows`) a matmul needs before a right operand
 /// with misaligned rows, or rows a page apart, is packed where its n fits
 /// a cache block: the copy costs about one pass over B,
@@ -337,8 +394,10 @@ struct HarpPackContractionsPass
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : generics)
-      if (std::optional<int64_t> lanes = laneCount(op, config))
+      if (std::optional<int64_t> lanes = laneCount(op, config)) {
+        (void)transposeLeftOperand(rewriter, op);
         (void)packRightOperand(rewriter, op, config, *lanes);
+      }
   }
 };
 } // namespace

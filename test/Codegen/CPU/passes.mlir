@@ -437,15 +437,18 @@ func.func @transposed_right(%x: tensor<16x512xf32>, %w: tensor<1000x512xf32>, %w
 //   (b, h, k, n);
 // * a weight gradient summed over two dims (batch b and rows l: k is two
 //   dims), the gradient read (b, n, l), contiguous along l: copied to
-//   [B, L, N];
+//   [B, L, N]; its left operand, x read (b, l, e), is contiguous along m
+//   (e) with consecutive rows l 128 bytes apart: copied to [E, B, L], k
+//   innermost;
 // * attention's p @ v, the values read (k, b, h, n): already contiguous
 //   along n, untouched.
 // PACK-DAG: #[[QK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
 // PACK-LABEL: func.func @transposed_right_dims
 // PACK: %[[KT:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<64x2x4x16xf32>) outs(%{{.*}} : tensor<2x4x16x64xf32>)
 // PACK: linalg.generic {indexing_maps = [#{{.*}}, #[[QK]], #{{.*}}], {{.*}} ins(%arg0, %[[KT]] : tensor<64x2x4x16xf32>, tensor<2x4x16x64xf32>)
+// PACK: %[[XT:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<2x64x32xf32>) outs(%{{.*}} : tensor<32x2x64xf32>)
 // PACK: %[[GT:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<2x48x64xf32>) outs(%{{.*}} : tensor<2x64x48xf32>)
-// PACK: linalg.generic {{.*}} ins(%arg2, %[[GT]] : tensor<2x64x32xf32>, tensor<2x64x48xf32>)
+// PACK: linalg.generic {{.*}} ins(%[[XT]], %[[GT]] : tensor<32x2x64xf32>, tensor<2x64x48xf32>)
 // PACK: linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<2x4x64x64xf32>, tensor<64x2x4x16xf32>)
 #qa = affine_map<(b, h, i, j, d) -> (i, b, h, d)>
 #qb = affine_map<(b, h, i, j, d) -> (j, b, h, d)>
@@ -644,4 +647,51 @@ func.func @window_grid_same_vectors(%x: tensor<1x16x7x7xf32>, %f: tensor<16x16x3
     linalg.yield %s : f32
   } -> tensor<1x16x7x7xf32>
   return %r : tensor<1x16x7x7xf32>
+}
+
+// -----
+
+// Left operands read transposed (contiguous along m, k further out: a
+// weight gradient's h^T in h^T @ dY) are copied with k innermost where
+// consecutive k are a cache line or more apart: 24 floats (96 bytes) are,
+// 12 (48 bytes) are not, and a left operand contiguous along k is left
+// alone.
+// PACK-LABEL: func.func @transposed_left
+// PACK: %[[HT:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<40x24xf32>) outs(%{{.*}} : tensor<24x40xf32>)
+// PACK: linalg.generic {{.*}} ins(%[[HT]], %arg2 : tensor<24x40xf32>, tensor<40x32xf32>)
+// PACK: linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<40x12xf32>, tensor<40x32xf32>)
+// PACK-NOT: tensor<12x40xf32>
+// PACK: linalg.generic {{.*}} ins(%arg3, %arg2 : tensor<24x40xf32>, tensor<40x32xf32>)
+// PACK-NOT: tensor<40x24xf32>
+// PACK: return
+#ta = affine_map<(m, n, k) -> (k, m)>
+#tb = affine_map<(m, n, k) -> (k, n)>
+#tc = affine_map<(m, n, k) -> (m, n)>
+#pa2 = affine_map<(m, n, k) -> (m, k)>
+func.func @transposed_left(%h: tensor<40x24xf32>, %s: tensor<40x12xf32>, %dy: tensor<40x32xf32>, %a: tensor<24x40xf32>)
+    -> (tensor<24x32xf32>, tensor<12x32xf32>, tensor<24x32xf32>) {
+  %c0 = tensor.empty() : tensor<24x32xf32>
+  %r0 = linalg.generic {indexing_maps = [#ta, #tb, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%h, %dy : tensor<40x24xf32>, tensor<40x32xf32>) outs(%c0 : tensor<24x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<24x32xf32>
+  %c1 = tensor.empty() : tensor<12x32xf32>
+  %r1 = linalg.generic {indexing_maps = [#ta, #tb, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s, %dy : tensor<40x12xf32>, tensor<40x32xf32>) outs(%c1 : tensor<12x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<12x32xf32>
+  %r2 = linalg.generic {indexing_maps = [#pa2, #tb, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %dy : tensor<24x40xf32>, tensor<40x32xf32>) outs(%c0 : tensor<24x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<24x32xf32>
+  return %r0, %r1, %r2 : tensor<24x32xf32>, tensor<12x32xf32>, tensor<24x32xf32>
 }

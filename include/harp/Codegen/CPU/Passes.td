@@ -60,6 +60,13 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     would load from a page of its own, which the hardware prefetchers (they
     stop at a page's edge) do not run ahead of.
 
+    A left operand read transposed (contiguous along an m dim, its k dims
+    further out: a weight gradient's `x^T @ dY`, summed over rows and
+    batch) is copied with its k dims innermost, the others in their order,
+    where consecutive k are a cache line (64 bytes) or more apart: in place,
+    the register tile's k loop would load its elements of A from a line of
+    their own at every k.
+
     ```mlir
     // after: B (256 x 1024) packed into 32 panels of 256 x 32
     %bp = linalg.generic ... ins(%b : tensor<256x1024xf32>)
