@@ -109,7 +109,7 @@ static bool transposeLeftOperand(RewriterBase &rewriter, linalg::GenericOp op) {
       (isIn(map.getResult(i), dims->k) ? kPositions : order).push_back(i);
     if (kPositions.empty())
       return false;
-    int64_t stride = elementBytes(op);
+    int64_t stride = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
     for (unsigned i = kPositions.back() + 1; i < rank; ++i)
       stride *= type.getDimSize(i);
     if (stride < kLineBytes)

@@ -10,7 +10,7 @@
 include "mlir/Pass/PassBase.td"
 
 def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
-  let summary = "Pack the right operand of wide matmuls into register-tile panels";
+  let summary = "Pack wide matmuls' right operands into panels, copy transposed left ones";
   let description = [{
     Runs on linalg on tensors before `harp-tile-and-vectorize` (the first
     step of the `harp-vectorize` pipeline). A matmul (one m, n and k dim,
