@@ -64,6 +64,21 @@ static void transposeRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   readThroughCopy(rewriter, op, right, order);
 }
 
+/// The contraction dims of `op` where it is a contraction of two inputs on
+/// tensors, one result, static loop ranges and m, n and k each present (the
+/// matmuls harp-pack-contractions rewrites), else failure.
+static FailureOr<linalg::ContractionDimensions>
+twoInputContraction(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims = orientedContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty() ||
+      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return failure();
+  return dims;
+}
+
 /// The span of a cache line on x86 cores.
 static constexpr int64_t kLineBytes = 64;
 
@@ -81,15 +96,11 @@ static constexpr int64_t kLineBytes = 64;
 /// 1024) took 6.5 ms with AVX2 code against 4.9 for h @ dY, and 1024^3
 /// 28.2 ms against 19.9. Returns whether it rewrote `op`.
 static bool transposeLeftOperand(RewriterBase &rewriter, linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
-    return false;
-  FailureOr<linalg::ContractionDimensions> dims = orientedContractionDims(op);
-  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+  FailureOr<linalg::ContractionDimensions> dims = twoInputContraction(op);
+  if (failed(dims))
     return false;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic) ||
-      llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; }))
+  if (llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; }))
     return false;
   unsigned n = dims->n.back();
   auto isIn = [](AffineExpr expr, ArrayRef<unsigned> loops) {
@@ -204,15 +215,10 @@ static bool pageApartRows(Value b, int64_t bytes) {
 /// (transposeRightOperand). Returns whether it rewrote `op`.
 static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
                              const Config &config, unsigned lanes) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
-    return false;
-  FailureOr<linalg::ContractionDimensions> dims = orientedContractionDims(op);
-  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+  FailureOr<linalg::ContractionDimensions> dims = twoInputContraction(op);
+  if (failed(dims))
     return false;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return false;
   MLIRContext *ctx = op.getContext();
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
   // n: the result's innermost dim, along which register tiles run vectors.

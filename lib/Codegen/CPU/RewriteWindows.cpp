@@ -493,12 +493,13 @@ static int64_t gridRowWidth(linalg::GenericOp op, const FlatWindow &match) {
 
 /// Rebuilds the window kernel `op` over its dims without ow, oh standing for
 /// p, the flat index of an output: the window input becomes `flatX`, read at
-/// `windowRead(replace)` (given what each old dim became), and the result
-/// `flatInit`, written at p after `op`'s other result dims.
+/// its old leading results followed by `flatRead(replace)` (given what each
+/// old dim became), and the result `flatInit`, written at p after `op`'s
+/// other result dims.
 static linalg::GenericOp rebuildFlat(
     RewriterBase &rewriter, linalg::GenericOp op, const FlatWindow &match,
     Value flatX,
-    function_ref<SmallVector<AffineExpr>(ArrayRef<AffineExpr>)> windowRead,
+    function_ref<SmallVector<AffineExpr>(ArrayRef<AffineExpr>)> flatRead,
     Value flatInit) {
   MLIRContext *ctx = op.getContext();
   unsigned numLoops = op.getNumLoops();
@@ -515,8 +516,12 @@ static linalg::GenericOp rebuildFlat(
       maps.push_back(map.replaceDimsAndSymbols(replace, {}, numLoops - 1, 0));
       continue;
     }
+    SmallVector<AffineExpr> results;
+    for (AffineExpr result : map.getResults().drop_back(2))
+      results.push_back(result.replaceDims(replace));
+    results.append(flatRead(replace));
     inputs.push_back(flatX);
-    maps.push_back(AffineMap::get(numLoops - 1, 0, windowRead(replace), ctx));
+    maps.push_back(AffineMap::get(numLoops - 1, 0, results, ctx));
   }
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   SmallVector<AffineExpr> outResults;
@@ -608,15 +613,11 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
   Value gridSlice = tensor::ExtractSliceOp::create(rewriter, loc, flatInit,
                                                    zeros, sliceSizes, ones);
 
-  AffineMap windowMap = op.getMatchingIndexingMap(window);
   linalg::GenericOp flat = rebuildFlat(
       rewriter, op, match, flatX,
       [&](ArrayRef<AffineExpr> replace) {
-        SmallVector<AffineExpr> results;
-        for (AffineExpr result : windowMap.getResults().drop_back(2))
-          results.push_back(result.replaceDims(replace));
-        results.push_back(replace[oh] + replace[kh] * imageW + replace[kw]);
-        return results;
+        return SmallVector<AffineExpr>{replace[oh] + replace[kh] * imageW +
+                                       replace[kw]};
       },
       gridSlice);
 
@@ -686,15 +687,11 @@ static void flattenWindowPlanes(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<ReassociationIndices> yGroups = lastTwoMerged(yType.getRank());
   Value flatInit =
       tensor::CollapseShapeOp::create(rewriter, loc, init->get(), yGroups);
-  AffineMap windowMap = op.getMatchingIndexingMap(window);
   linalg::GenericOp flat = rebuildFlat(
       rewriter, op, match, flatX,
       [&](ArrayRef<AffineExpr> replace) {
-        SmallVector<AffineExpr> results;
-        for (AffineExpr result : windowMap.getResults().drop_back(2))
-          results.push_back(result.replaceDims(replace));
-        results.append({replace[kw], replace[oh] + replace[kh] * outCols});
-        return results;
+        return SmallVector<AffineExpr>{replace[kw],
+                                       replace[oh] + replace[kh] * outCols};
       },
       flatInit);
   Value result = tensor::ExpandShapeOp::create(rewriter, loc, yType,
