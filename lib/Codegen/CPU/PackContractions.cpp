@@ -64,6 +64,20 @@ static void transposeRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   readThroughCopy(rewriter, op, right, order);
 }
 
+/// The span of a cache line on x86 cores.
+static constexpr int64_t kLineBytes = 64;
+
+/// The span x86 hardware prefetchers stay within (they track physical
+/// addresses, so they stop at the edge of a 4 KiB page whatever page size
+/// the OS maps), and the base page a TLB entry covers.
+static constexpr int64_t kPageBytes = 4096;
+
+/// Whether `expr` is one of `loops`' dims.
+static bool isDimIn(AffineExpr expr, ArrayRef<unsigned> loops) {
+  auto d = dyn_cast<AffineDimExpr>(expr);
+  return d && llvm::is_contained(loops, d.getPosition());
+}
+
 /// The contraction dims of `op` where it is a contraction of two inputs on
 /// tensors, one result, static loop ranges and m, n and k each present (the
 /// matmuls harp-pack-contractions rewrites), else failure.
@@ -78,9 +92,6 @@ twoInputContraction(linalg::GenericOp op) {
     return failure();
   return dims;
 }
-
-/// The span of a cache line on x86 cores.
-static constexpr int64_t kLineBytes = 64;
 
 /// Copies a left operand read transposed (contiguous along an m dim, its k
 /// dims further out: a weight gradient's x^T in x^T @ dY, summed over rows
@@ -103,21 +114,17 @@ static bool transposeLeftOperand(RewriterBase &rewriter, linalg::GenericOp op) {
   if (llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; }))
     return false;
   unsigned n = dims->n.back();
-  auto isIn = [](AffineExpr expr, ArrayRef<unsigned> loops) {
-    auto d = dyn_cast<AffineDimExpr>(expr);
-    return d && llvm::is_contained(loops, d.getPosition());
-  };
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
     auto type = dyn_cast<RankedTensorType>(input->get().getType());
     unsigned rank = map.getNumResults();
     if (!type || !type.hasStaticShape() || rank < 2 ||
         !map.isProjectedPermutation() || map.isFunctionOfDim(n) ||
-        !isIn(map.getResult(rank - 1), dims->m))
+        !isDimIn(map.getResult(rank - 1), dims->m))
       continue;
     SmallVector<unsigned> order, kPositions;
     for (unsigned i = 0; i < rank; ++i)
-      (isIn(map.getResult(i), dims->k) ? kPositions : order).push_back(i);
+      (isDimIn(map.getResult(i), dims->k) ? kPositions : order).push_back(i);
     if (kPositions.empty())
       return false;
     int64_t stride = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
@@ -134,10 +141,10 @@ static bool transposeLeftOperand(RewriterBase &rewriter, linalg::GenericOp op) {
 
 /// Row tiles (of `register-rows`) a matmul needs before a right operand
 /// with misaligned rows, or rows a page apart, is packed where its n fits
-/// a cache block: the copy costs about one pass over B,
-/// and the register tiles read B once per row tile. (With AVX2 code on a
-/// Zen 4 core, 500 x 500 columns: 24 rows packed took 0.21 ms against
-/// 0.13 unpacked, 48 rows 0.24 against 0.25, 64 rows 0.31 against 0.34.)
+/// a cache block: the copy costs about one pass over B, and the register
+/// tiles read B once per row tile. (With AVX2 code on a Zen 4 core, 500 x
+/// 500 columns: 24 rows packed took 0.21 ms against 0.13 unpacked, 48 rows
+/// 0.24 against 0.25, 64 rows 0.31 against 0.34.)
 static constexpr int64_t kPackRowTiles = 8;
 
 /// The tensor whose rows a matmul's right operand `b` reads: `b` itself,
@@ -174,17 +181,12 @@ static bool misalignedRows(Value b, int64_t bytes, const Config &config) {
   RankedTensorType type = rowsOf(b);
   if (!type)
     return false;
-  int64_t vectorBytes = std::min<int64_t>(64, config.vectorBits / 8);
+  int64_t vectorBytes = std::min<int64_t>(kLineBytes, config.vectorBits / 8);
   if (vectorBytes <= bytes || type.getDimSize(1) * bytes % vectorBytes == 0)
     return false;
   double rows = config.registerRows, vectors = config.registerVectors;
   return (rows + vectors) * config.fmaPerCycle / (rows * vectors) >= 1;
 }
-
-/// The span x86 hardware prefetchers stay within (they track physical
-/// addresses, so they stop at the edge of a 4 KiB page whatever page size
-/// the OS maps), and the base page a TLB entry covers.
-static constexpr int64_t kPageBytes = 4096;
 
 /// Whether the rows of `b` (as for misalignedRows) are a page or more
 /// apart: the k loop then reads every row of its k block from a page of
@@ -234,10 +236,7 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     return llvm::any_of(loops,
                         [&](unsigned d) { return map.isFunctionOfDim(d); });
   };
-  auto isK = [&](AffineExpr expr) {
-    auto d = dyn_cast<AffineDimExpr>(expr);
-    return d && llvm::is_contained(dims->k, d.getPosition());
-  };
+  auto isK = [&](AffineExpr expr) { return isDimIn(expr, dims->k); };
   // B reads n and k but not m and is contiguous along n, or transposed:
   // contiguous along a k dim, n further out (a gradient's W^T as (n, k);
   // attention's keys as (n, batch..., k), the heads between; a weight

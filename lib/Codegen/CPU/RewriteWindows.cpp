@@ -704,7 +704,7 @@ static void flattenWindowPlanes(RewriterBase &rewriter, linalg::GenericOp op,
 /// Whether a window flattened onto planes (flattenWindowPlanes) costs less
 /// than on a grid (flattenWindow), in a model of vector operations: the
 /// grid's extra outputs cost the kernel's work per output vector (every
-/// loop of `op` but oh and ow) times the vectors they add to a row of
+/// loop of `op` but oh and ow) times the vectors they add to the flat
 /// outputs, at `fmaPerCycle`; the planes cost a vector store per `lanes`
 /// of their rows (K of every row of X), less the grid's copy to Y, which
 /// they spare. Extra outputs that fit the last vector of the grid cost
@@ -727,17 +727,12 @@ static bool planesPay(linalg::GenericOp op, const FlatWindow &match,
       double(work) * (gridVectors - planeVectors) / std::max(fmaPerCycle, 1e-3);
   auto xType = cast<RankedTensorType>(match.window->get().getType());
   auto yType = cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
-  auto leading = [](RankedTensorType type) {
-    int64_t n = 1;
-    for (int64_t size : type.getShape().drop_back(2))
-      n *= size;
-    return n;
-  };
+  // X's rows (all but its last dim) and Y's images (all but its last two).
+  int64_t xRows = ShapedType::getNumElements(xType.getShape().drop_back());
+  int64_t yImages = ShapedType::getNumElements(yType.getShape().drop_back(2));
   int64_t rowVectors = llvm::divideCeil(outCols, lanes);
-  int64_t xRows = xType.getDimSize(xType.getRank() - 2);
-  double copied =
-      double(ranges[match.kw]) * leading(xType) * xRows * rowVectors -
-      double(leading(yType)) * outRows * rowVectors;
+  double copied = double(ranges[match.kw]) * xRows * rowVectors -
+                  double(yImages) * outRows * rowVectors;
   return saved > copied;
 }
 

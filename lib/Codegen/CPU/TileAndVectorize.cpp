@@ -242,10 +242,11 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
                       elementBytes(op), ranges[k], columns);
       int64_t kBlock = blocks.k, nBlock = blocks.n;
       if (!panels.empty()) {
-        int64_t perBlock = std::max<int64_t>(1, nBlock / ranges[n]);
-        for (unsigned d : panels)
-          if (nBlock)
+        if (nBlock) {
+          int64_t perBlock = std::max<int64_t>(1, nBlock / ranges[n]);
+          for (unsigned d : panels)
             plan.cacheTileSizes[d] = ranges[d] % perBlock ? 1 : perBlock;
+        }
       } else if (nBlock) {
         plan.cacheTileSizes[n] = nBlock;
       }
