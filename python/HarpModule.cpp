@@ -11,6 +11,8 @@
 
 #include "Bindings.h"
 
+#include "harp/Runtime/Profile.h"
+
 #include <cstring>
 #include <unordered_set>
 
@@ -93,16 +95,32 @@ py::array harp::python::wrapArray(const Array &a, const py::dtype &dtype) {
 }
 
 /// Keyword options of a realization (None: the process-wide setting).
+/// A compile option given as a bool (numpy's too); anything else raises
+/// TypeError naming the option.
+static bool boolOption(const py::object &value, const char *name) {
+  if (!py::isinstance<py::bool_>(value) &&
+      !py::isinstance(value, py::module_::import("numpy").attr("bool_")))
+    throw py::type_error(
+        std::string(name) + " must be a bool, got " +
+        std::string(py::str(value.get_type().attr("__name__"))));
+  return value.cast<bool>();
+}
+
 CompileOptions harp::python::optionsOf(const py::object &threads,
                                        const py::object &vectorize,
                                        const py::object &cpu) {
   CompileOptions options;
   if (!threads.is_none())
-    options.threads = threads.cast<bool>();
+    options.threads = boolOption(threads, "threads");
   if (!vectorize.is_none())
-    options.vectorize = vectorize.cast<bool>();
-  if (!cpu.is_none())
+    options.vectorize = boolOption(vectorize, "vectorize");
+  if (!cpu.is_none()) {
+    if (!py::isinstance<py::str>(cpu))
+      throw py::type_error(
+          "cpu must be a str, got " +
+          std::string(py::str(cpu.get_type().attr("__name__"))));
     options.cpu = cpu.cast<std::string>();
+  }
   return options;
 }
 
@@ -428,14 +446,20 @@ PYBIND11_MODULE(_harp, m) {
   m.def(
       "set_options",
       [](const py::object &threads, const py::object &vectorize,
-         const py::object &cpu) {
-        harp::set_options(optionsOf(threads, vectorize, cpu));
+         const py::object &cpu, const py::object &profile) {
+        CompileOptions options = optionsOf(threads, vectorize, cpu);
+        if (!profile.is_none())
+          options.profile = boolOption(profile, "profile");
+        harp::set_options(options);
       },
       py::kw_only(), py::arg("threads") = py::none(),
       py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
+      py::arg("profile") = py::none(),
       "Sets how tensors are compiled from now on: `threads` (run parallel "
       "loops on OpenMP threads), `vectorize` (tile and vectorize kernels), "
-      "`cpu` (as set_cpu). Arguments left out keep their value.");
+      "`cpu` (as set_cpu), `profile` (time every kernel into "
+      "harp.profile(); default: whether $HARP_PROFILE is set). Arguments "
+      "left out keep their value.");
   m.def(
       "get_options",
       [] {
@@ -444,9 +468,35 @@ PYBIND11_MODULE(_harp, m) {
         d["threads"] = *o.threads;
         d["vectorize"] = *o.vectorize;
         d["cpu"] = *o.cpu;
+        d["profile"] = *o.profile;
         return d;
       },
-      "The compile options in force: {'threads', 'vectorize', 'cpu'}.");
+      "The compile options in force: {'threads', 'vectorize', 'cpu', "
+      "'profile'}.");
+  m.def(
+      "profile",
+      [] {
+        py::list rows;
+        for (const KernelProfile &k : profileReport()) {
+          py::dict d;
+          d["kernel"] = k.kernel;
+          d["calls"] = k.calls;
+          d["seconds"] = k.seconds;
+          rows.append(d);
+        }
+        return rows;
+      },
+      "The time of every kernel compiled with profiling on (set_options("
+      "profile=True) or $HARP_PROFILE) since the start or reset_profile(), "
+      "the most first: [{'kernel', 'calls', 'seconds'}]. A kernel is named "
+      "by its function and number, op, loop trip counts, buffers written "
+      "and source line; '@main (whole call)' is each call of the program "
+      "from entry to return.");
+  m.def("reset_profile", &resetProfile,
+        "Forgets the times harp.profile() reports.");
+  m.def(
+      "format_profile", [] { return formatProfile(profileReport()); },
+      "harp.profile() as the table HARP_PROFILE prints at exit.");
   m.def(
       "compile_stats",
       [] {

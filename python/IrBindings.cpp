@@ -100,8 +100,13 @@ py::list call(const std::string &text, const std::string &name,
   llvm::Expected<Device> where = parseDevice(device);
   if (!where)
     throw py::value_error("harp.ir.call: " + llvm::toString(where.takeError()));
+  JitOptions options;
+  options.device = *where;
+  options.cpu = cpu ? *cpu : harp::get_cpu();
+  // Kernels are timed as the Tensor API's are (set_options(profile=...)).
+  options.profile = *harp::get_options().profile && *where == Device::CPU;
   llvm::Expected<std::shared_ptr<Executable>> exe =
-      Jit::shared(*where, cpu ? *cpu : harp::get_cpu()).compile(text);
+      Jit::shared(options).compile(text);
   if (!exe)
     throw py::value_error(llvm::toString(exe.takeError()));
   std::vector<Array> inputs;

@@ -44,6 +44,8 @@ void harp::set_options(const CompileOptions &options) {
     processOptions.threads = options.threads;
   if (options.vectorize)
     processOptions.vectorize = options.vectorize;
+  if (options.profile)
+    processOptions.profile = options.profile;
   if (options.cpu)
     processOptions.cpu = options.cpu->empty()
                              ? std::optional<std::string>()
@@ -69,6 +71,8 @@ static CompileOptions effectiveOptions(const CompileOptions &override = {}) {
     result.vectorize = true;
   if (!result.cpu)
     result.cpu = defaultCpuName();
+  if (!result.profile)
+    result.profile = profilingRequested();
   return result;
 }
 
@@ -94,6 +98,7 @@ static Jit &jitFor(const BackendPtr &backend, const CompileOptions &override) {
   jit.cpu = *options.cpu;
   jit.threads = *options.threads;
   jit.vectorize = *options.vectorize;
+  jit.profile = *options.profile;
   return Jit::shared(jit);
 }
 

@@ -180,6 +180,8 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
   }
   if (threads)
     pm.addNestedPass<func::FuncOp>(createHarpParallelizePass());
+  if (options.profile)
+    pm.addPass(createHarpProfileKernelsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // n-D transfers become unrolled 1-D ones (register tiles are small).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(

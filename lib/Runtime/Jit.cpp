@@ -345,6 +345,7 @@ struct Jit::Impl {
           StringRef(options.fuse ? "fuse" : "nofuse"),
           StringRef(options.vectorize ? "vectorize" : "novectorize"),
           StringRef(options.threads ? "threads" : "nothreads"),
+          StringRef(options.profile ? "profile" : "noprofile"),
           StringRef(deviceName(options.device)),
           StringRef(options.device == Device::CUDA ? chip : ""),
           StringRef(options.device == Device::CUDA ? options.cudaFormat
@@ -501,6 +502,7 @@ struct Jit::Impl {
       pipelineOptions.fmaPerCycle = target.fmaPerCycle;
       pipelineOptions.vectorize = options.vectorize;
       pipelineOptions.threads = options.threads;
+      pipelineOptions.profile = options.profile;
       if (mlir::failed(
               mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions)))
         return makeError("cannot build harp-to-llvm");
@@ -572,6 +574,12 @@ struct Jit::Impl {
           llvm::orc::ExecutorAddr::fromPtr(conversion.address),
           llvm::JITSymbolFlags::Exported};
     if (options.device == Device::CPU) {
+      runtime[(*jit)->mangleAndIntern("harp_profile_clock")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&harp_profile_clock),
+          llvm::JITSymbolFlags::Exported};
+      runtime[(*jit)->mangleAndIntern("harp_profile_record")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&harp_profile_record),
+          llvm::JITSymbolFlags::Exported};
       runtime[(*jit)->mangleAndIntern("malloc")] = {
           llvm::orc::ExecutorAddr::fromPtr(&harpMalloc),
           llvm::JITSymbolFlags::Exported};
@@ -615,12 +623,14 @@ struct Jit::Impl {
   }
 
   /// Parses and verifies harp IR text; the error carries the diagnostics.
-  Expected<mlir::OwningOpRef<mlir::ModuleOp>> parse(StringRef source) {
+  Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+  parse(StringRef source, StringRef sourceName = "<input>") {
     std::string diagnostics;
     llvm::raw_string_ostream os(diagnostics);
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(source, "<input>"), llvm::SMLoc());
+        llvm::MemoryBuffer::getMemBufferCopy(source, sourceName),
+        llvm::SMLoc());
     mlir::SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
     ++parses;
     mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -713,7 +723,8 @@ Jit &Jit::shared(const JitOptions &requested) {
   std::string key = std::string(deviceName(requested.device)) + "/" + name +
                     (requested.fuse ? "/fuse" : "/nofuse") +
                     (requested.vectorize ? "/vectorize" : "/novectorize") +
-                    (requested.threads ? "/threads" : "/nothreads");
+                    (requested.threads ? "/threads" : "/nothreads") +
+                    (requested.profile ? "/profile" : "/noprofile");
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<Jit> &jit = jits[key];
   if (!jit) {
@@ -723,6 +734,7 @@ Jit &Jit::shared(const JitOptions &requested) {
     options.fuse = requested.fuse;
     options.vectorize = requested.vectorize;
     options.threads = requested.threads;
+    options.profile = requested.profile;
     jit = std::make_unique<Jit>(std::move(options), sharedContext(),
                                 sharedContextMutex());
   }
@@ -769,14 +781,16 @@ Expected<std::string> Jit::compileObject(StringRef source) {
   return (*object)->getBuffer().str();
 }
 
-Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source) {
+Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source,
+                                                   StringRef sourceName) {
   std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
   // Text seen before is served without parsing or printing.
   if (auto it = impl->byText.find(source); it != impl->byText.end()) {
     ++impl->stats.memoryHits;
     return it->second;
   }
-  Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = impl->parse(source);
+  Expected<mlir::OwningOpRef<mlir::ModuleOp>> module =
+      impl->parse(source, sourceName);
   if (!module)
     return module.takeError();
   Expected<std::shared_ptr<Executable>> exe = impl->compile(**module);

@@ -20,8 +20,8 @@ import numpy as _np
 
 from . import _harp
 from ._harp import (DType, HarpError, Tensor, compile_stats,  # noqa: F401
-                    get_cpu, get_options, ir, promote, set_cpu, set_options,
-                    where)
+                    format_profile, get_cpu, get_options, ir, profile, promote,
+                    reset_profile, set_cpu, set_options, where)
 
 from . import nn, optim  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
@@ -54,12 +54,13 @@ __all__ = [
     "DType", "HarpError", "Tensor", "angle", "arange", "bool_", "broadcast_to",
     "cat", "chunk", "compile_stats", "complex128", "complex64",
     "concat", "conj", "constant", "conv", "cumprod", "cumsum",
-    "dot", "float32", "float64", "fold", "full", "full_like", "gather",
+    "dot", "float32", "float64", "fold", "format_profile", "full",
+    "full_like", "gather",
     "get_cpu", "get_options", "index_select", "int16", "int32", "int64", "int8",
     "interpolate_linear", "interpolate_nearest", "ir", "manual_seed", "matmul",
     "imag", "nn", "norm", "ones", "ones_like", "optim", "outer", "polar",
-    "promote", "rand", "rand_like", "randn", "randn_like", "real",
-    "repeat_interleave", "roll", "scatter_add",
+    "profile", "promote", "rand", "rand_like", "randn", "randn_like", "real",
+    "repeat_interleave", "reset_profile", "roll", "scatter_add",
     "set_cpu", "set_options", "softmax", "split", "stack", "take_along_dim",
     "tensor", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
     "unfold", "view_as_complex", "view_as_real", "where", "zeros",

@@ -178,7 +178,7 @@ def test_threads_keep_workers_awake_between_kernels(preset):
 
 def test_options_from_python():
     saved = harp.get_options()
-    assert set(saved) == {"threads", "vectorize", "cpu"}
+    assert set(saved) == {"threads", "vectorize", "cpu", "profile"}
     x = harp.tensor(np.linspace(0, 1, 37, dtype=np.float32))
     expected = np.sin(np.linspace(0, 1, 37, dtype=np.float32)) * 3
     try:

@@ -23,6 +23,7 @@
 #include "harp/Runtime/Array.h"
 #include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Npy.h"
+#include "harp/Runtime/Profile.h"
 #include "harp/Support/Version.h"
 #include "harp/Target/CPU.h"
 
@@ -108,6 +109,18 @@ static cl::opt<bool> useThreads(
     cl::desc("Run parallel tile loops on OpenMP threads (OMP_NUM_THREADS; "
              "needs libomp.so.5)"),
     cl::cat(harpRunCategory));
+
+static cl::opt<bool> profileKernels(
+    "profile",
+    cl::desc("Time every kernel and print the table on stderr after the "
+             "runs (as HARP_PROFILE=1; harp/Runtime/Profile.h)"),
+    cl::cat(harpRunCategory));
+
+static cl::opt<unsigned> repeat(
+    "repeat",
+    cl::desc("Run the entry this many times (the results printed are the "
+             "last run's; with --profile, the table sums every run)"),
+    cl::init(1), cl::cat(harpRunCategory));
 
 static cl::opt<bool> noVectorize(
     "no-vectorize",
@@ -475,9 +488,12 @@ int main(int argc, char **argv) {
   if (*device != Device::CUDA &&
       (gpuChip.getNumOccurrences() || gpuFormat.getNumOccurrences()))
     return fail("--gpu-chip and --gpu-format need --device cuda");
-  if (*device == Device::CUDA && (useThreads || noVectorize || gradCheck))
-    return fail("--parallel, --no-vectorize and --gradcheck are CPU options; "
-                "they cannot be used with --device cuda");
+  if (*device == Device::CUDA &&
+      (useThreads || noVectorize || gradCheck || profileKernels))
+    return fail("--parallel, --no-vectorize, --gradcheck and --profile are "
+                "CPU options; they cannot be used with --device cuda");
+  if (repeat == 0)
+    return fail("--repeat must be at least 1");
 
   JitOptions options;
   options.device = *device;
@@ -487,6 +503,7 @@ int main(int argc, char **argv) {
   options.fuse = !noFuse;
   options.vectorize = !noVectorize;
   options.threads = useThreads;
+  options.profile = profileKernels || profilingRequested();
   options.cacheDir = cacheDir;
   options.cpu = cpuOption;
   // The shared context: --gradcheck builds its wrapper next to the module.
@@ -502,7 +519,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   llvm::Expected<std::shared_ptr<Executable>> exe =
-      jit.compile((*source)->getBuffer());
+      jit.compile((*source)->getBuffer(), (*source)->getBufferIdentifier());
   if (printStats)
     reportStats(jit);
   if (!exe)
@@ -544,8 +561,13 @@ int main(int argc, char **argv) {
 
   llvm::Expected<std::vector<Array>> results =
       (*exe)->call(signature.name, *inputs);
+  for (unsigned run = 1; run < repeat && results; ++run)
+    results = (*exe)->call(signature.name, *inputs);
   if (!results)
     return fail(llvm::toString(results.takeError()));
+  // HARP_PROFILE prints the table at exit by itself.
+  if (profileKernels && !profilingRequested())
+    llvm::errs() << formatProfile(profileReport());
   if (results->size() != signature.results.size())
     return fail("@" + signature.name + " returned " +
                 llvm::Twine(results->size()) + " results, expected " +

@@ -64,6 +64,9 @@ struct CompileOptions {
   /// this runs on), "x86-64-v2" (SSE4.2), "x86-64-v3" (AVX2), "x86-64-v4"
   /// (AVX-512) or an LLVM CPU name; default $HARP_CPU, else native.
   std::optional<std::string> cpu;
+  /// Time every kernel into the process-wide profile
+  /// (harp/Runtime/Profile.h; default: whether $HARP_PROFILE is set).
+  std::optional<bool> profile;
 };
 
 /// Sets the process-wide options: the fields `options` has replace the

@@ -70,6 +70,11 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
                      "(harp-parallelize; needs vectorize and, to run, "
                      "libomp)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Time every kernel into harp's runtime profile "
+                     "(harp-profile-kernels; HARP_PROFILE)"),
+      llvm::cl::init(false)};
 };
 
 /// harp on tensors to the LLVM dialect: harp-function-abi, harp-autodiff,
@@ -78,7 +83,8 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
 /// harp-duplicate-fills and harp-distinct-results, one-shot
 /// bufferization with results turned into out-parameters, scratch buffers
 /// hoisted out of loops (without threads), buffer deallocation,
-/// harp-parallelize (with threads), loops, and the LLVM conversions (math
+/// harp-parallelize (with threads), harp-profile-kernels (with profile),
+/// loops, and the LLVM conversions (math
 /// functions without an LLVM intrinsic become libm calls). Fails only for an
 /// unknown `cpu`, saying why through `errorHandler` (default: on llvm::errs()).
 LogicalResult buildHarpToLLVMPipeline(

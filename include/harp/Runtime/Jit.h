@@ -12,6 +12,7 @@
 #define HARP_RUNTIME_JIT_H
 
 #include "harp/Runtime/Array.h"
+#include "harp/Runtime/Profile.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -93,6 +94,10 @@ struct JitOptions {
   /// (harp-parallelize; OMP_NUM_THREADS sets how many). Loads the OpenMP
   /// runtime, libomp.so.5, when the first such module is loaded.
   bool threads = false;
+  /// CPU: time every kernel into the process-wide profile
+  /// (harp-profile-kernels, harp/Runtime/Profile.h). Default: whether
+  /// $HARP_PROFILE asks for it.
+  bool profile = profilingRequested();
   /// CPU: harp-to-llvm, run in-process. CUDA: harp-to-gpu, the kernels
   /// loaded on the GPU through harp's CUDA runtime; calls copy the inputs
   /// to the device and the results back.
@@ -124,8 +129,10 @@ public:
   Jit(const Jit &) = delete;
   Jit &operator=(const Jit &) = delete;
 
-  /// Parses, verifies, lowers and compiles harp IR given as text.
-  llvm::Expected<std::shared_ptr<Executable>> compile(llvm::StringRef source);
+  /// Parses, verifies, lowers and compiles harp IR given as text;
+  /// diagnostics and locations name it `sourceName`.
+  llvm::Expected<std::shared_ptr<Executable>>
+  compile(llvm::StringRef source, llvm::StringRef sourceName = "<input>");
   /// Compiles `module` (which is not modified).
   llvm::Expected<std::shared_ptr<Executable>> compile(mlir::ModuleOp module);
   /// Parses, lowers and compiles `source` to a host object file without
@@ -138,8 +145,8 @@ public:
   /// and the Python bindings: one cache per device and target. An unknown
   /// `cpu` gives a JIT whose every compile reports it.
   static Jit &shared(Device device, llvm::StringRef cpu = "");
-  /// The process-wide JIT for `options` (device, cpu, fuse, vectorize and
-  /// threads select it; the other fields take their defaults).
+  /// The process-wide JIT for `options` (device, cpu, fuse, vectorize,
+  /// threads and profile select it; the other fields take their defaults).
   static Jit &shared(const JitOptions &options);
   /// The MLIRContext every shared JIT compiles in, in which the Tensor API
   /// builds its IR: modules built there are compiled without printing or

@@ -133,3 +133,58 @@ def test_errors_are_messages(workdir, args, message):
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert "harp-run: error:" in proc.stderr
     assert message in proc.stderr, proc.stderr
+
+
+SCALE_ROWS = """
+func.func @main(%x: tensor<37x41xf32>) -> (tensor<37x41xf32>, tensor<37xf32>) {
+  %y = harp.map_reduce ins(%x : tensor<37x41xf32>) {
+  ^bb0(%a: f32):
+    %two = arith.constant 2.0 : f32
+    %b = arith.mulf %a, %two : f32
+    harp.yield %b : f32
+  } : tensor<37x41xf32>
+  %s = harp.map_reduce ins(%x : tensor<37x41xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<37xf32>
+  return %y, %s : tensor<37x41xf32>, tensor<37xf32>
+}
+"""
+
+
+def test_profile_table_after_repeated_runs(tmp_path):
+    (tmp_path / "scale.mlir").write_text(SCALE_ROWS)
+    x = np.random.default_rng(0).uniform(-1, 1, (37, 41)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    proc = harp_run(["scale.mlir", "--input", "x.npy", "--output", "y.npy",
+                     "--output", "s.npy", "--profile", "--repeat", "4",
+                     "--no-disk-cache"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    h.assert_close(np.load(tmp_path / "y.npy"), x * 2)
+    h.assert_close(np.load(tmp_path / "s.npy"), x.sum(axis=1))
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("harp profile: "), proc.stderr
+    whole = [l for l in lines if "@main (whole call)" in l]
+    assert len(whole) == 1 and whole[0].split()[2] == "4", proc.stderr
+    kernels = [l for l in lines if "@main #" in l]
+    assert kernels and all(l.split()[2] == "4" for l in kernels), proc.stderr
+    assert any("writes memref<37x41xf32> at scale.mlir:" in l
+               for l in kernels), proc.stderr
+    assert any("writes memref<37xf32> at scale.mlir:" in l
+               for l in kernels), proc.stderr
+    # Without --profile (or HARP_PROFILE) nothing is timed.
+    env_off = dict(os.environ, HARP_PROFILE="")
+    proc = subprocess.run([h.HARP_RUN, "scale.mlir", "--input", "x.npy",
+                           "--repeat", "2"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env_off)
+    assert proc.returncode == 0 and "harp profile" not in proc.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--repeat", "0"], "--repeat must be at least 1"),
+    (["--profile", "--device", "cuda"], "--profile are CPU options"),
+])
+def test_profile_option_errors(workdir, args, message):
+    proc = harp_run(["add.mlir", "--input", "x.npy", "--input", "y.npy"] + args,
+                    workdir)
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr

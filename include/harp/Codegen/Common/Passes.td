@@ -182,4 +182,42 @@ def HarpDuplicateFillsPass : Pass<"harp-duplicate-fills", "func::FuncOp"> {
   ];
 }
 
+def HarpProfileKernelsPass : Pass<"harp-profile-kernels", "ModuleOp"> {
+  let summary = "Time every kernel of every function (HARP_PROFILE)";
+  let description = [{
+    Runs on buffers, after tiling, vectorization and harp-parallelize and
+    before the loops are lowered. Every operation directly in a function's
+    body that holds a region (a loop nest, a remaining linalg op) or copies
+    memory (`memref.copy`) is a kernel. Each kernel is bracketed by two calls
+    into harp's runtime:
+
+    ```mlir
+    %t = func.call @harp_profile_clock() : () -> i64
+    scf.for ... { ... }
+    %name = llvm.mlir.addressof @__harp_profile_3 : !llvm.ptr
+    func.call @harp_profile_record(%name, %t) : (!llvm.ptr, i64) -> ()
+    ```
+
+    and every return records the whole call of its function under
+    `@<function> (whole call)`, so the time outside kernels (allocation,
+    scalar code) shows as the difference. `@__harp_profile_<n>` is a
+    null-terminated string naming the kernel: its function and number in
+    program order, its operation, the trip counts of its outermost loops,
+    the buffers it writes (followed through views to the allocation or
+    argument) and the source location it was built at, for example
+
+    `@main #4 scf.for 16 x 2 x 8: writes memref<256x1024xf32> at mlp.py:12`
+
+    The runtime (harp/Runtime/Profile.h) sums the nanoseconds and calls of
+    each name; `HARP_PROFILE=1` prints the table when the process exits.
+    Parallel loops are timed from the thread that starts them, so a kernel
+    on several threads counts its wall time once. Functions without a body
+    are left alone; so are functions named `harp_profile_*`.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
 #endif // HARP_CODEGEN_COMMON_PASSES_TD

@@ -1,0 +1,262 @@
+//===- ProfileKernels.cpp - the harp-profile-kernels pass -----------------===//
+//
+// Brackets every kernel (an operation with regions, or a memory copy,
+// directly in a function's body) with calls that time it into harp's
+// runtime profile, under a name that says what the kernel is and where it
+// came from (see Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "harp/Codegen/Common/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/Path.h"
+
+namespace mlir::harp {
+#define GEN_PASS_DEF_HARPPROFILEKERNELSPASS
+#include "harp/Codegen/Common/Passes.h.inc"
+} // namespace mlir::harp
+
+using namespace mlir;
+
+static constexpr llvm::StringLiteral kClock = "harp_profile_clock";
+static constexpr llvm::StringLiteral kRecord = "harp_profile_record";
+/// Outermost loops of a nest the name gives trip counts of.
+static constexpr unsigned kNamedLoops = 3;
+/// Buffers written the name lists.
+static constexpr unsigned kNamedBuffers = 3;
+
+/// Whether `op`, directly in a function's body, is a kernel to time: a
+/// memory copy, or an op with regions holding a loop or a write (not the
+/// scf.if around a deallocation).
+static bool isKernel(Operation *op) {
+  if (isa<memref::CopyOp>(op))
+    return true;
+  if (op->getNumRegions() == 0)
+    return false;
+  return op
+      ->walk([](Operation *inner) {
+        if (isa<LoopLikeOpInterface>(inner) ||
+            hasEffect<MemoryEffects::Write>(inner))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// `value` followed back through views and casts to the buffer they show.
+static Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      value = cast.getSource();
+    else
+      break;
+  }
+  return value;
+}
+
+/// "16 x 2 x 8": the trip counts of `op` and of the loops nested first in
+/// it, as far as they are scf.for loops with constant bounds ("?" for one
+/// whose bounds are not).
+static std::string tripCounts(Operation *op) {
+  std::string text;
+  for (unsigned depth = 0; op && depth < kNamedLoops; ++depth) {
+    std::string count = "?";
+    Operation *next = nullptr;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+      std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+      if (lb && ub && step && *step > 0)
+        count =
+            std::to_string(std::max<int64_t>(0, *ub - *lb + *step - 1) / *step);
+      for (Operation &inner : *loop.getBody())
+        if (isa<scf::ForOp, scf::ParallelOp, scf::ForallOp>(inner)) {
+          next = &inner;
+          break;
+        }
+    } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      count.clear();
+      for (auto [lbv, ubv, stepv] : llvm::zip(
+               loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+        std::optional<int64_t> lb = getConstantIntValue(lbv);
+        std::optional<int64_t> ub = getConstantIntValue(ubv);
+        std::optional<int64_t> step = getConstantIntValue(stepv);
+        count += (count.empty() ? "" : "*") +
+                 (lb && ub && step && *step > 0
+                      ? std::to_string(
+                            std::max<int64_t>(0, *ub - *lb + *step - 1) / *step)
+                      : std::string("?"));
+      }
+    } else {
+      break;
+    }
+    text += (text.empty() ? "" : " x ") + count;
+    op = next;
+  }
+  return text;
+}
+
+/// The types of the buffers `kernel` writes, each once, in order.
+static std::string writtenBuffers(Operation *kernel) {
+  llvm::SetVector<Value> roots;
+  kernel->walk([&](MemoryEffectOpInterface effects) {
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &e : instances)
+      if (isa<MemoryEffects::Write>(e.getEffect()) && e.getValue() &&
+          isa<BaseMemRefType>(e.getValue().getType()))
+        roots.insert(rootBuffer(e.getValue()));
+  });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  unsigned shown = 0;
+  for (Value root : roots) {
+    // Buffers allocated inside the kernel are its scratch.
+    if (Operation *def = root.getDefiningOp();
+        def && kernel->isProperAncestor(def))
+      continue;
+    if (shown == kNamedBuffers) {
+      os << ", ...";
+      break;
+    }
+    os << (shown++ ? ", " : "") << root.getType();
+  }
+  return text;
+}
+
+/// "mlp.py:12" for the first file location `loc` holds, else "".
+static std::string sourceOf(Location loc) {
+  std::string text;
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+              std::to_string(file.getLine()))
+                 .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+namespace {
+struct HarpProfileKernelsPass
+    : mlir::harp::impl::HarpProfileKernelsPassBase<HarpProfileKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b(ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    Type i64 = b.getI64Type();
+    Type ptr = LLVM::LLVMPointerType::get(ctx);
+    SymbolTable symbols(module);
+
+    SmallVector<std::pair<func::FuncOp, std::vector<Operation *>>> work;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || func.getName().starts_with("harp_profile_"))
+        continue;
+      std::vector<Operation *> kernels;
+      for (Block &block : func.getBody())
+        for (Operation &op : block)
+          if (isKernel(&op))
+            kernels.push_back(&op);
+      work.emplace_back(func, std::move(kernels));
+    }
+    if (work.empty())
+      return;
+
+    func::FuncOp clock = declare(b, symbols, kClock, {}, {i64});
+    func::FuncOp record = declare(b, symbols, kRecord, {ptr, i64}, {});
+    if (!clock || !record)
+      return signalPassFailure();
+
+    for (auto &[func, kernels] : work) {
+      unsigned index = 0;
+      for (Operation *kernel : kernels) {
+        std::string name = "@" + func.getName().str() + " #" +
+                           std::to_string(index++) + " " +
+                           kernel->getName().getStringRef().str();
+        if (std::string trips = tripCounts(kernel); !trips.empty())
+          name += " " + trips;
+        if (std::string writes = writtenBuffers(kernel); !writes.empty())
+          name += ": writes " + writes;
+        if (std::string source = sourceOf(kernel->getLoc()); !source.empty())
+          name += " at " + source;
+        b.setInsertionPoint(kernel);
+        Value start =
+            func::CallOp::create(b, kernel->getLoc(), clock).getResult(0);
+        b.setInsertionPointAfter(kernel);
+        recordCall(b, module, symbols, record, kernel->getLoc(), name, start);
+      }
+      // The whole call, from entry to each return.
+      Block &entry = func.getBody().front();
+      b.setInsertionPointToStart(&entry);
+      Value start = func::CallOp::create(b, func.getLoc(), clock).getResult(0);
+      std::string whole = "@" + func.getName().str() + " (whole call)";
+      func.walk([&](func::ReturnOp ret) {
+        b.setInsertionPoint(ret);
+        recordCall(b, module, symbols, record, ret.getLoc(), whole, start);
+      });
+    }
+  }
+
+private:
+  /// The private declaration of runtime function `name`, added once; null
+  /// (with an error) when the module defines `name` otherwise.
+  static func::FuncOp declare(OpBuilder &b, SymbolTable &symbols,
+                              StringRef name, TypeRange inputs,
+                              TypeRange results) {
+    FunctionType type = b.getFunctionType(inputs, results);
+    if (Operation *existing = symbols.lookup(name)) {
+      auto func = dyn_cast<func::FuncOp>(existing);
+      if (func && func.getFunctionType() == type)
+        return func;
+      existing->emitError() << "'" << name
+                            << "' is harp's profiling runtime function of "
+                               "type "
+                            << type << "; the module defines it otherwise";
+      return nullptr;
+    }
+    OpBuilder::InsertionGuard guard(b);
+    auto func = func::FuncOp::create(b, b.getUnknownLoc(), name, type);
+    func.setPrivate();
+    symbols.insert(func);
+    return func;
+  }
+
+  /// Calls harp_profile_record(<name as a global string>, start) at b's
+  /// insertion point; identical names share one global.
+  void recordCall(OpBuilder &b, ModuleOp module, SymbolTable &symbols,
+                  func::FuncOp record, Location loc, StringRef name,
+                  Value start) {
+    LLVM::GlobalOp &global = names[name];
+    if (!global) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(module.getBody());
+      std::string text = name.str();
+      text.push_back('\0');
+      auto type = LLVM::LLVMArrayType::get(b.getIntegerType(8), text.size());
+      global = LLVM::GlobalOp::create(
+          b, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
+          "__harp_profile_" + std::to_string(names.size() - 1),
+          b.getStringAttr(text));
+      symbols.insert(global);
+    }
+    Value address = LLVM::AddressOfOp::create(b, loc, global);
+    func::CallOp::create(b, loc, record, ValueRange{address, start});
+  }
+
+  llvm::StringMap<LLVM::GlobalOp> names;
+};
+} // namespace
