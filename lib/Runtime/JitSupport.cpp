@@ -73,8 +73,14 @@ extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
 /// reuse by exact size. A kernel's temporaries (a packed operand, a padded
 /// input, an intermediate result) have the same sizes at every call, and
 /// fresh pages from the system cost a page fault each (a 4 MB temporary:
-/// 1024 faults, about a millisecond).
+/// 1024 faults, about a millisecond). With $HARP_DEBUG_POISON set, every
+/// block is filled with 0xff bytes (NaN as floats), so a kernel that reads
+/// a temporary before writing it (a fill dropped by mistake) fails a test.
 extern "C" void *harpMalloc(size_t size) {
-  return harp::detail::allocateBlock(size);
+  static const bool poison = std::getenv("HARP_DEBUG_POISON") != nullptr;
+  void *block = harp::detail::allocateBlock(size);
+  if (poison && block)
+    std::memset(block, 0xff, size);
+  return block;
 }
 extern "C" void harpFree(void *ptr) { harp::detail::releaseBlock(ptr); }
