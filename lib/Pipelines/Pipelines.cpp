@@ -71,6 +71,11 @@ static void addBufferization(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpFullRankWritesPass());
   // Matmuls whose zero fills CSE merged would each copy the shared one.
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpDuplicateFillsPass());
+  // Register tiles start from their fill's value instead of reading it;
+  // fills their kernel overwrites are dropped (the canonicalizer erases
+  // the dead loop nests).
+  pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpForwardFillsPass());
+  pm.addPass(createCanonicalizerPass());
   // A value returned twice would be one buffer for two out-parameters.
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpDistinctResultsPass());
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -182,6 +182,61 @@ def HarpDuplicateFillsPass : Pass<"harp-duplicate-fills", "func::FuncOp"> {
   ];
 }
 
+def HarpForwardFillsPass : Pass<"harp-forward-fills", "func::FuncOp"> {
+  let summary = "Read a fill's value instead of its tensor; drop fills the "
+                "kernel overwrites";
+  let description = [{
+    Runs on vectorized tensors, right before bufferization. A fill is a
+    `linalg.fill` of a `tensor.empty`, a loop nest writing one splat vector
+    into a `tensor.empty` (what harp-vectorize makes of a fill), or a
+    reshape of either. A contraction accumulates into its zero fill: its
+    register tiles read the fill's elements (`vector.transfer_read`) before
+    their first FMA, so after bufferization a pass writes the zeros and
+    another reads them back.
+
+    1. A `vector.transfer_read` (in bounds, unmasked) whose elements surely
+       hold a fill's value becomes a splat of that value. The read's
+       source is followed back to the fill through iteration arguments of
+       `harp.parallel` loops (independent iterations: none wrote what
+       another reads) and through vector writes, element inserts
+       (`tensor.insert`) and loops whose writes miss the read's box.
+    2. A fill whose tensor a loop nest then only writes into (no read
+       left, no other use) and overwrites entirely becomes a
+       `tensor.empty`: the writes' boxes, expanded over their loops, must
+       cover the tensor.
+
+    A reduction's partial sums start from its identity the same way: a
+    row reduction no longer needs a scratch buffer per row.
+
+    Boxes are a write's region, one `[lo, hi)` per dim, constant or
+    relative to a loop's induction variable; a loop expands its body's
+    boxes over its constant bounds, exactly where each write is at least
+    a step wide. What cannot be shown is left as it is: a k-blocked
+    matmul's tiles read their accumulators from a loop that is not
+    parallel, so its fill stays.
+
+    ```mlir
+    // before
+    %z = scf.for %i = %c0 to %c64 step %c1 iter_args(%t = %empty) ... {
+      %w = vector.transfer_write %zeros, %t[%i, %c0] : vector<64xf32>, tensor<64x64xf32>
+      scf.yield %w
+    } {harp.parallel}
+    %c = scf.for %i = %c0 to %c64 step %c8 iter_args(%t = %z) ... {
+      %acc = vector.transfer_read %t[%i, %c0] ... : tensor<64x64xf32>, vector<8x64xf32>
+      ... FMAs into %acc ...
+      %w = vector.transfer_write %sum, %t[%i, %c0] ...
+      scf.yield %w
+    } {harp.parallel}
+    // after: %acc is a zero constant, %c's loop starts from tensor.empty
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def HarpProfileKernelsPass : Pass<"harp-profile-kernels", "ModuleOp"> {
   let summary = "Time every kernel of every function (HARP_PROFILE)";
   let description = [{
