@@ -72,10 +72,10 @@ static void addBufferization(OpPassManager &pm) {
   // Matmuls whose zero fills CSE merged would each copy the shared one.
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpDuplicateFillsPass());
   // Register tiles start from their fill's value instead of reading it;
-  // fills their kernel overwrites are dropped (the canonicalizer erases
-  // the dead loop nests).
+  // fills their kernel overwrites are dropped. (No canonicalizer after it:
+  // that would fold a packed result's reshape into its empty tensor, which
+  // then bufferizes apart from the caller's buffer.)
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpForwardFillsPass());
-  pm.addPass(createCanonicalizerPass());
   // A value returned twice would be one buffer for two out-parameters.
   pm.addNestedPass<func::FuncOp>(mlir::harp::createHarpDistinctResultsPass());
   bufferization::OneShotBufferizePassOptions bufferize;

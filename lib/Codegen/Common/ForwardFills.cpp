@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -345,6 +346,43 @@ static std::optional<Fill> fillOf(Value value) {
   return fill;
 }
 
+/// Whether `read` loads a contraction's accumulators: through reshapes of
+/// the vector it becomes the initial value of a loop whose body multiplies
+/// and adds into it (a `contract` arith op, or an FMA). A reduction's
+/// partial sums (a row of a softmax) are read from an L1-resident scratch
+/// once per row: forwarding them saved nothing measurable and changed the
+/// code around the row's other loops, which LLVM then allocated registers
+/// for worse (AVX2 code, softmax 512 x 768: 200 -> 246 us on a Zen 4).
+static bool loadsAccumulators(vector::TransferReadOp read) {
+  Value value = read.getResult();
+  while (value.hasOneUse()) {
+    OpOperand &use = *value.use_begin();
+    Operation *user = use.getOwner();
+    if (isa<vector::ShapeCastOp, vector::BroadcastOp, vector::TransposeOp>(
+            user)) {
+      value = user->getResult(0);
+      continue;
+    }
+    auto loop = dyn_cast<scf::ForOp>(user);
+    if (!loop || !loop.getTiedLoopRegionIterArg(&use))
+      return false;
+    return loop
+        .walk([](Operation *op) {
+          if (isa<math::FmaOp, vector::FMAOp, vector::ContractionOp>(op))
+            return WalkResult::interrupt();
+          auto fastmath = dyn_cast<arith::ArithFastMathInterface>(op);
+          arith::FastMathFlagsAttr flags =
+              fastmath ? fastmath.getFastMathFlagsAttr() : nullptr;
+          if (flags && arith::bitEnumContainsAll(
+                           flags.getValue(), arith::FastMathFlags::contract))
+            return WalkResult::interrupt();
+          return WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+  return false;
+}
+
 namespace {
 struct HarpForwardFillsPass
     : mlir::harp::impl::HarpForwardFillsPassBase<HarpForwardFillsPass> {
@@ -376,7 +414,7 @@ struct HarpForwardFillsPass
 private:
   /// Replaces `read` by the fill value its elements hold, if they hold one.
   void forward(vector::TransferReadOp read, DominanceInfo &dominance) {
-    if (read.getMask() ||
+    if (!loadsAccumulators(read) || read.getMask() ||
         llvm::any_of(read.getInBoundsValues(), [](bool b) { return !b; }))
       return;
     // The read's box: from its indices and the dims its map reads (dims
@@ -456,6 +494,10 @@ private:
       auto typed = dyn_cast<TypedAttr>(fill.constant);
       if (!typed || typed.getType() != type.getElementType())
         return;
+      // At the function's entry, as the canonicalizer would hoist it.
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(
+          &read->getParentOfType<func::FuncOp>().getBody().front());
       value = arith::ConstantOp::create(
           b, read.getLoc(), DenseElementsAttr::get(type, fill.constant));
     } else {
@@ -500,11 +542,34 @@ private:
         writesSince(value, root, /*exact=*/true);
     if (!written || !covers(*written, type.getShape()))
       return;
-    OpBuilder b(root.getContext());
-    b.setInsertionPointAfterValue(root);
-    Value empty = tensor::EmptyOp::create(b, root.getLoc(), type.getShape(),
-                                          type.getElementType());
-    root.replaceAllUsesExcept(empty, empty.getDefiningOp());
+    // The fill itself becomes empty; reshapes of it stay. (Folded into an
+    // empty tensor of the reshaped type, a packed matmul's result would
+    // be allocated in panel shape, no view of the caller's buffer, and
+    // copied into it: 4 MB per 1024 x 1024 result.)
+    Value fill = root;
+    while (isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+        fill.getDefiningOp()))
+      fill = fill.getDefiningOp()->getOperand(0);
+    auto fillType = cast<RankedTensorType>(fill.getType());
+    OpBuilder b(fill.getContext());
+    b.setInsertionPointAfterValue(fill);
+    Value empty = tensor::EmptyOp::create(b, fill.getLoc(), fillType.getShape(),
+                                          fillType.getElementType());
+    Operation *producer = fill.getDefiningOp();
+    fill.replaceAllUsesExcept(empty, empty.getDefiningOp());
+    // Nothing reads the fill any more; erased here rather than by a
+    // canonicalizer, which would also fold the reshapes into the empty
+    // tensor.
+    if (!producer || !isOpTriviallyDead(producer))
+      return;
+    llvm::SetVector<Operation *> inputs;
+    for (Value operand : producer->getOperands())
+      if (Operation *input = operand.getDefiningOp())
+        inputs.insert(input);
+    producer->erase();
+    for (Operation *input : inputs)
+      if (isOpTriviallyDead(input))
+        input->erase();
   }
 
   /// Whether `value` (a loop's iteration argument) is only written into,

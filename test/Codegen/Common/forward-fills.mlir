@@ -10,8 +10,11 @@
 // CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[EMPTY]])
 // CHECK: scf.for
 // CHECK-NOT: vector.transfer_read
-// CHECK: arith.addf %{{.*}}, %[[ZERO]]
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x16xf32>)
 func.func @accumulate(%a: vector<8x16xf32>) -> tensor<32x64xf32> {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -31,7 +34,10 @@ func.func @accumulate(%a: vector<8x16xf32>) -> tensor<32x64xf32> {
   %c = scf.for %i = %c0 to %c32 step %c8 iter_args(%t = %fill) -> (tensor<32x64xf32>) {
     %r = scf.for %j = %c0 to %c64 step %c16 iter_args(%u = %t) -> (tensor<32x64xf32>) {
       %acc = vector.transfer_read %u[%i, %j], %pad {in_bounds = [true, true]} : tensor<32x64xf32>, vector<8x16xf32>
-      %s = arith.addf %acc, %a : vector<8x16xf32>
+      %s = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<8x16xf32>) {
+        %p = arith.addf %ss, %a fastmath<contract> : vector<8x16xf32>
+        scf.yield %p : vector<8x16xf32>
+      }
       %w = vector.transfer_write %s, %u[%i, %j] {in_bounds = [true, true]} : vector<8x16xf32>, tensor<32x64xf32>
       scf.yield %w : tensor<32x64xf32>
     } {harp.parallel}
@@ -48,6 +54,9 @@ func.func @accumulate(%a: vector<8x16xf32>) -> tensor<32x64xf32> {
 // CHECK: linalg.fill
 // CHECK: vector.transfer_read
 func.func @k_blocked(%a: vector<8x16xf32>, %zero: f32) -> tensor<8x16xf32> {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -56,7 +65,10 @@ func.func @k_blocked(%a: vector<8x16xf32>, %zero: f32) -> tensor<8x16xf32> {
   %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x16xf32>) -> tensor<8x16xf32>
   %c = scf.for %k = %c0 to %c4 step %c1 iter_args(%t = %fill) -> (tensor<8x16xf32>) {
     %acc = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<8x16xf32>, vector<8x16xf32>
-    %s = arith.addf %acc, %a : vector<8x16xf32>
+    %s = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<8x16xf32>) {
+      %p = arith.addf %ss, %a fastmath<contract> : vector<8x16xf32>
+      scf.yield %p : vector<8x16xf32>
+    }
     %w = vector.transfer_write %s, %t[%c0, %c0] {in_bounds = [true, true]} : vector<8x16xf32>, tensor<8x16xf32>
     scf.yield %w : tensor<8x16xf32>
   }
@@ -75,11 +87,14 @@ func.func @k_blocked(%a: vector<8x16xf32>, %zero: f32) -> tensor<8x16xf32> {
 // CHECK-NOT: linalg.fill
 // CHECK: %[[MAIN:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[EMPTY]])
 // CHECK: %[[SPLAT16:.*]] = vector.broadcast %[[S]] : f32 to vector<4x16xf32>
-// CHECK: arith.addf %[[SPLAT16]], %[[A]]
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[SPLAT16]]) -> (vector<4x16xf32>)
 // CHECK: %[[SPLAT8:.*]] = vector.broadcast %[[S]] : f32 to vector<4x8xf32>
-// CHECK: arith.addf %[[SPLAT8]], %[[B]]
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[SPLAT8]]) -> (vector<4x8xf32>)
 // CHECK: vector.transfer_write %{{.*}}, %[[MAIN]][%{{.*}}, %c48]
 func.func @peeled(%a: vector<4x16xf32>, %b: vector<4x8xf32>, %s: f32) -> tensor<4x56xf32> {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index
   %c48 = arith.constant 48 : index
@@ -88,12 +103,18 @@ func.func @peeled(%a: vector<4x16xf32>, %b: vector<4x8xf32>, %s: f32) -> tensor<
   %fill = linalg.fill ins(%s : f32) outs(%empty : tensor<4x56xf32>) -> tensor<4x56xf32>
   %main = scf.for %j = %c0 to %c48 step %c16 iter_args(%t = %fill) -> (tensor<4x56xf32>) {
     %acc = vector.transfer_read %t[%c0, %j], %pad {in_bounds = [true, true]} : tensor<4x56xf32>, vector<4x16xf32>
-    %x = arith.addf %acc, %a : vector<4x16xf32>
+    %x = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<4x16xf32>) {
+      %p = arith.addf %ss, %a fastmath<contract> : vector<4x16xf32>
+      scf.yield %p : vector<4x16xf32>
+    }
     %w = vector.transfer_write %x, %t[%c0, %j] {in_bounds = [true, true]} : vector<4x16xf32>, tensor<4x56xf32>
     scf.yield %w : tensor<4x56xf32>
   } {harp.parallel}
   %acc = vector.transfer_read %main[%c0, %c48], %pad {in_bounds = [true, true]} : tensor<4x56xf32>, vector<4x8xf32>
-  %y = arith.addf %acc, %b : vector<4x8xf32>
+  %y = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<4x8xf32>) {
+    %p = arith.addf %ss, %b fastmath<contract> : vector<4x8xf32>
+    scf.yield %p : vector<4x8xf32>
+  }
   %r = vector.transfer_write %y, %main[%c0, %c48] {in_bounds = [true, true]} : vector<4x8xf32>, tensor<4x56xf32>
   return %r : tensor<4x56xf32>
 }
@@ -109,6 +130,9 @@ func.func @peeled(%a: vector<4x16xf32>, %b: vector<4x8xf32>, %s: f32) -> tensor<
 // CHECK: scf.yield
 // CHECK: vector.transfer_read %{{.*}}[%c0, %c40]
 func.func @overlap(%a: vector<4x16xf32>, %b: vector<4x8xf32>, %s: f32) -> tensor<4x56xf32> {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index
   %c40 = arith.constant 40 : index
@@ -118,12 +142,18 @@ func.func @overlap(%a: vector<4x16xf32>, %b: vector<4x8xf32>, %s: f32) -> tensor
   %fill = linalg.fill ins(%s : f32) outs(%empty : tensor<4x56xf32>) -> tensor<4x56xf32>
   %main = scf.for %j = %c0 to %c48 step %c16 iter_args(%t = %fill) -> (tensor<4x56xf32>) {
     %acc = vector.transfer_read %t[%c0, %j], %pad {in_bounds = [true, true]} : tensor<4x56xf32>, vector<4x16xf32>
-    %x = arith.addf %acc, %a : vector<4x16xf32>
+    %x = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<4x16xf32>) {
+      %p = arith.addf %ss, %a fastmath<contract> : vector<4x16xf32>
+      scf.yield %p : vector<4x16xf32>
+    }
     %w = vector.transfer_write %x, %t[%c0, %j] {in_bounds = [true, true]} : vector<4x16xf32>, tensor<4x56xf32>
     scf.yield %w : tensor<4x56xf32>
   } {harp.parallel}
   %acc = vector.transfer_read %main[%c0, %c40], %pad {in_bounds = [true, true]} : tensor<4x56xf32>, vector<4x8xf32>
-  %y = arith.addf %acc, %b : vector<4x8xf32>
+  %y = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<4x8xf32>) {
+    %p = arith.addf %ss, %b fastmath<contract> : vector<4x8xf32>
+    scf.yield %p : vector<4x8xf32>
+  }
   %r = vector.transfer_write %y, %main[%c0, %c40] {in_bounds = [true, true]} : vector<4x8xf32>, tensor<4x56xf32>
   return %r : tensor<4x56xf32>
 }
@@ -138,6 +168,9 @@ func.func @overlap(%a: vector<4x16xf32>, %b: vector<4x8xf32>, %s: f32) -> tensor
 // CHECK-NOT: vector.transfer_read
 // CHECK: return
 func.func @gaps(%a: vector<4x8xf32>) -> tensor<4x64xf32> {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index
   %c64 = arith.constant 64 : index
@@ -147,7 +180,10 @@ func.func @gaps(%a: vector<4x8xf32>) -> tensor<4x64xf32> {
   %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<4x64xf32>) -> tensor<4x64xf32>
   %main = scf.for %j = %c0 to %c64 step %c16 iter_args(%t = %fill) -> (tensor<4x64xf32>) {
     %acc = vector.transfer_read %t[%c0, %j], %pad {in_bounds = [true, true]} : tensor<4x64xf32>, vector<4x8xf32>
-    %x = arith.addf %acc, %a : vector<4x8xf32>
+    %x = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<4x8xf32>) {
+      %p = arith.addf %ss, %a fastmath<contract> : vector<4x8xf32>
+      scf.yield %p : vector<4x8xf32>
+    }
     %w = vector.transfer_write %x, %t[%c0, %j] {in_bounds = [true, true]} : vector<4x8xf32>, tensor<4x64xf32>
     scf.yield %w : tensor<4x64xf32>
   } {harp.parallel}
@@ -163,6 +199,9 @@ func.func @gaps(%a: vector<4x8xf32>) -> tensor<4x64xf32> {
 // CHECK: vector.transfer_read %{{.*}}[%c4], %{{.*}} : tensor<16xf32>, vector<16xf32>
 // CHECK: return %[[FILL]]
 func.func @fill_returned(%a: vector<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, vector<16xf32>) {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
@@ -173,7 +212,10 @@ func.func @fill_returned(%a: vector<16xf32>) -> (tensor<16xf32>, tensor<16xf32>,
   %edge = vector.transfer_read %fill[%c4], %pad : tensor<16xf32>, vector<16xf32>
   %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%t = %fill) -> (tensor<16xf32>) {
     %acc = vector.transfer_read %t[%c0], %pad {in_bounds = [true]} : tensor<16xf32>, vector<16xf32>
-    %x = arith.addf %acc, %a : vector<16xf32>
+    %x = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<16xf32>) {
+      %p = arith.addf %ss, %a fastmath<contract> : vector<16xf32>
+      scf.yield %p : vector<16xf32>
+    }
     %w = vector.transfer_write %x, %t[%c0] {in_bounds = [true]} : vector<16xf32>, tensor<16xf32>
     scf.yield %w : tensor<16xf32>
   } {harp.parallel}
@@ -190,6 +232,9 @@ func.func @fill_returned(%a: vector<16xf32>) -> (tensor<16xf32>, tensor<16xf32>,
 // CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[EMPTY]])
 // CHECK: tensor.insert
 func.func @row_inserts(%v: f32) -> tensor<7xf32> {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c7 = arith.constant 7 : index
@@ -209,14 +254,20 @@ func.func @row_inserts(%v: f32) -> tensor<7xf32> {
 // tiles and put back where it was taken. The tiles start from zero, and
 // the blocks together write every element, so the fill (a reshape of it)
 // is gone.
+// The fill becomes empty under its reshape, which stays: folded, the
+// result would bufferize apart from the caller's buffer.
 // CHECK-LABEL: func.func @cache_blocks
 // CHECK-NOT: linalg.fill
-// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<16x4x8xf32>
-// CHECK: scf.for %{{.*}} iter_args(%[[T:.*]] = %[[EMPTY]])
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<16x32xf32>
+// CHECK-NEXT: %[[PANELS:.*]] = tensor.expand_shape %[[EMPTY]]
+// CHECK-NEXT: scf.for %{{.*}} iter_args(%[[T:.*]] = %[[PANELS]])
 // CHECK: tensor.extract_slice %[[T]]
 // CHECK-NOT: vector.transfer_read
 // CHECK: tensor.insert_slice
 func.func @cache_blocks(%a: vector<8x8xf32>) -> tensor<16x4x8xf32> {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -233,7 +284,10 @@ func.func @cache_blocks(%a: vector<8x8xf32>) -> tensor<16x4x8xf32> {
     %b = scf.for %m = %c0 to %c16 step %c8 iter_args(%u = %block) -> (tensor<16x2x8xf32>) {
       %p = scf.for %j = %c0 to %c2 step %c1 iter_args(%v = %u) -> (tensor<16x2x8xf32>) {
         %acc = vector.transfer_read %v[%m, %j, %c0], %pad {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2) -> (d0, d2)>} : tensor<16x2x8xf32>, vector<8x8xf32>
-        %x = arith.addf %acc, %a : vector<8x8xf32>
+        %x = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<8x8xf32>) {
+          %p = arith.addf %ss, %a fastmath<contract> : vector<8x8xf32>
+          scf.yield %p : vector<8x8xf32>
+        }
         %x3 = vector.shape_cast %x : vector<8x8xf32> to vector<8x1x8xf32>
         %w = vector.transfer_write %x3, %v[%m, %j, %c0] {in_bounds = [true, true, true]} : vector<8x1x8xf32>, tensor<16x2x8xf32>
         scf.yield %w : tensor<16x2x8xf32>
@@ -255,6 +309,9 @@ func.func @cache_blocks(%a: vector<8x8xf32>) -> tensor<16x4x8xf32> {
 // CHECK-NOT: vector.transfer_read
 // CHECK: tensor.insert_slice %{{.*}} into %[[FILL]]
 func.func @half_the_blocks(%a: vector<8x8xf32>) -> tensor<16x4x8xf32> {
+  %kc0 = arith.constant 0 : index
+  %kc1 = arith.constant 1 : index
+  %kc3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -271,7 +328,10 @@ func.func @half_the_blocks(%a: vector<8x8xf32>) -> tensor<16x4x8xf32> {
     %b = scf.for %m = %c0 to %c16 step %c8 iter_args(%u = %block) -> (tensor<16x2x8xf32>) {
       %p = scf.for %j = %c0 to %c2 step %c1 iter_args(%v = %u) -> (tensor<16x2x8xf32>) {
         %acc = vector.transfer_read %v[%m, %j, %c0], %pad {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2) -> (d0, d2)>} : tensor<16x2x8xf32>, vector<8x8xf32>
-        %x = arith.addf %acc, %a : vector<8x8xf32>
+        %x = scf.for %kk = %kc0 to %kc3 step %kc1 iter_args(%ss = %acc) -> (vector<8x8xf32>) {
+          %p = arith.addf %ss, %a fastmath<contract> : vector<8x8xf32>
+          scf.yield %p : vector<8x8xf32>
+        }
         %x3 = vector.shape_cast %x : vector<8x8xf32> to vector<8x1x8xf32>
         %w = vector.transfer_write %x3, %v[%m, %j, %c0] {in_bounds = [true, true, true]} : vector<8x1x8xf32>, tensor<16x2x8xf32>
         scf.yield %w : tensor<16x2x8xf32>
@@ -282,4 +342,27 @@ func.func @half_the_blocks(%a: vector<8x8xf32>) -> tensor<16x4x8xf32> {
     scf.yield %put : tensor<16x4x8xf32>
   } {harp.parallel}
   return %r : tensor<16x4x8xf32>
+}
+
+// -----
+
+// A reduction's partial sums (no multiply-add into them) are not a
+// contraction's accumulators: read as they were.
+// CHECK-LABEL: func.func @partial_sums
+// CHECK: linalg.fill
+// CHECK: vector.transfer_read
+func.func @partial_sums(%a: vector<16xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  %pad = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<16xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<16xf32>) -> tensor<16xf32>
+  %acc = vector.transfer_read %fill[%c0], %pad {in_bounds = [true]} : tensor<16xf32>, vector<16xf32>
+  %r = scf.for %k = %c0 to %c3 step %c1 iter_args(%s = %acc) -> (vector<16xf32>) {
+    %p = arith.addf %s, %a : vector<16xf32>
+    scf.yield %p : vector<16xf32>
+  }
+  return %r : vector<16xf32>
 }
