@@ -118,15 +118,16 @@ static std::optional<Box> boxOf(tensor::InsertOp insert) {
   return box;
 }
 
-/// `box` shifted by `offsets` (unit `strides`, no rank reduction).
-static bool toSourceOf(Box &box, ArrayRef<OpFoldResult> offsets,
-                       ArrayRef<OpFoldResult> strides, int64_t sourceRank,
-                       int64_t sliceRank) {
-  if (sourceRank != sliceRank || int64_t(box.size()) != sliceRank)
+/// `box`, in the coordinates of the slice `slice` takes, in those of its
+/// source: offsets added (a constant, or a loop's induction variable along
+/// a dim the box has at a constant). False where that cannot be said (a
+/// strided or rank-reducing slice).
+static bool toSource(Box &box, tensor::ExtractSliceOp slice) {
+  if (slice.getSourceType().getRank() != slice.getResultType().getRank() ||
+      int64_t(box.size()) != slice.getResultType().getRank() ||
+      !slice.hasUnitStride())
     return false;
-  for (auto [dim, offset, stride] : llvm::zip(box, offsets, strides)) {
-    if (getConstantIntValue(stride) != 1)
-      return false;
+  for (auto [dim, offset] : llvm::zip(box, slice.getMixedOffsets())) {
     if (std::optional<int64_t> c = getConstantIntValue(offset)) {
       dim.lo += *c;
       dim.hi += *c;
@@ -140,41 +141,37 @@ static bool toSourceOf(Box &box, ArrayRef<OpFoldResult> offsets,
   return true;
 }
 
-/// `box`, in the coordinates of the slice `slice` takes, in those of its
-/// source: offsets added (a constant, or a loop's induction variable along
-/// a dim the box has at a constant). False where that cannot be said.
-static bool toSource(Box &box, tensor::ExtractSliceOp slice) {
-  return toSourceOf(box, slice.getMixedOffsets(), slice.getMixedStrides(),
-                    slice.getSourceType().getRank(),
-                    slice.getResultType().getRank());
+/// The value `value` was written from by one vector write, element
+/// insert, slice insert or loop; null for anything else.
+static Value writtenFrom(Value value) {
+  if (auto write = value.getDefiningOp<vector::TransferWriteOp>())
+    return write.getBase();
+  if (auto insert = value.getDefiningOp<tensor::InsertOp>())
+    return insert.getDest();
+  if (auto insert = value.getDefiningOp<tensor::InsertSliceOp>())
+    return insert.getDest();
+  if (auto result = dyn_cast<OpResult>(value))
+    if (auto loop = dyn_cast<scf::ForOp>(result.getOwner()))
+      return loop.getInitArgs()[result.getResultNumber()];
+  return Value();
 }
 
-/// The value `value` was last written from: back through vector writes,
-/// element inserts, slice inserts and loops.
+/// The value `value` was first written from: writtenFrom, repeated.
 static Value chainBase(Value value) {
-  while (true) {
-    if (auto write = value.getDefiningOp<vector::TransferWriteOp>())
-      value = write.getBase();
-    else if (auto insert = value.getDefiningOp<tensor::InsertOp>())
-      value = insert.getDest();
-    else if (auto insert = value.getDefiningOp<tensor::InsertSliceOp>())
-      value = insert.getDest();
-    else if (auto result = dyn_cast<OpResult>(value);
-             result && isa<scf::ForOp>(result.getOwner()))
-      value = cast<scf::ForOp>(result.getOwner())
-                  .getInitArgs()[result.getResultNumber()];
-    else
-      return value;
-  }
+  while (Value from = writtenFrom(value))
+    value = from;
+  return value;
 }
 
 /// The slice `insert` writes back, if its source was computed from a
-/// slice of its destination at the same place (tiling's extract, update,
-/// insert): the extract_slice.
+/// slice of its destination, taken at the same place (tiling's extract,
+/// update, insert): the extract_slice. The destination must be the very
+/// value the slice was taken from, so that what the slice's writes left
+/// alone goes back unchanged.
 static tensor::ExtractSliceOp writtenBack(tensor::InsertSliceOp insert) {
   auto slice =
       chainBase(insert.getSource()).getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || slice.getSource() != chainBase(insert.getDest()) ||
+  if (!slice || slice.getSource() != insert.getDest() ||
       !slice.hasUnitStride() || !insert.hasUnitStride())
     return nullptr;
   auto same = [](ArrayRef<OpFoldResult> a, ArrayRef<OpFoldResult> b) {
@@ -328,15 +325,7 @@ static std::optional<Fill> fillOf(Value value) {
   if (!value.getDefiningOp<scf::ForOp>())
     return std::nullopt;
   // Back to the tensor.empty the loop nest starts from.
-  Value start = value;
-  while (auto result = dyn_cast<OpResult>(start)) {
-    if (auto loop = dyn_cast<scf::ForOp>(result.getOwner()))
-      start = loop.getInitArgs()[result.getResultNumber()];
-    else if (auto write = dyn_cast<vector::TransferWriteOp>(result.getOwner()))
-      start = write.getBase();
-    else
-      break;
-  }
+  Value start = chainBase(value);
   if (!start.getDefiningOp<tensor::EmptyOp>())
     return std::nullopt;
   Fill fill;
@@ -462,18 +451,8 @@ private:
         continue;
       }
       // Written before the read: only elsewhere.
-      Value before;
-      if (auto write = value.getDefiningOp<vector::TransferWriteOp>())
-        before = write.getBase();
-      else if (auto insert = value.getDefiningOp<tensor::InsertOp>())
-        before = insert.getDest();
-      else if (auto insert = value.getDefiningOp<tensor::InsertSliceOp>())
-        before = insert.getDest();
-      else if (auto result = dyn_cast<OpResult>(value);
-               result && isa<scf::ForOp>(result.getOwner()))
-        before = cast<scf::ForOp>(result.getOwner())
-                     .getInitArgs()[result.getResultNumber()];
-      else
+      Value before = writtenFrom(value);
+      if (!before)
         return;
       std::optional<SmallVector<Box>> written =
           writesSince(value, before, /*exact=*/false);
@@ -548,8 +527,12 @@ private:
     // copied into it: 4 MB per 1024 x 1024 result.)
     Value fill = root;
     while (isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-        fill.getDefiningOp()))
+        fill.getDefiningOp())) {
       fill = fill.getDefiningOp()->getOperand(0);
+      // Another reader of the fill, or of a reshape of it, keeps it.
+      if (!fill.hasOneUse())
+        return;
+    }
     auto fillType = cast<RankedTensorType>(fill.getType());
     OpBuilder b(fill.getContext());
     b.setInsertionPointAfterValue(fill);
