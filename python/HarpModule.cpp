@@ -94,7 +94,6 @@ py::array harp::python::wrapArray(const Array &a, const py::dtype &dtype) {
   return py::array(dtype, shape, a.data(), owner);
 }
 
-/// Keyword options of a realization (None: the process-wide setting).
 /// A compile option given as a bool (numpy's too); anything else raises
 /// TypeError naming the option.
 static bool boolOption(const py::object &value, const char *name) {
@@ -106,6 +105,7 @@ static bool boolOption(const py::object &value, const char *name) {
   return value.cast<bool>();
 }
 
+/// Keyword options of a realization (None: the process-wide setting).
 CompileOptions harp::python::optionsOf(const py::object &threads,
                                        const py::object &vectorize,
                                        const py::object &cpu) {
