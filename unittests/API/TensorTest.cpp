@@ -1,6 +1,7 @@
 //===- TensorTest.cpp - the C++ Tensor API --------------------------------===//
 
 #include "harp/API/Tensor.h"
+#include "harp/Runtime/Profile.h"
 
 #include "TestUtil.h"
 
@@ -871,6 +872,39 @@ TEST(TensorBuilders, OptionsSelectTheCompiledCode) {
   EXPECT_NE(errorOf([&] { set_options(bad); }).find("x86-64-v3"),
             std::string::npos);
   EXPECT_EQ(get_options().cpu, saved.cpu);
+}
+
+TEST(TensorBuilders, ProfileOptionTimesKernels) {
+  CompileOptions saved = get_options();
+  ASSERT_TRUE(saved.profile.has_value());
+  CompileOptions on;
+  on.profile = true;
+  set_options(on);
+  resetProfile();
+  F2 x = F2::from_data({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {3, 4});
+  for (int run = 0; run < 2; ++run) {
+    // A fresh graph each run: the same code is called again.
+    F2 y = x.exp() * 2.0f;
+    std::vector<float> got = y.data();
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], 2 * std::exp(float(i + 1)), 1e-3 * got[i]);
+  }
+  std::vector<KernelProfile> report = profileReport();
+  bool whole = false, kernel = false;
+  for (const KernelProfile &row : report) {
+    if (row.kernel == "@main (whole call)") {
+      whole = true;
+      EXPECT_EQ(row.calls, 2u);
+    } else if (row.kernel.find("writes memref<3x4xf32>") != std::string::npos) {
+      kernel = true;
+      EXPECT_EQ(row.calls, 2u) << row.kernel;
+    }
+  }
+  EXPECT_TRUE(whole && kernel) << formatProfile(report);
+  CompileOptions off;
+  off.profile = saved.profile;
+  set_options(off);
+  resetProfile();
 }
 
 TEST(TensorMath, ActivationsWhereAndModulo) {
