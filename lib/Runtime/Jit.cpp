@@ -566,32 +566,25 @@ struct Jit::Impl {
       return process.takeError();
     main.addGenerator(std::move(*process));
     llvm::orc::SymbolMap runtime;
-    runtime[(*jit)->mangleAndIntern("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&harpMemrefCopy),
-        llvm::JITSymbolFlags::Exported};
+    auto bind = [&](StringRef name, const void *address) {
+      runtime[(*jit)->mangleAndIntern(name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(address),
+          llvm::JITSymbolFlags::Exported};
+    };
+    bind("memrefCopy", reinterpret_cast<const void *>(&harpMemrefCopy));
     for (const RuntimeSymbol &conversion : floatConversionSymbols())
-      runtime[(*jit)->mangleAndIntern(conversion.name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(conversion.address),
-          llvm::JITSymbolFlags::Exported};
+      bind(conversion.name, conversion.address);
     if (options.device == Device::CPU) {
-      runtime[(*jit)->mangleAndIntern("harp_profile_clock")] = {
-          llvm::orc::ExecutorAddr::fromPtr(&harp_profile_clock),
-          llvm::JITSymbolFlags::Exported};
-      runtime[(*jit)->mangleAndIntern("harp_profile_record")] = {
-          llvm::orc::ExecutorAddr::fromPtr(&harp_profile_record),
-          llvm::JITSymbolFlags::Exported};
-      runtime[(*jit)->mangleAndIntern("malloc")] = {
-          llvm::orc::ExecutorAddr::fromPtr(&harpMalloc),
-          llvm::JITSymbolFlags::Exported};
-      runtime[(*jit)->mangleAndIntern("free")] = {
-          llvm::orc::ExecutorAddr::fromPtr(&harpFree),
-          llvm::JITSymbolFlags::Exported};
+      bind("harp_profile_clock",
+           reinterpret_cast<const void *>(&harp_profile_clock));
+      bind("harp_profile_record",
+           reinterpret_cast<const void *>(&harp_profile_record));
+      bind("malloc", reinterpret_cast<const void *>(&harpMalloc));
+      bind("free", reinterpret_cast<const void *>(&harpFree));
     }
     if (options.device == Device::CUDA)
       for (auto [name, address] : cuda::entryPoints())
-        runtime[(*jit)->mangleAndIntern(name)] = {
-            llvm::orc::ExecutorAddr::fromPtr(address),
-            llvm::JITSymbolFlags::Exported};
+        bind(name, address);
     if (Error err = main.define(llvm::orc::absoluteSymbols(runtime)))
       return std::move(err);
     if (Error err = (*jit)->addObjectFile(std::move(object)))

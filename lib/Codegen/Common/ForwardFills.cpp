@@ -56,6 +56,16 @@ static std::optional<Iterations> rangeOf(scf::ForOp loop) {
   return Iterations{*lb, *lb + (*ub - *lb - 1) / *step * *step, *step};
 }
 
+/// `size` elements from `index` along one dim: a constant or a loop's
+/// induction variable; none for any other index.
+static std::optional<Interval> intervalAt(Value index, int64_t size) {
+  if (std::optional<int64_t> c = getConstantIntValue(index))
+    return Interval{Value(), *c, *c + size};
+  if (scf::getForInductionVarOwner(index))
+    return Interval{index, 0, size};
+  return std::nullopt;
+}
+
 /// The box `write` covers in its destination: in bounds, unmasked, the
 /// vector along the destination's innermost dims, each index a constant
 /// or a loop's induction variable.
@@ -65,21 +75,16 @@ static std::optional<Box> boxOf(vector::TransferWriteOp write) {
     return std::nullopt;
   if (llvm::any_of(write.getInBoundsValues(), [](bool b) { return !b; }))
     return std::nullopt;
-  int64_t rank = type.getRank();
-  int64_t vectorRank = write.getVectorType().getRank();
+  int64_t leading = type.getRank() - write.getVectorType().getRank();
   Box box;
   for (auto [d, index] : llvm::enumerate(write.getIndices())) {
-    int64_t size =
-        int64_t(d) < rank - vectorRank
-            ? 1
-            : write.getVectorType().getDimSize(d - (rank - vectorRank));
-    if (std::optional<int64_t> c = getConstantIntValue(index)) {
-      box.push_back({Value(), *c, *c + size});
-      continue;
-    }
-    if (!scf::getForInductionVarOwner(index))
+    int64_t size = int64_t(d) < leading
+                       ? 1
+                       : write.getVectorType().getDimSize(d - leading);
+    std::optional<Interval> dim = intervalAt(index, size);
+    if (!dim)
       return std::nullopt;
-    box.push_back({index, 0, size});
+    box.push_back(*dim);
   }
   return box;
 }
@@ -108,14 +113,22 @@ static std::optional<Box> expand(const Box &box, scf::ForOp loop, bool exact) {
 static std::optional<Box> boxOf(tensor::InsertOp insert) {
   Box box;
   for (Value index : insert.getIndices()) {
-    if (std::optional<int64_t> c = getConstantIntValue(index))
-      box.push_back({Value(), *c, *c + 1});
-    else if (scf::getForInductionVarOwner(index))
-      box.push_back({index, 0, 1});
-    else
+    std::optional<Interval> dim = intervalAt(index, 1);
+    if (!dim)
       return std::nullopt;
+    box.push_back(*dim);
   }
   return box;
+}
+
+/// The box the vector write or element insert `op` covers; none for any
+/// other op, or a box not known.
+static std::optional<Box> boxOfWrite(Operation *op) {
+  if (auto write = dyn_cast_or_null<vector::TransferWriteOp>(op))
+    return boxOf(write);
+  if (auto insert = dyn_cast_or_null<tensor::InsertOp>(op))
+    return boxOf(insert);
+  return std::nullopt;
 }
 
 /// `box`, in the coordinates of the slice `slice` takes, in those of its
@@ -195,20 +208,13 @@ static std::optional<SmallVector<Box>> writesSince(Value value, Value base,
                                                    bool exact) {
   SmallVector<Box> boxes;
   while (value != base) {
-    if (auto write = value.getDefiningOp<vector::TransferWriteOp>()) {
-      std::optional<Box> box = boxOf(write);
+    if (isa_and_present<vector::TransferWriteOp, tensor::InsertOp>(
+            value.getDefiningOp())) {
+      std::optional<Box> box = boxOfWrite(value.getDefiningOp());
       if (!box)
         return std::nullopt;
       boxes.push_back(*box);
-      value = write.getBase();
-      continue;
-    }
-    if (auto insert = value.getDefiningOp<tensor::InsertOp>()) {
-      std::optional<Box> box = boxOf(insert);
-      if (!box)
-        return std::nullopt;
-      boxes.push_back(*box);
-      value = insert.getDest();
+      value = writtenFrom(value);
       continue;
     }
     if (auto insert = value.getDefiningOp<tensor::InsertSliceOp>()) {
@@ -410,12 +416,10 @@ private:
     // the map broadcasts read one element).
     Box box;
     for (Value index : read.getIndices()) {
-      if (std::optional<int64_t> c = getConstantIntValue(index))
-        box.push_back({Value(), *c, *c + 1});
-      else if (scf::getForInductionVarOwner(index))
-        box.push_back({index, 0, 1});
-      else
+      std::optional<Interval> dim = intervalAt(index, 1);
+      if (!dim)
         return;
+      box.push_back(*dim);
     }
     for (auto [i, result] :
          llvm::enumerate(read.getPermutationMap().getResults()))

@@ -65,39 +65,36 @@ static Value rootBuffer(Value value) {
   return value;
 }
 
+/// A loop dim's trip count, "?" where its bounds are not constant.
+static std::string tripCount(Value lb, Value ub, Value step) {
+  std::optional<int64_t> l = getConstantIntValue(lb);
+  std::optional<int64_t> u = getConstantIntValue(ub);
+  std::optional<int64_t> s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0)
+    return "?";
+  return std::to_string(std::max<int64_t>(0, *u - *l + *s - 1) / *s);
+}
+
 /// "16 x 2 x 8": the trip counts of `op` and of the loops nested first in
 /// it, as far as they are scf.for loops with constant bounds ("?" for one
 /// whose bounds are not).
 static std::string tripCounts(Operation *op) {
   std::string text;
   for (unsigned depth = 0; op && depth < kNamedLoops; ++depth) {
-    std::string count = "?";
+    std::string count;
     Operation *next = nullptr;
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-      std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-      if (lb && ub && step && *step > 0)
-        count =
-            std::to_string(std::max<int64_t>(0, *ub - *lb + *step - 1) / *step);
+      count =
+          tripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
       for (Operation &inner : *loop.getBody())
         if (isa<scf::ForOp, scf::ParallelOp, scf::ForallOp>(inner)) {
           next = &inner;
           break;
         }
     } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-      count.clear();
-      for (auto [lbv, ubv, stepv] : llvm::zip(
-               loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-        std::optional<int64_t> lb = getConstantIntValue(lbv);
-        std::optional<int64_t> ub = getConstantIntValue(ubv);
-        std::optional<int64_t> step = getConstantIntValue(stepv);
-        count += (count.empty() ? "" : "*") +
-                 (lb && ub && step && *step > 0
-                      ? std::to_string(
-                            std::max<int64_t>(0, *ub - *lb + *step - 1) / *step)
-                      : std::string("?"));
-      }
+      for (auto [lb, ub, step] : llvm::zip(
+               loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+        count += (count.empty() ? "" : "*") + tripCount(lb, ub, step);
     } else {
       break;
     }
@@ -154,6 +151,9 @@ namespace {
 struct HarpProfileKernelsPass
     : mlir::harp::impl::HarpProfileKernelsPassBase<HarpProfileKernelsPass> {
   void runOnOperation() override {
+    // The name globals belong to the module at hand, should one pass
+    // instance run on several.
+    names.clear();
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
     OpBuilder b(ctx);
