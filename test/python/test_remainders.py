@@ -286,3 +286,25 @@ def test_conv2d_strided(dtype, stride, kernel, pad, n):
     check(dtype, lambda x, w: harp.conv(x, w, [stride, stride], [pad, pad], [1, 1]),
           lambda x, w: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad),
           (1, 3, n, n + 1), (6, 3, kernel, kernel), seed=n + kernel, tol_scale=10)
+
+
+@pytest.mark.parametrize("stride,kernel,pad,n", [(2, 7, 3, 17), (2, 3, 1, 9), (3, 4, 1, 13),
+                                                 (3, 5, 0, 16), (2, 5, 2, 33)])
+def test_conv2d_strided_infinite_pixel(stride, kernel, pad, n):
+    # The filter padded to whole phases adds taps of zero weight; they are
+    # not computed, so an infinite pixel reaches exactly the outputs whose
+    # windows hold it (inf, weights being positive), as in torch, and no
+    # other output reads it through a padded tap (inf * 0 = NaN).
+    rng = np.random.default_rng(kernel)
+    x = rng.uniform(-1.5, 1.5, size=(1, 3, n, n + 1)).astype(np.float32)
+    w = rng.uniform(0.5, 1.5, size=(4, 3, kernel, kernel)).astype(np.float32)
+    for col in range(n + 1):
+        xi = x.copy()
+        xi[0, 1, n // 2, col] = np.inf
+        expected = torch.nn.functional.conv2d(torch.tensor(xi), torch.tensor(w),
+                                              stride=stride, padding=pad).numpy()
+        got = harp.conv(harp.tensor(xi), harp.tensor(w), [stride, stride], [pad, pad],
+                        [1, 1]).numpy()
+        assert np.isnan(got).sum() == 0, "column %d: NaN outputs" % col
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4,
+                                   err_msg="infinite pixel in column %d" % col)

@@ -25,6 +25,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -125,6 +127,160 @@ struct InBoundsAlongTileLoops : OpRewritePattern<TransferOp> {
   }
 };
 
+/// The constant lower bound 0, step 1 and constant upper bound of `loop`.
+static std::optional<int64_t> unitTripCount(scf::ForOp loop) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *lb != 0 || *step != 1)
+    return std::nullopt;
+  return *ub;
+}
+
+/// Whether every iteration of `loop` whose read `read` yields zeros
+/// leaves the loop's values as they were: each value the loop carries is
+/// passed through, or is its accumulator plus `read`'s value (broadcast,
+/// transposed or reshaped) times another value, and nothing in the body
+/// writes memory.
+static bool onlyScalesAccumulation(scf::ForOp loop, Operation *read) {
+  Value factor = read->getResult(0);
+  while (factor.hasOneUse() &&
+         isa<vector::BroadcastOp, vector::TransposeOp, vector::ShapeCastOp>(
+             *factor.getUsers().begin()))
+    factor = factor.getUsers().begin()->getResult(0);
+  if (!factor.hasOneUse())
+    return false;
+  Operation *use = *factor.getUsers().begin();
+  Value acc, sum;
+  if (auto mul = dyn_cast<arith::MulFOp>(use)) {
+    if (!mul->hasOneUse())
+      return false;
+    auto add = dyn_cast<arith::AddFOp>(*mul->getUsers().begin());
+    if (!add)
+      return false;
+    acc = add.getLhs() == mul.getResult() ? add.getRhs() : add.getLhs();
+    sum = add.getResult();
+  } else if (auto fma = dyn_cast<math::FmaOp>(use)) {
+    if (fma.getC() == factor)
+      return false;
+    acc = fma.getC();
+    sum = fma.getResult();
+  } else {
+    return false;
+  }
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [arg, yielded] :
+       llvm::zip_equal(loop.getRegionIterArgs(), yield.getOperands()))
+    if (yielded != arg && !(arg == acc && yielded == sum && sum.hasOneUse()))
+      return false;
+  WalkResult writes = loop.getBody()->walk([](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (effects ? effects.hasEffect<MemoryEffects::Write>()
+                : !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+                      op->getNumRegions() == 0 && !isPure(op))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !writes.wasInterrupted();
+}
+
+/// Taps of a strided convolution that multiply a filter element padded
+/// with zeros are not computed. harp-rewrite-windows sorts a stride-s
+/// window's taps into phases, kw = s kq + r, and pads the filter's K taps
+/// with zeros to whole phases, reshaped [KQ, s]: the kernel's reduction
+/// loops over kq and r (tiled by one, r inside kq) reach K s-rounded-up
+/// taps, and the last kq's r >= K mod s multiply zeros (a 7x7 stride-2
+/// stem computes 8 filter columns for 7). Here a loop over kq whose body
+/// is the loop over r reading `expand_shape(pad(W))` at [kq, r] in those
+/// dims stops at the last whole phase group, and the last partial one is
+/// peeled off with its r loop stopping at K mod s. Only where the element
+/// read is the factor of a product added to the r loop's accumulator and
+/// nothing else changes there (onlyScalesAccumulation): an iteration
+/// skipped would have added x * 0. That is x's sign of zero or, for an
+/// infinite or NaN x, a NaN the reference convolution never computes.
+static void skipPaddedTaps(RewriterBase &rewriter, func::FuncOp func) {
+  struct Match {
+    scf::ForOp phases, taps;
+    int64_t whole, rest;
+  };
+  SmallVector<Match> matches;
+  func.walk([&](vector::TransferReadOp read) {
+    auto expand = read.getBase().getDefiningOp<tensor::ExpandShapeOp>();
+    auto pad = expand ? expand.getSrc().getDefiningOp<tensor::PadOp>()
+                      : tensor::PadOp();
+    if (!pad || !pad.hasZeroLowPad() ||
+        !matchPattern(pad.getConstantPaddingValue(), m_AnyZeroFloat()))
+      return;
+    RankedTensorType source = pad.getSourceType();
+    ArrayRef<int64_t> high = pad.getStaticHigh();
+    AffineMap map = read.getPermutationMap();
+    for (auto [d, group] : llvm::enumerate(expand.getReassociationIndices())) {
+      if (high[d] <= 0 || ShapedType::isDynamic(high[d]) || group.size() != 2 ||
+          source.isDynamicDim(d))
+        continue;
+      int64_t outer = group[0], inner = group[1];
+      if (map.isFunctionOfDim(outer) || map.isFunctionOfDim(inner))
+        continue;
+      auto kq = dyn_cast<BlockArgument>(read.getIndices()[outer]);
+      auto r = dyn_cast<BlockArgument>(read.getIndices()[inner]);
+      auto taps =
+          r ? dyn_cast<scf::ForOp>(r.getOwner()->getParentOp()) : scf::ForOp();
+      auto phases = kq ? dyn_cast<scf::ForOp>(kq.getOwner()->getParentOp())
+                       : scf::ForOp();
+      if (!taps || !phases || taps.getInductionVar() != r ||
+          phases.getInductionVar() != kq ||
+          taps->getParentOp() != phases.getOperation() ||
+          read->getParentOp() != taps.getOperation())
+        continue;
+      int64_t stride = expand.getResultType().getDimSize(inner);
+      std::optional<int64_t> groups = unitTripCount(phases);
+      if (unitTripCount(taps) != stride ||
+          groups != expand.getResultType().getDimSize(outer) ||
+          !onlyScalesAccumulation(taps, read))
+        continue;
+      int64_t valid = source.getDimSize(d);
+      if (valid / stride < *groups)
+        matches.push_back({phases, taps, valid / stride, valid % stride});
+      return;
+    }
+  });
+
+  for (Match &m : matches) {
+    scf::ForOp phases = m.phases;
+    Location loc = phases.getLoc();
+    rewriter.setInsertionPoint(phases);
+    Value whole = arith::ConstantIndexOp::create(rewriter, loc, m.whole);
+    rewriter.modifyOpInPlace(
+        phases, [&] { phases.getUpperBoundMutable().assign(whole); });
+    if (m.rest == 0)
+      continue;
+    // The partial group: the body once more, kq = whole, r < rest, taking
+    // over the loop's uses.
+    SmallVector<OpOperand *> uses;
+    for (Value result : phases.getResults())
+      for (OpOperand &use : result.getUses())
+        uses.push_back(&use);
+    rewriter.setInsertionPointAfter(phases);
+    IRMapping mapping;
+    mapping.map(phases.getInductionVar(), whole);
+    for (auto [arg, result] :
+         llvm::zip_equal(phases.getRegionIterArgs(), phases.getResults()))
+      mapping.map(arg, result);
+    for (Operation &op : phases.getBody()->without_terminator())
+      rewriter.clone(op, mapping);
+    auto taps = cast<scf::ForOp>(mapping.lookup(m.taps.getOperation()));
+    Value rest = arith::ConstantIndexOp::create(rewriter, loc, m.rest);
+    rewriter.modifyOpInPlace(taps,
+                             [&] { taps.getUpperBoundMutable().assign(rest); });
+    Operation *yield = phases.getBody()->getTerminator();
+    for (OpOperand *use : uses) {
+      unsigned number = cast<OpResult>(use->get()).getResultNumber();
+      Value last = mapping.lookupOrDefault(yield->getOperand(number));
+      rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(last); });
+    }
+  }
+}
+
 struct HarpVectorCleanupPass
     : harp::impl::HarpVectorCleanupPassBase<HarpVectorCleanupPass> {
   using Base::Base;
@@ -176,6 +332,8 @@ struct HarpVectorCleanupPass
                                  llvm::IsaPred<TensorType>);
           },
           [&](Operation *op, Region *) { loop.moveOutOfLoop(op); });
+
+    skipPaddedTaps(rewriter, func);
 
     // Polynomial approximations of math functions on f32, so they stay
     // vectors. Not rsqrt (its approximation needs AVX2 intrinsics and is

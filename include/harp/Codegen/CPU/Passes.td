@@ -296,7 +296,14 @@ def HarpVectorCleanupPass : Pass<"harp-vector-cleanup", "func::FuncOp"> {
     to LLVM needs a unit innermost stride, which a result element written
     into a strided column lacks) and replaces `math` functions on `f32`
     (tanh, exp, log, erf, ...) by polynomial approximations, so they
-    vectorize instead of becoming one libm call per element. Last, a 16 x 16
+    vectorize instead of becoming one libm call per element. A strided
+    convolution's tap loops stop before the taps whose filter element is
+    the zero padding `harp-rewrite-windows` added to whole phases (a loop
+    over kq around one over r reading `expand_shape(pad(W))` at [kq, r],
+    where that element only scales a product added to the accumulator):
+    kq runs over the whole phase groups and the last, partial group is
+    peeled off with fewer r (a 7x7 stride-2 filter: 7 taps per row, not 8).
+    Last, a 16 x 16
     transpose of 32-bit elements becomes its 64 `vector.shuffle`s of rows:
     left whole, canonicalization would fold the rows inserted into it and
     extracted from it into one scalar move per element before
