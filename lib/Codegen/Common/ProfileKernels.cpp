@@ -166,6 +166,15 @@ struct HarpProfileKernelsPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func.getName().starts_with("harp_profile_"))
         continue;
+      // A function profiled already (the pass run twice) is left as it
+      // is: its kernels would be timed twice, the inner brackets counted
+      // inside the outer ones.
+      WalkResult timed = func.walk([](func::CallOp call) {
+        return call.getCallee() == kClock ? WalkResult::interrupt()
+                                          : WalkResult::advance();
+      });
+      if (timed.wasInterrupted())
+        continue;
       std::vector<Operation *> kernels;
       for (Block &block : func.getBody())
         for (Operation &op : block)

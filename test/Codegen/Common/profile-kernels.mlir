@@ -1,4 +1,6 @@
 // RUN: harp-opt %s --harp-profile-kernels --split-input-file --verify-diagnostics | FileCheck %s
+// Run twice, the pass leaves the functions it profiled as they are.
+// RUN: harp-opt %s --harp-profile-kernels --harp-profile-kernels --split-input-file --verify-diagnostics | FileCheck %s
 
 // A loop nest, a copy and a fill are kernels, each bracketed by the clock
 // and a record of its name; the subview, the allocation and the

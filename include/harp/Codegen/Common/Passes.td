@@ -277,7 +277,8 @@ def HarpProfileKernelsPass : Pass<"harp-profile-kernels", "ModuleOp"> {
     each name; `HARP_PROFILE=1` prints the table when the process exits.
     Parallel loops are timed from the thread that starts them, so a kernel
     on several threads counts its wall time once. Functions without a body
-    are left alone; so are functions named `harp_profile_*`.
+    are left alone; so are functions named `harp_profile_*` and functions
+    that already call `harp_profile_clock` (the pass run twice).
   }];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",
