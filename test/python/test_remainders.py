@@ -268,6 +268,21 @@ def test_conv2d_window_planes(dtype, batch, c, f, n, k, pad):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("pads,n", [((1, 1, 1, 1), 14), ((2, 1, 0, 3), 13), ((0, 2, 1, 1), 17),
+                                    ((3, 3, 2, 0), 20)])
+@pytest.mark.parametrize("value", [0.0, -2.5])
+def test_conv2d_window_planes_of_padded_image(dtype, pads, n, value):
+    # Planes are copied from the image a pad pads, each plane's padding
+    # rows and columns filled with the pad's value (24 -> 16 channels:
+    # planes where the grid wastes a vector).
+    import torch.nn.functional as TF
+    import harp.nn.functional as HF
+    check(dtype, lambda x, f: HF.conv2d(HF.pad(x, pads, value=value), f),
+          lambda x, f: TF.conv2d(TF.pad(x, pads, value=value), f),
+          (1, 24, n, n + 1), (16, 24, 3, 3), seed=n, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n", [1, 3, 5, 6])
 def test_conv2d_filter_larger_than_image(dtype, n):
     # 20 -> 24 channels on n x n images: the filter is the largest input,
