@@ -412,6 +412,40 @@ static SmallVector<ReassociationIndices> lastTwoMerged(int64_t rank) {
   return groups;
 }
 
+/// The padding X = pad(S) of a window's image by a constant, of static
+/// sizes: S's rows and columns, the padding before and after each, and
+/// whether any other dim is padded too.
+struct PaddedImage {
+  tensor::PadOp pad;
+  int64_t rows, cols, top, bottom, left, right;
+  bool otherDims;
+  /// Padding added to the rows and columns only.
+  bool onImageOnly() const {
+    return !otherDims && top >= 0 && bottom >= 0 && left >= 0 && right >= 0;
+  }
+};
+static std::optional<PaddedImage> paddedImage(Value x) {
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getSourceType().hasStaticShape() ||
+      ShapedType::isDynamicShape(pad.getStaticLow()) ||
+      ShapedType::isDynamicShape(pad.getStaticHigh()) ||
+      !pad.getConstantPaddingValue() || pad.getSourceType().getRank() < 2)
+    return std::nullopt;
+  int64_t rank = pad.getSourceType().getRank();
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  bool otherDims = false;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    otherDims |= low[d] != 0 || high[d] != 0;
+  return PaddedImage{pad,
+                     pad.getSourceType().getDimSize(rank - 2),
+                     pad.getSourceType().getDimSize(rank - 1),
+                     low[rank - 2],
+                     high[rank - 2],
+                     low[rank - 1],
+                     high[rank - 1],
+                     otherDims};
+}
+
 /// X padded along its rows (`tensor.pad` with a constant, pl columns on
 /// the left and pr on the right, both above zero), flattened with rows of
 /// W + max(pl, pr) instead of W + pl + pr: a row's right padding serves as
@@ -426,16 +460,10 @@ static SmallVector<ReassociationIndices> lastTwoMerged(int64_t rank) {
 /// or none where X is no such padding (the caller flattens X as it is).
 static std::optional<int64_t> narrowRowWidth(Value x, int64_t outCols,
                                              int64_t readCols) {
-  auto pad = x.getDefiningOp<tensor::PadOp>();
-  if (!pad || !pad.getSourceType().hasStaticShape() ||
-      ShapedType::isDynamicShape(pad.getStaticLow()) ||
-      ShapedType::isDynamicShape(pad.getStaticHigh()) ||
-      !pad.getConstantPaddingValue() || pad.getSourceType().getRank() < 2)
+  std::optional<PaddedImage> image = paddedImage(x);
+  if (!image)
     return std::nullopt;
-  int64_t rank = pad.getSourceType().getRank();
-  int64_t left = pad.getStaticLow()[rank - 1],
-          right = pad.getStaticHigh()[rank - 1];
-  int64_t width = pad.getSourceType().getDimSize(rank - 1);
+  int64_t left = image->left, right = image->right, width = image->cols;
   int64_t narrow = width + std::max(left, right);
   // A grid row holds a row of outputs; the reads stay in the padded rows.
   if (left <= 0 || right <= 0 || outCols > narrow ||
@@ -638,37 +666,6 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
   eraseUnused(rewriter, {image, initial});
 }
 
-/// The padding X = pad(S) of a window's image, where its padding is a
-/// constant on the last two dims only, of static sizes: S's rows and
-/// columns, and the padding before and after each.
-struct PaddedImage {
-  tensor::PadOp pad;
-  int64_t rows, cols, top, bottom, left, right;
-};
-static std::optional<PaddedImage> paddedImage(Value x) {
-  auto pad = x.getDefiningOp<tensor::PadOp>();
-  if (!pad || !pad.getSourceType().hasStaticShape() ||
-      ShapedType::isDynamicShape(pad.getStaticLow()) ||
-      ShapedType::isDynamicShape(pad.getStaticHigh()) ||
-      !pad.getConstantPaddingValue() || pad.getSourceType().getRank() < 2)
-    return std::nullopt;
-  int64_t rank = pad.getSourceType().getRank();
-  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
-  for (int64_t d = 0; d + 2 < rank; ++d)
-    if (low[d] != 0 || high[d] != 0)
-      return std::nullopt;
-  if (llvm::any_of(low, [](int64_t v) { return v < 0; }) ||
-      llvm::any_of(high, [](int64_t v) { return v < 0; }))
-    return std::nullopt;
-  return PaddedImage{pad,
-                     pad.getSourceType().getDimSize(rank - 2),
-                     pad.getSourceType().getDimSize(rank - 1),
-                     low[rank - 2],
-                     high[rank - 2],
-                     low[rank - 1],
-                     high[rank - 1]};
-}
-
 /// The planes P[..., j, r, c] = X[..., r, c + j] of flattenWindowPlanes
 /// written into `planes` straight from the image X pads (paddedImage), or
 /// null where X is no such padding: per plane, the columns of S it reads
@@ -681,7 +678,7 @@ static std::optional<PaddedImage> paddedImage(Value x) {
 static Value planesFromPadding(RewriterBase &rewriter, Location loc, Value x,
                                Value planes) {
   std::optional<PaddedImage> image = paddedImage(x);
-  if (!image)
+  if (!image || !image->onImageOnly())
     return nullptr;
   auto type = cast<RankedTensorType>(planes.getType());
   int64_t rank = type.getRank();
@@ -848,7 +845,8 @@ static bool planesPay(linalg::GenericOp op, const FlatWindow &match,
                   double(yImages) * outRows * rowVectors;
   // Planes of a padded image are copied from the image it pads
   // (planesFromPadding); the grid copies it into its padded rows.
-  if (paddedImage(match.window->get()))
+  if (std::optional<PaddedImage> image = paddedImage(match.window->get());
+      image && image->onImageOnly())
     copied -= double(xRows) *
               llvm::divideCeil(xType.getShape().back(), int64_t(lanes));
   return saved > copied;
