@@ -8,7 +8,9 @@
 #     again under every x86-64 ISA profile this machine can execute
 #     (x86-64-v2: 128-bit vectors, x86-64-v3: 256, x86-64-v4: 512), so every
 #     vector width's code generation runs wherever it can;
-#  4. the op-family integration tests again with every module also compiled
+#  4. the op families, remainders and regressions tiled for other machines'
+#     caches (HARP_CACHES: a 256 KiB and a 2 MiB L2);
+#  5. the op-family integration tests again with every module also compiled
 #     for the GPU down to cubin (HARP_TEST_DEVICE=cuda-compile: ptxas checks
 #     each kernel; no GPU needed) and for the ISA profiles this machine
 #     cannot execute (compiled, not run), and, where a GPU answers, executed
@@ -83,6 +85,25 @@ for cpu in x86-64-v2 x86-64-v3 x86-64-v4; do
   profile_lines+=("  $cpu: $(count "$log" passed || true) passed, $(( $(count "$log" failed || true) + 0 )) failed, $((SECONDS - start)) s")
 done
 
+# Cache blocks and packing follow the caches, which are this machine's:
+# the op families, remainders and regressions again tiled for two other
+# machines' (HARP_CACHES): a 256 KiB L2 with AVX2 code (x86-64-v3, where
+# this machine runs it) and a 48 KiB L1 with a 2 MiB L2 with native code.
+cache_suites=(test/Integration/CPU/test_map_reduce.py
+  test/python/test_regressions.py test/python/test_remainders.py)
+for variant in "32K,256K x86-64-v3" "48K,2M native"; do
+  read -r caches cpu <<<"$variant"
+  if ! build/bin/harp-run --print-cpu --cpu "$cpu" | grep -qx "runs here: yes"; then
+    cpu=native
+  fi
+  log="build/pytest-caches-$caches-results.txt"
+  start=$SECONDS
+  HARP_CACHES=$caches HARP_CPU=$cpu "${pytest[@]}" "${cache_suites[@]}" 2>&1 | tee "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || extra_status=1
+  extra_logs+=("$log")
+  profile_lines+=("  $cpu with caches $caches (HARP_CACHES): $(count "$log" passed || true) passed, $(( $(count "$log" failed || true) + 0 )) failed, $((SECONDS - start)) s")
+done
+
 families=(test/Integration/CPU/test_map_reduce.py test/Integration/CPU/test_views.py
   test/Integration/CPU/test_data_movement.py test/Integration/CPU/test_gradients.py)
 devices=(cuda-compile)
@@ -123,7 +144,7 @@ done
 passed=$(( ${lit_passed:-0} + ${py_passed:-0} ))
 failed=$(( lit_failed + ${py_failed:-0} + ${py_errors:-0} ))
 echo "CPU: $(build/bin/harp-run --print-cpu | sed -n 's/^llvm cpu: //p') (native: $(build/bin/harp-run --print-cpu | sed -n 's/^vector bits: //p')-bit vectors)"
-echo "CPU profiles run (HARP_CPU):"
+echo "CPU profiles and caches run (HARP_CPU, HARP_CACHES):"
 if [ ${#profile_lines[@]} -gt 0 ]; then printf '%s\n' "${profile_lines[@]}"; fi
 echo "CPU profiles compiled only: ${compile_only[*]:-none}"
 echo "lit: ${lit_passed:-0} passed, $lit_failed failed; pytest: ${py_passed:-0} passed, $((py_failed + py_errors)) failed (GPU runs: ${devices[*]})"

@@ -143,6 +143,34 @@ static void describeFma(const llvm::Target &llvmTarget,
   }
 }
 
+/// $HARP_CACHES over the caches found: "L1,L2" or "L1,L2,L3", each a size
+/// in bytes with an optional K or M suffix, so code generation can be
+/// tiled for another machine's caches (the tests run the blocks of a
+/// 256 KiB and of a 2 MiB L2 on any machine). An error when malformed.
+static llvm::Error cachesFromEnvironment(CpuTarget &target) {
+  std::optional<std::string> env = llvm::sys::Process::GetEnv("HARP_CACHES");
+  if (!env || env->empty())
+    return llvm::Error::success();
+  llvm::SmallVector<StringRef> parts;
+  StringRef(*env).split(parts, ',');
+  uint64_t sizes[3] = {0, 0, 0};
+  bool valid = parts.size() == 2 || parts.size() == 3;
+  for (size_t i = 0; valid && i < parts.size(); ++i)
+    valid = (sizes[i] = parseCacheSize(parts[i])) > 0;
+  if (!valid || sizes[0] < 1024 || sizes[1] < sizes[0] ||
+      (sizes[2] && sizes[2] < sizes[1]))
+    return makeError("HARP_CACHES must be L1,L2 or L1,L2,L3 in bytes, each "
+                     "with an optional K or M suffix, at least 1K and each "
+                     "no smaller than the one before (like 32K,1M,32M), "
+                     "got '" +
+                     *env + "'");
+  target.l1Bytes = sizes[0];
+  target.l2Bytes = sizes[1];
+  target.l3Bytes = sizes[2];
+  target.cacheSource = "HARP_CACHES";
+  return llvm::Error::success();
+}
+
 std::string harp::defaultCpuName() {
   if (std::optional<std::string> env = llvm::sys::Process::GetEnv("HARP_CPU"))
     if (!env->empty())
@@ -194,6 +222,8 @@ llvm::Expected<CpuTarget> harp::resolveCpuTarget(StringRef name) {
   target.fma = has("fma");
   describeFma(*llvmTarget, *info, target);
   describeCaches(target);
+  if (llvm::Error error = cachesFromEnvironment(target))
+    return std::move(error);
 
   // A feature this machine reports absent but the target enables would
   // fault at run time (SIGILL): list them, so loading refuses clearly.

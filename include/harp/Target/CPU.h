@@ -50,8 +50,9 @@ struct CpuTarget {
   uint64_t l1Bytes = 0, l2Bytes = 0, l3Bytes = 0;
   /// Where the cache sizes come from: "sysfs" (Linux's
   /// /sys/devices/system/cpu/cpu0/cache), "sysconf" (the C library's
-  /// cpuid) or "assumed" (32 KiB L1, 256 KiB L2, the smallest of x86-64
-  /// cores with AVX, when neither reports them).
+  /// cpuid), "assumed" (32 KiB L1, 256 KiB L2, the smallest of x86-64
+  /// cores with AVX, when neither reports them) or "HARP_CACHES" (the
+  /// environment's "L1,L2[,L3]", which overrides the others).
   std::string cacheSource;
   /// Features the target needs that this machine lacks, comma-separated;
   /// empty when its code runs here.
