@@ -91,6 +91,11 @@ struct Node {
   std::string name;      // an input's name
   bool requiresGrad = false;
   std::optional<Array> gradient;
+  /// The tensor grad() handed out for `gradient`: a leaf sharing its
+  /// storage, the same one at every call until the gradient is replaced,
+  /// so that writes through it (copy_) are the gradient's and graphs
+  /// built on it keep their values when backward() accumulates.
+  NodePtr gradientNode;
   /// A leaf's direct users (the nodes built on it), so that overwrite()
   /// can move them onto a snapshot of the values they were built on;
   /// expired entries are pruned as the list grows (usersPruned: its size

@@ -21,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -312,10 +313,16 @@ void harp::detail::backward(const NodePtr &loss,
   std::vector<NodePtr> reached;
   for (size_t j = 0; j < wrt.size(); ++j) {
     const NodePtr &leaf = plan.args[wrt[j]];
-    if (leaf->gradient)
-      accumulate(*leaf->gradient, results[j + 1]);
-    else
+    if (!leaf->gradient) {
       leaf->gradient = results[j + 1];
+    } else if (!leaf->gradientNode) {
+      accumulate(*leaf->gradient, results[j + 1]);
+    } else {
+      // Summed apart (addition commutes), then written through the tensor
+      // grad() handed out, which snapshots what graphs built on it read.
+      accumulate(results[j + 1], *leaf->gradient);
+      setGradientValues(leaf, results[j + 1].data());
+    }
     reached.push_back(leaf);
   }
   runBackwardHooks(reached);
@@ -361,13 +368,32 @@ void harp::detail::setGradientArray(const NodePtr &leaf, Array value) {
                 shapeStr(leaf->shape) + " leaf cannot take a gradient of " +
                 value.type().str());
   leaf->gradient = std::move(value);
+  leaf->gradientNode.reset();
+}
+
+void harp::detail::setGradientValues(const NodePtr &leaf, const void *data) {
+  if (!leaf->gradient) {
+    leaf->gradient = Array::uninitialized(
+        TensorType{elementKindOf(leaf->dtype), leaf->shape});
+    std::memcpy(leaf->gradient->data(), data, leaf->gradient->byteSize());
+  } else if (leaf->gradientNode) {
+    overwrite(leaf->gradientNode, data);
+  } else if (data != leaf->gradient->data()) {
+    std::memcpy(leaf->gradient->data(), data, leaf->gradient->byteSize());
+  }
 }
 
 NodePtr harp::detail::grad(const NodePtr &leaf) {
   if (!leaf->gradient)
     return nullptr;
-  return fromData(leaf->dtype, leaf->shape, leaf->gradient->data(),
-                  leaf->backend);
+  // The gradient itself, not a copy (torch's .grad): a large one took as
+  // long to copy as an optimizer's update of it.
+  if (!leaf->gradientNode)
+    leaf->gradientNode = fromArray(leaf->dtype, *leaf->gradient, leaf->backend);
+  return leaf->gradientNode;
 }
 
-void harp::detail::zeroGrad(const NodePtr &leaf) { leaf->gradient.reset(); }
+void harp::detail::zeroGrad(const NodePtr &leaf) {
+  leaf->gradient.reset();
+  leaf->gradientNode.reset();
+}

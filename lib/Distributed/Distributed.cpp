@@ -803,16 +803,8 @@ void distributed::GradientSync::sync() {
     for (size_t j = i; j < end; ++j) {
       if (!used[j])
         continue;
-      const std::vector<int64_t> &shape = harp::detail::shapeOf(params[j]);
-      size_t size = elementCount(shape) * width;
-      Array *g = harp::detail::gradientArray(params[j]);
-      if (!g) {
-        harp::detail::setGradientArray(
-            params[j],
-            Array::allocate(TensorType{elementKindOf(dtype), shape}));
-        g = harp::detail::gradientArray(params[j]);
-      }
-      std::memcpy(g->data(), bytes, size);
+      size_t size = elementCount(harp::detail::shapeOf(params[j])) * width;
+      harp::detail::setGradientValues(params[j], bytes);
       bytes += size;
     }
     i = end;

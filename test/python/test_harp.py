@@ -285,6 +285,45 @@ def test_tensor_requires_grad_keyword():
         harp.tensor(np.arange(3), requires_grad=True)
 
 
+def test_grad_is_the_gradient_itself():
+    # .grad is the gradient, not a copy (torch's): every read shares its
+    # storage; writing into it writes the gradient; the
+    # next backward accumulates into it, while a value computed from it
+    # before keeps what it was computed from; after zero_grad the next
+    # backward makes a new gradient and the old tensor keeps its values.
+    data = np.arange(1.0, 7.0).reshape(2, 3)
+    h = harp.tensor(data, requires_grad=True)
+    t = torch.tensor(data, requires_grad=True)
+
+    def both(fn):
+        fn(h, harp).backward()
+        fn(t, torch).backward()
+
+    both(lambda x, m: (x * x).sum())
+    g, tg = h.grad, t.grad
+    assert np.shares_memory(g.numpy(), h.grad.numpy())
+    twice, ttwice = g * 2, tg * 2        # built before the next backward
+    both(lambda x, m: (x * x * x).sum())
+    np.testing.assert_allclose(g.numpy(), tg.numpy())      # accumulated in g
+    np.testing.assert_allclose(twice.numpy(), ttwice.numpy())
+    np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy())
+    # Clipping in place, as clip_grad_norm_ does, is what the optimizer sees.
+    h.grad.copy_(h.grad * 0.5)
+    with torch.no_grad():
+        t.grad.mul_(0.5)
+    np.testing.assert_allclose(g.numpy(), tg.numpy())
+    harp.optim.SGD([h], lr=0.1).step()
+    torch.optim.SGD([t], lr=0.1).step()
+    np.testing.assert_allclose(h.numpy(), t.detach().numpy(), atol=1e-12)
+    before = g.numpy().copy()
+    h.zero_grad()
+    t.grad = None
+    both(lambda x, m: (x * 3).sum())
+    assert not np.shares_memory(g.numpy(), h.grad.numpy())
+    np.testing.assert_array_equal(g.numpy(), before)
+    np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy())
+
+
 def test_ir_parse_print_passes_and_jit():
     text = """
 func.func @f(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {

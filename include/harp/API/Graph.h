@@ -479,14 +479,24 @@ void setRequiresGrad(const NodePtr &node, bool value);
 bool requiresGrad(const NodePtr &node);
 /// Accumulates d(loss)/d(leaf) into every leaf that requires a gradient.
 void backward(const NodePtr &loss, const CompileOptions &options = {});
-/// The accumulated gradient of a leaf, or null.
+/// The accumulated gradient of a leaf, or null: a leaf sharing its storage
+/// (torch's .grad), the same node at every call until backward() first
+/// reaches the leaf again after zeroGrad() or setGradientArray(). Writing
+/// into it (overwrite) writes the gradient; backward() accumulates into it
+/// as overwrite() would, so graphs built on it keep the values they were
+/// built on.
 NodePtr grad(const NodePtr &leaf);
 void zeroGrad(const NodePtr &leaf);
 /// The accumulated gradient's storage (no copy), or null: for code that
-/// rewrites gradients in place (harp::distributed averages them).
+/// reads gradients (harp::distributed averages them).
 Array *gradientArray(const NodePtr &leaf);
-/// Sets the leaf's gradient to `value` (its dtype and shape).
+/// Sets the leaf's gradient to `value` (its dtype and shape); a tensor
+/// grad() handed out keeps the old one.
 void setGradientArray(const NodePtr &leaf, Array value);
+/// Writes `data` (the leaf's dtype, its element count) into the leaf's
+/// gradient, creating it if there is none: through the tensor grad()
+/// handed out, as overwrite() does, where there is one.
+void setGradientValues(const NodePtr &leaf, const void *data);
 /// Called at the end of every backward() with the leaves whose gradients it
 /// accumulated into; returns an id for removeBackwardHook().
 using BackwardHook = std::function<void(const std::vector<NodePtr> &)>;

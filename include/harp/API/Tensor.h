@@ -1027,7 +1027,8 @@ public:
     static_assert(IsFloat<T>, "backward needs a float loss");
     detail::backward(node, options);
   }
-  /// The accumulated gradient; throws if backward() has not reached it.
+  /// The accumulated gradient itself (its storage shared, as torch's
+  /// .grad; detail::grad); throws if backward() has not reached it.
   Tensor grad(SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
     detail::NodePtr g = detail::grad(node);
