@@ -137,6 +137,19 @@ static std::optional<int64_t> unitTripCount(scf::ForOp loop) {
   return *ub;
 }
 
+/// Whether an op of `block` (or nested in one) writes memory, or may.
+static bool writesMemory(Block *block) {
+  WalkResult writes = block->walk([](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (effects ? effects.hasEffect<MemoryEffects::Write>()
+                : !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+                      op->getNumRegions() == 0 && !isPure(op))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return writes.wasInterrupted();
+}
+
 /// Whether every iteration of `loop` whose read `read` yields zeros
 /// leaves the loop's values as they were: each value the loop carries is
 /// passed through, or is its accumulator plus `read`'s value (broadcast,
@@ -173,15 +186,25 @@ static bool onlyScalesAccumulation(scf::ForOp loop, Operation *read) {
        llvm::zip_equal(loop.getRegionIterArgs(), yield.getOperands()))
     if (yielded != arg && !(arg == acc && yielded == sum && sum.hasOneUse()))
       return false;
-  WalkResult writes = loop.getBody()->walk([](Operation *op) {
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (effects ? effects.hasEffect<MemoryEffects::Write>()
-                : !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-                      op->getNumRegions() == 0 && !isPure(op))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return !writes.wasInterrupted();
+  return !writesMemory(loop.getBody());
+}
+
+/// Whether the values `phases` carries change only in `taps`, a loop of its
+/// body: each is passed through, or is the result of `taps` that starts
+/// from it, and nothing else in the body writes memory. Then an iteration
+/// of `phases` whose `taps` changes nothing changes nothing.
+static bool onlyThroughLoop(scf::ForOp phases, scf::ForOp taps) {
+  auto yield = cast<scf::YieldOp>(phases.getBody()->getTerminator());
+  for (auto [arg, yielded] :
+       llvm::zip_equal(phases.getRegionIterArgs(), yield.getOperands())) {
+    if (yielded == arg)
+      continue;
+    auto result = dyn_cast<OpResult>(yielded);
+    if (!result || result.getOwner() != taps.getOperation() ||
+        taps.getInits()[result.getResultNumber()] != arg)
+      return false;
+  }
+  return !writesMemory(phases.getBody());
 }
 
 /// Taps of a strided convolution that multiply a filter element padded
@@ -194,8 +217,9 @@ static bool onlyScalesAccumulation(scf::ForOp loop, Operation *read) {
 /// is the loop over r reading `expand_shape(pad(W))` at [kq, r] in those
 /// dims stops at the last whole phase group, and the last partial one is
 /// peeled off with its r loop stopping at K mod s. Only where the element
-/// read is the factor of a product added to the r loop's accumulator and
-/// nothing else changes there (onlyScalesAccumulation): an iteration
+/// read is the factor of a product added to the r loop's accumulator,
+/// nothing else changes there (onlyScalesAccumulation) and the kq loop's
+/// values change only in the r loop (onlyThroughLoop): an iteration
 /// skipped would have added x * 0. That is x's sign of zero or, for an
 /// infinite or NaN x, a NaN the reference convolution never computes.
 static void skipPaddedTaps(RewriterBase &rewriter, func::FuncOp func) {
@@ -236,7 +260,7 @@ static void skipPaddedTaps(RewriterBase &rewriter, func::FuncOp func) {
       std::optional<int64_t> groups = unitTripCount(phases);
       if (unitTripCount(taps) != stride ||
           groups != expand.getResultType().getDimSize(outer) ||
-          !onlyScalesAccumulation(taps, read))
+          !onlyScalesAccumulation(taps, read) || !onlyThroughLoop(phases, taps))
         continue;
       int64_t valid = source.getDimSize(d);
       if (valid / stride < *groups)

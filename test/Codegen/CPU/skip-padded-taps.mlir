@@ -275,3 +275,37 @@ func.func @image_term(%x: tensor<2x20xf32>, %w: tensor<8x7xf32>, %acc0: vector<8
   }
   return %res : vector<8xf32>
 }
+
+// -----
+
+// The kq loop adds to its values outside the r loop too: a group of
+// padded taps still adds the image there, so every kq stays.
+// CHECK-LABEL: func.func @outer_term
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[RES:.*]] = scf.for %{{.*}} to %[[C4]]
+// CHECK: return %[[RES]]
+func.func @outer_term(%x: tensor<2x20xf32>, %w: tensor<8x4xf32>, %acc0: vector<8xf32>) -> vector<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %padded = tensor.pad %w low[0, 0] high[0, 4] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<8x4xf32> to tensor<8x8xf32>
+  %e = tensor.expand_shape %padded [[0], [1, 2]] output_shape [8, 4, 2] : tensor<8x8xf32> into tensor<8x4x2xf32>
+  %res = scf.for %kq = %c0 to %c4 step %c1 iter_args(%a = %acc0) -> (vector<8xf32>) {
+    %r2 = scf.for %r = %c0 to %c2 step %c1 iter_args(%b = %a) -> (vector<8xf32>) {
+      %xv = vector.transfer_read %x[%r, %kq], %zero {in_bounds = [true]} : tensor<2x20xf32>, vector<8xf32>
+      %wv = vector.transfer_read %e[%c0, %kq, %r], %zero {in_bounds = [true], permutation_map = affine_map<(d0, d1, d2) -> (d0)>} : tensor<8x4x2xf32>, vector<8xf32>
+      %m = arith.mulf %xv, %wv : vector<8xf32>
+      %s = arith.addf %b, %m : vector<8xf32>
+      scf.yield %s : vector<8xf32>
+    }
+    %xo = vector.transfer_read %x[%c0, %kq], %zero {in_bounds = [true]} : tensor<2x20xf32>, vector<8xf32>
+    %t = arith.addf %r2, %xo : vector<8xf32>
+    scf.yield %t : vector<8xf32>
+  }
+  return %res : vector<8xf32>
+}
