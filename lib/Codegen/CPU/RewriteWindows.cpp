@@ -673,8 +673,8 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
 /// padding value. The padded image is never made: a 3x3 convolution over
 /// 64 channels of 56 x 56, padded by one, copied it (30 us of 2.1 ms on
 /// the Zen 4 machine, AVX-512 code) and filled its four borders (20 us,
-/// the two column strips, single elements a row apart, missing the cache
-/// line by line) before copying the planes out of it.
+/// most of it the two column strips of single elements a row apart)
+/// before copying the planes out of it.
 static Value planesFromPadding(RewriterBase &rewriter, Location loc, Value x,
                                Value planes) {
   std::optional<PaddedImage> image = paddedImage(x);
