@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/Codegen/CPU/Passes.h"
+#include "harp/Codegen/Common/TilingUtils.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -83,12 +84,11 @@ static std::optional<int64_t> largestIndex(Value index) {
   auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
   if (!loop || loop.getInductionVar() != arg)
     return std::nullopt;
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lb || !ub || !step || *step <= 0 || *ub <= *lb || (*ub - *lb) % *step)
+  std::optional<harp::ConstantBounds> bounds = harp::constantBounds(loop);
+  if (!bounds || bounds->ub <= bounds->lb ||
+      (bounds->ub - bounds->lb) % bounds->step)
     return std::nullopt;
-  return *ub - *step;
+  return bounds->ub - bounds->step;
 }
 
 /// A transfer along a tile loop (`x[i : i + 16]` for i in 0..N step 16)
@@ -127,27 +127,23 @@ struct InBoundsAlongTileLoops : OpRewritePattern<TransferOp> {
   }
 };
 
-/// The constant lower bound 0, step 1 and constant upper bound of `loop`.
+/// The constant upper bound of `loop` from 0 by 1.
 static std::optional<int64_t> unitTripCount(scf::ForOp loop) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lb || !ub || !step || *lb != 0 || *step != 1)
+  std::optional<harp::ConstantBounds> bounds = harp::constantBounds(loop);
+  if (!bounds || bounds->lb != 0 || bounds->step != 1)
     return std::nullopt;
-  return *ub;
+  return bounds->ub;
 }
 
 /// Whether an op of `block` (or nested in one) writes memory, or may.
 static bool writesMemory(Block *block) {
-  WalkResult writes = block->walk([](Operation *op) {
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (effects ? effects.hasEffect<MemoryEffects::Write>()
-                : !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-                      op->getNumRegions() == 0 && !isPure(op))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return writes.wasInterrupted();
+  return block
+      ->walk([](Operation *op) {
+        return mightHaveEffect<MemoryEffects::Write>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// Whether every iteration of `loop` whose read `read` yields zeros

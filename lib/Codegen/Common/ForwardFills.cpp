@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/Codegen/Common/Passes.h"
+#include "harp/Codegen/Common/TilingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,12 +49,10 @@ struct Iterations {
 } // namespace
 
 static std::optional<Iterations> rangeOf(scf::ForOp loop) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lb || !ub || !step || *step <= 0 || *ub <= *lb)
+  std::optional<harp::ConstantBounds> bounds = harp::constantBounds(loop);
+  if (!bounds || bounds->tripCount() == 0)
     return std::nullopt;
-  return Iterations{*lb, *lb + (*ub - *lb - 1) / *step * *step, *step};
+  return Iterations{bounds->lb, bounds->last(), bounds->step};
 }
 
 /// `size` elements from `index` along one dim: a constant or a loop's

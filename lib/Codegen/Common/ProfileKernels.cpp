@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/Codegen/Common/Passes.h"
+#include "harp/Codegen/Common/TilingUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -67,12 +68,9 @@ static Value rootBuffer(Value value) {
 
 /// A loop dim's trip count, "?" where its bounds are not constant.
 static std::string tripCount(Value lb, Value ub, Value step) {
-  std::optional<int64_t> l = getConstantIntValue(lb);
-  std::optional<int64_t> u = getConstantIntValue(ub);
-  std::optional<int64_t> s = getConstantIntValue(step);
-  if (!l || !u || !s || *s <= 0)
-    return "?";
-  return std::to_string(std::max<int64_t>(0, *u - *l + *s - 1) / *s);
+  std::optional<harp::ConstantBounds> bounds =
+      harp::constantBounds(lb, ub, step);
+  return bounds ? std::to_string(bounds->tripCount()) : "?";
 }
 
 /// "16 x 2 x 8": the trip counts of `op` and of the loops nested first in

@@ -3,6 +3,8 @@
 #include "harp/Codegen/Common/TilingUtils.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
 
@@ -35,4 +37,23 @@ bool harp::hasMonotoneMaps(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   return linalgOp &&
          llvm::all_of(linalgOp.getIndexingMapsArray(), harp::isMonotone);
+}
+
+int64_t harp::ConstantBounds::tripCount() const {
+  return ub <= lb ? 0 : (ub - lb + step - 1) / step;
+}
+
+std::optional<harp::ConstantBounds> harp::constantBounds(Value lb, Value ub,
+                                                         Value step) {
+  std::optional<int64_t> l = getConstantIntValue(lb);
+  std::optional<int64_t> u = getConstantIntValue(ub);
+  std::optional<int64_t> s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0)
+    return std::nullopt;
+  return ConstantBounds{*l, *u, *s};
+}
+
+std::optional<harp::ConstantBounds> harp::constantBounds(scf::ForOp loop) {
+  return constantBounds(loop.getLowerBound(), loop.getUpperBound(),
+                        loop.getStep());
 }

@@ -1,16 +1,23 @@
 //===- TilingUtils.h - what MLIR's tiling gets right ------------*- C++ -*-===//
 //
 // Shared by the passes that tile linalg kernels (harp-tile-and-vectorize,
-// harp-fuse-epilogues).
+// harp-fuse-epilogues) and those that read the loops tiling makes.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HARP_CODEGEN_COMMON_TILINGUTILS_H
 #define HARP_CODEGEN_COMMON_TILINGUTILS_H
 
+#include <cstdint>
+#include <optional>
+
 namespace mlir {
 class AffineMap;
 class Operation;
+class Value;
+namespace scf {
+class ForOp;
+} // namespace scf
 } // namespace mlir
 
 namespace mlir::harp {
@@ -24,6 +31,17 @@ bool isMonotone(AffineMap map);
 
 /// Whether `op` is a linalg op all of whose indexing maps are monotone.
 bool hasMonotoneMaps(Operation *op);
+
+/// A loop's bounds, where all three are constants and the step positive.
+struct ConstantBounds {
+  int64_t lb, ub, step;
+  /// Iterations the loop runs (0 when ub <= lb).
+  int64_t tripCount() const;
+  /// The induction variable's last value; only where tripCount() > 0.
+  int64_t last() const { return lb + (tripCount() - 1) * step; }
+};
+std::optional<ConstantBounds> constantBounds(Value lb, Value ub, Value step);
+std::optional<ConstantBounds> constantBounds(scf::ForOp loop);
 
 } // namespace mlir::harp
 
