@@ -115,9 +115,10 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
   unsigned vectorRegisters = options.vectorRegisters;
   unsigned l1Cache = options.l1Cache, l2Cache = options.l2Cache;
   double fmaPerCycle = options.fmaPerCycle;
+  bool fma = options.fma;
   if (!options.cpu.empty() &&
       (!options.vectorBits.hasValue() || !options.vectorRegisters.hasValue() ||
-       !l1Cache || !l2Cache || fmaPerCycle <= 0)) {
+       !l1Cache || !l2Cache || fmaPerCycle <= 0 || !options.fma.hasValue())) {
     llvm::Expected<::harp::CpuTarget> target =
         ::harp::resolveCpuTarget(options.cpu);
     if (!target) {
@@ -138,6 +139,8 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
       l2Cache = target->l2Bytes;
     if (fmaPerCycle <= 0)
       fmaPerCycle = target->fmaPerCycle;
+    if (!options.fma.hasValue())
+      fma = target->fma;
   }
   addFrontEnd(pm, options.fuse);
   if (options.fuse) {
@@ -157,6 +160,7 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
       vectorize.l2Cache = l2Cache;
     if (fmaPerCycle > 0)
       vectorize.fmaPerCycle = fmaPerCycle;
+    vectorize.fma = fma;
     // Windows onto planes only on one thread: with two (Zen 4, AVX-512
     // code) planes made a 96-channel 5x5 convolution over 17 x 17 8%
     // slower (0.74 -> 0.80 ms) and one of 64 channels over 56 x 56 35%

@@ -500,6 +500,7 @@ struct Jit::Impl {
       pipelineOptions.l1Cache = unsigned(target.l1Bytes);
       pipelineOptions.l2Cache = unsigned(target.l2Bytes);
       pipelineOptions.fmaPerCycle = target.fmaPerCycle;
+      pipelineOptions.fma = target.fma;
       pipelineOptions.vectorize = options.vectorize;
       pipelineOptions.threads = options.threads;
       pipelineOptions.profile = options.profile;

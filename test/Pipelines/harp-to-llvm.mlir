@@ -1,6 +1,9 @@
 // RUN: harp-opt %s --harp-to-llvm --split-input-file | FileCheck %s
 // RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{fuse=false})' --split-input-file | FileCheck %s
 // RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{threads=true})' --split-input-file | FileCheck %s --check-prefix=THREADS
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v2})' --split-input-file | FileCheck %s --check-prefix=NOFMA
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v3 fma=false})' --split-input-file | FileCheck %s --check-prefix=NOFMA
+// RUN: harp-opt %s --pass-pipeline='builtin.module(harp-to-llvm{cpu=x86-64-v3})' --split-input-file | FileCheck %s --check-prefix=AVX2
 
 // THREADS-LABEL: llvm.func @matmul_row_sum
 // THREADS: omp.parallel
@@ -53,6 +56,17 @@ func.func @erf_f64(%x: tensor<8xf64>) -> tensor<8xf64> {
 // CHECK-NOT: llvm.call @erff
 // CHECK: llvm.intr.fma{{.*}}vector<8xf32>
 // CHECK: llvm.return
+// For a CPU without FMA (x86-64-v2, or fma=false) its multiply-adds are
+// split: LLVM would make each llvm.intr.fma one fmaf call per element.
+// NOFMA-LABEL: llvm.func @erf_f32
+// NOFMA-NOT: llvm.intr.fma
+// NOFMA-NOT: llvm.call @erff
+// NOFMA: llvm.fmul
+// NOFMA-NOT: llvm.intr.fma
+// NOFMA: llvm.return
+// AVX2-LABEL: llvm.func @erf_f32
+// AVX2: llvm.intr.fma{{.*}}vector<8xf32>
+// AVX2: llvm.return
 func.func @erf_f32(%x: tensor<8xf32>) -> tensor<8xf32> {
   %y = harp.map_reduce ins(%x : tensor<8xf32>) {
   ^bb0(%a: f32):

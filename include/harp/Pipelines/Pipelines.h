@@ -31,8 +31,9 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
       llvm::cl::desc("The CPU to generate code for: native, x86-64-v2, "
                      "x86-64-v3, x86-64-v4 or an LLVM CPU name; harp-vectorize "
                      "takes its vector width and register count from it "
-                     "unless vector-bits / vector-registers are given (empty: "
-                     "those options alone)"),
+                     "unless vector-bits / vector-registers are given, and "
+                     "whether it has FMA unless fma is (empty: those options "
+                     "alone)"),
       llvm::cl::init("")};
   PassOptions::Option<unsigned> vectorBits{
       *this, "vector-bits",
@@ -64,6 +65,12 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
                      "harp-vectorize (overrides cpu's, from LLVM's scheduling "
                      "model; 0: cpu's, else harp-vectorize's default, 2)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> fma{
+      *this, "fma",
+      llvm::cl::desc("The target has fused multiply-add, for harp-vectorize's "
+                     "math approximations (overrides cpu's; the JIT passes "
+                     "its target's; without either, true)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the outermost parallel tile loops on OpenMP threads "

@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MathApproximations.h"
+
 #include "harp/Codegen/CPU/Passes.h"
 #include "harp/Codegen/Common/TilingUtils.h"
 
@@ -356,30 +358,25 @@ struct HarpVectorCleanupPass
     skipPaddedTaps(rewriter, func);
 
     // Polynomial approximations of math functions on f32, so they stay
-    // vectors. Not rsqrt (its approximation needs AVX2 intrinsics and is
-    // meant for vectors only), nor sin and cos (their range reduction loses
-    // accuracy for large arguments): those stay libm calls or LLVM
-    // intrinsics.
+    // vectors (MathApproximations.h).
     RewritePatternSet math(context);
     // Transposed and broadcasting transfers become minor-identity ones and
     // vector.transpose (after hoisting, which matches transfers of equal
     // form).
     vector::populateVectorTransferPermutationMapLoweringPatterns(math);
-    populateMathPolynomialApproximationPatterns(math, [](StringRef name) {
-      return llvm::is_contained(
-          {"math.tanh", "math.exp", "math.exp2", "math.expm1", "math.log",
-           "math.log2", "math.log1p", "math.erf", "math.erfc", "math.atan",
-           "math.atan2", "math.asin", "math.acos", "math.cbrt"},
-          name);
-    });
+    harp::cpu::populateMathApproximationPatterns(math);
     // Single-element transfers become scalar tensor.extract / tensor.insert
     // (a row reduction's result element): their lowering to LLVM needs a
     // unit innermost stride, and a result written into a strided column (a
     // matmul's last column computed as dot products) has none.
     vector::populateScalarVectorTransferLoweringPatterns(
         math, /*benefit=*/1, /*allowMultipleUses=*/true);
+    if (!fma)
+      harp::cpu::markExistingFmas(func);
     if (failed(applyPatternsGreedily(func, std::move(math))))
       return signalPassFailure();
+    if (!fma)
+      harp::cpu::splitApproximationFmas(func);
 
     // 16 x 16 register transposes of 32-bit elements (AVX-512 code's
     // transposing copies, a packed transposed operand) as the 64 shuffles

@@ -44,7 +44,9 @@ void mlir::harp::buildHarpVectorizePipeline(
   tile.l1Cache = options.l1Cache;
   tile.l2Cache = options.l2Cache;
   pm.addPass(createHarpTileAndVectorizePass(tile));
-  pm.addPass(createHarpVectorCleanupPass());
+  HarpVectorCleanupPassOptions cleanup;
+  cleanup.fma = options.fma;
+  pm.addPass(createHarpVectorCleanupPass(cleanup));
 }
 
 void mlir::harp::registerHarpVectorizePipeline() {

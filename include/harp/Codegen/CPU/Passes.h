@@ -60,6 +60,12 @@ struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
       llvm::cl::desc("Vector FMAs the core starts per cycle "
                      "(harp-pack-contractions, harp-rewrite-windows)"),
       llvm::cl::init(2)};
+  PassOptions::Option<bool> fma{
+      *this, "fma",
+      llvm::cl::desc("The target has fused multiply-add (harp-vector-cleanup: "
+                     "without it the math approximations multiply and add "
+                     "separately)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> pack{
       *this, "pack",
       llvm::cl::desc("Pack the right operand of matmuls wider than a cache "

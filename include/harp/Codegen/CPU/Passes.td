@@ -296,7 +296,9 @@ def HarpVectorCleanupPass : Pass<"harp-vector-cleanup", "func::FuncOp"> {
     to LLVM needs a unit innermost stride, which a result element written
     into a strided column lacks) and replaces `math` functions on `f32`
     (tanh, exp, log, erf, ...) by polynomial approximations, so they
-    vectorize instead of becoming one libm call per element. A strided
+    vectorize instead of becoming one libm call per element (MLIR's;
+    docs/Lowering.md, "Math functions"); without FMA (`fma=false`) their
+    multiply-adds are split. A strided
     convolution's tap loops stop before the taps whose filter element is
     the zero padding `harp-rewrite-windows` added to whole phases (a loop
     over kq around one over r reading `expand_shape(pad(W))` at [kq, r],
@@ -321,6 +323,13 @@ def HarpVectorCleanupPass : Pass<"harp-vector-cleanup", "func::FuncOp"> {
     scf.for %k ... iter_args(%a = %acc) -> (vector<8x32xf32>) {
     ```
   }];
+  let options = [
+    Option<"fma", "fma", "bool", /*default=*/"true",
+           "The target has fused multiply-add; without it the "
+           "approximations' multiply-adds are split into arith.mulf + "
+           "arith.addf (LLVM would make each math.fma one libm fmaf call "
+           "per element), while a math.fma the program wrote stays">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",

@@ -1,0 +1,36 @@
+//===- MathApproximations.h - f32 math functions as polynomials -*- C++ -*-===//
+//
+// The polynomial and rational approximations harp-vector-cleanup puts in
+// place of `math` functions on f32, so that they vectorize instead of
+// becoming one libm call per element (MLIR's), and their fused multiply-adds
+// split where the target has no FMA.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HARP_LIB_CODEGEN_CPU_MATHAPPROXIMATIONS_H
+#define HARP_LIB_CODEGEN_CPU_MATHAPPROXIMATIONS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::harp::cpu {
+
+/// Adds the patterns that replace tanh, exp, exp2, expm1, log, log2, log1p,
+/// erf, erfc, atan, atan2, asin, acos and cbrt on f32 scalars and vectors
+/// (MLIR's; docs/Lowering.md, "Math functions"). They make `math.fma`, which
+/// `splitApproximationFmas` splits for a target without FMA.
+void populateMathApproximationPatterns(RewritePatternSet &patterns);
+
+/// Marks the `math.fma` ops in `root` before the approximations run, so that
+/// `splitApproximationFmas` leaves them fused.
+void markExistingFmas(Operation *root);
+
+/// Replaces every `math.fma` in `root` that `markExistingFmas` did not mark
+/// (those the approximations made) by `arith.mulf` + `arith.addf`, and
+/// drops the marks. For targets without FMA, where LLVM lowers `math.fma`
+/// to one libm `fmaf` call per element; a fused multiply-add the program
+/// itself asked for stays one.
+void splitApproximationFmas(Operation *root);
+
+} // namespace mlir::harp::cpu
+
+#endif // HARP_LIB_CODEGEN_CPU_MATHAPPROXIMATIONS_H
