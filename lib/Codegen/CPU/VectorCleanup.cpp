@@ -364,7 +364,7 @@ struct HarpVectorCleanupPass
     // vector.transpose (after hoisting, which matches transfers of equal
     // form).
     vector::populateVectorTransferPermutationMapLoweringPatterns(math);
-    harp::cpu::populateMathApproximationPatterns(math);
+    harp::cpu::populateMathApproximationPatterns(math, fma);
     // Single-element transfers become scalar tensor.extract / tensor.insert
     // (a row reduction's result element): their lowering to LLVM needs a
     // unit innermost stride, and a result written into a strided column (a

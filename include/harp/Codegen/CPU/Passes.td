@@ -296,9 +296,10 @@ def HarpVectorCleanupPass : Pass<"harp-vector-cleanup", "func::FuncOp"> {
     to LLVM needs a unit innermost stride, which a result element written
     into a strided column lacks) and replaces `math` functions on `f32`
     (tanh, exp, log, erf, ...) by polynomial approximations, so they
-    vectorize instead of becoming one libm call per element (MLIR's;
-    docs/Lowering.md, "Math functions"); without FMA (`fma=false`) their
-    multiply-adds are split. A strided
+    vectorize instead of becoming one libm call per element (tanh is
+    harp's rational approximation, the others MLIR's; docs/Lowering.md,
+    "Math functions"); without FMA (`fma=false`) their multiply-adds are
+    split. A strided
     convolution's tap loops stop before the taps whose filter element is
     the zero padding `harp-rewrite-windows` added to whole phases (a loop
     over kq around one over r reading `expand_shape(pad(W))` at [kq, r],
