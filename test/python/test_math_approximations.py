@@ -115,3 +115,30 @@ def test_approximations_without_fma(name, harp_fn, reference, low, high):
     bound = {"exp": 2.0, "expm1": 3.5, "log1p": 3.0, "erf": 6.0}[name]
     error = ulps(harp_fn(harp.tensor(x)).numpy(cpu="x86-64-v2"), ref)
     assert error.max() <= bound, (name, error.max())
+
+
+def test_tanh_coefficients_are_the_fit():
+    # scripts/fit-tanh.py refits harp's tanh; the coefficients in
+    # MathApproximations.cpp must be what it prints.
+    import importlib.util
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("fit_tanh", root / "scripts" / "fit-tanh.py")
+    fit_tanh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit_tanh)
+    p, q, error = fit_tanh.fit(*fit_tanh.DEGREES, fit_tanh.BOUND)
+    assert error < 1e-8
+    source = (root / "lib" / "Codegen" / "CPU" / "MathApproximations.cpp").read_text()
+
+    def coefficients(name):
+        body = re.search(r"float %s\[\] = \{([^}]*)\}" % name, source).group(1)
+        return np.array([float(c.strip().rstrip("f")) for c in body.split(",")],
+                        dtype=np.float32)
+
+    # Within a few f32 ulps: the least-squares solver's last bits depend on
+    # the BLAS kernels this machine gets.
+    np.testing.assert_allclose(coefficients("p"), p, rtol=5e-7)
+    np.testing.assert_allclose(coefficients("q"), q, rtol=5e-7)
+    assert float(re.search(r"bound = ([0-9.]+)f;", source).group(1)) == fit_tanh.BOUND

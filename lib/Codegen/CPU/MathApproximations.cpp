@@ -24,8 +24,8 @@ constexpr StringLiteral keptFma = "harp.kept_fma";
 /// tanh(x) on f32 as x P(x^2) / Q(x^2), with P and Q of degree 4 and
 /// P(0) = Q(0) = 1, on x clamped to [-8, 8]. The coefficients are harp's
 /// own fit of tanh(x) / x over [0, 8] (relative error 6.8e-9 in exact
-/// arithmetic, below f32's rounding; the lit test and
-/// test_math_approximations.py give the error in ulps). Both polynomials
+/// arithmetic, below f32's rounding; docs/Lowering.md gives the error in
+/// ulps, and test_math_approximations.py bounds it). Both polynomials
 /// run side by side (4 dependent multiply-adds each), and there is no
 /// branch for small |x|: with P(0) = Q(0) = 1 a tiny or subnormal x comes
 /// out as x itself. 13 x86 vector instructions per vector of results where
