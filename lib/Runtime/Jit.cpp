@@ -27,6 +27,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -275,6 +277,9 @@ struct Jit::Impl {
   std::string targetError;
   /// CUDA: the chip kernels are compiled for.
   std::string chip;
+  /// Where lowerAndCompile is (the pass running, or the LLVM step), for the
+  /// message of a crash.
+  std::string stage;
   /// Held while the context and the caches are used.
   std::unique_ptr<std::recursive_mutex> ownedMutex;
   std::recursive_mutex *mutex;
@@ -442,19 +447,90 @@ struct Jit::Impl {
     std::call_once(enable, [] { llvm::CrashRecoveryContext::Enable(); });
     std::optional<Expected<std::unique_ptr<llvm::MemoryBuffer>>> result;
     llvm::CrashRecoveryContext context;
+    stage.clear();
     if (!context.RunSafely([&] {
-          // A test hook (lit: Runtime/compiler-crash.test): crash here.
-          if (llvm::sys::Process::GetEnv("HARP_DEBUG_CRASH_COMPILER"))
+          // A test hook (lit: Runtime/compiler-crash.test): crash here, or
+          // (with a pass's name) as that pass starts.
+          if (crashHook() == "1")
             std::raise(SIGSEGV);
           result.emplace(lowerAndCompile(module, key));
-        }))
-      return makeError(
-          "harp crashed while compiling the module (signal " +
-          llvm::Twine(context.RetCode - 128) +
-          "): this is a bug in harp; please report it with the module "
-          "(harp-run FILE --compile-only reproduces it). The process can go "
-          "on, but restarting it is safer");
+        })) {
+      std::string where = stage.empty() ? "" : ", " + stage;
+      std::string message = "harp crashed while compiling the module (signal " +
+                            std::to_string(context.RetCode - 128) + where +
+                            "): this is a bug in harp; please report it with "
+                            "the module";
+      std::string path = writeCrashReproducer(module);
+      if (path.empty())
+        message += " (harp-run FILE --compile-only reproduces it)";
+      else
+        message += ", written to " + path + " (`harp-run " + path +
+                   " --compile-only" + reproducerFlags() + "` reproduces it)";
+      return makeError(message + ". The process can go on, but restarting it "
+                                 "is safer");
+    }
     return std::move(*result);
+  }
+
+  /// HARP_DEBUG_CRASH_COMPILER: "1" crashes every compile, a pass's
+  /// argument (harp-vector-cleanup) crashes as that pass starts.
+  static std::string crashHook() {
+    return llvm::sys::Process::GetEnv("HARP_DEBUG_CRASH_COMPILER")
+        .value_or(std::string());
+  }
+
+  /// Names the pass running in `stage` (and crashes where crashHook says).
+  struct StageInstrumentation : mlir::PassInstrumentation {
+    explicit StageInstrumentation(std::string &stage) : stage(stage) {}
+    void runBeforePass(mlir::Pass *pass, mlir::Operation *) override {
+      llvm::StringRef name = pass->getArgument();
+      if (name.empty())
+        name = pass->getName();
+      stage = ("in pass " + name).str();
+      if (!name.empty() && crashHook() == name)
+        std::raise(SIGSEGV);
+    }
+    std::string &stage;
+  };
+
+  /// Writes `module` (the input of the crashed compile, which lowering
+  /// never touches: it works on a clone) to a fresh file in the temporary
+  /// directory and returns its path, or "" where that fails (printing
+  /// runs in a recovery context of its own).
+  static std::string writeCrashReproducer(mlir::ModuleOp module) {
+    int fd = -1;
+    llvm::SmallString<128> path;
+    if (llvm::sys::fs::createTemporaryFile("harp-crash", "mlir", fd, path))
+      return "";
+    bool written = false;
+    {
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      llvm::CrashRecoveryContext printing;
+      written =
+          printing.RunSafely([&] { module->print(os); }) && !os.has_error();
+      os.clear_error();
+    }
+    if (!written) {
+      llvm::sys::fs::remove(path);
+      return "";
+    }
+    return path.str().str();
+  }
+
+  /// harp-run's flags for this Jit's options, after --compile-only.
+  std::string reproducerFlags() const {
+    std::string flags;
+    if (options.device == Device::CUDA)
+      flags += " --device cuda";
+    else // The CPU itself for native, to reproduce on another machine.
+      flags += " --cpu " + (target.name == "native" ? target.cpu : target.name);
+    if (!options.fuse)
+      flags += " --no-fuse";
+    if (!options.vectorize)
+      flags += " --no-vectorize";
+    if (options.threads)
+      flags += " --parallel";
+    return flags;
   }
 
   /// Lowers `module` through harp-to-llvm and compiles it to an object.
@@ -508,9 +584,11 @@ struct Jit::Impl {
               mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions)))
         return makeError("cannot build harp-to-llvm");
     }
+    pm.addInstrumentation(std::make_unique<StageInstrumentation>(stage));
     if (mlir::failed(pm.run(*clone)))
       return makeError("lowering failed:\n" + diagnostics);
 
+    stage = "translating to LLVM IR";
     llvm::LLVMContext llvmContext;
     std::unique_ptr<llvm::Module> llvmModule =
         mlir::translateModuleToLLVMIR(*clone, llvmContext, "harp");
@@ -526,8 +604,10 @@ struct Jit::Impl {
     llvmModule->setTargetTriple((*tm)->getTargetTriple());
     auto optimize =
         mlir::makeOptimizingTransformer(options.optLevel, 0, tm->get());
+    stage = "optimizing LLVM IR";
     if (Error err = optimize(llvmModule.get()))
       return std::move(err);
+    stage = "generating machine code";
     llvm::orc::SimpleCompiler compiler(**tm);
     auto object = compiler(*llvmModule);
     if (!object)

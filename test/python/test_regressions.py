@@ -134,7 +134,7 @@ func.func @main(%x: tensor<7xf32>) -> tensor<7xf32> {
     assert got[0] in (0.0, want[0])
 
 
-def test_compiler_crash_is_an_exception(monkeypatch):
+def test_compiler_crash_is_an_exception(monkeypatch, tmp_path):
     # A crash inside the compiler (simulated by harp's test hook) raises in
     # the caller; the process goes on and compiles the next module. The
     # constants are new in every run, so no cached kernel skips the compile
@@ -153,8 +153,13 @@ func.func @main(%%x: tensor<5xf32>) -> tensor<5xf32> {
 """ % c
     x = np.arange(5, dtype=np.float32)
     monkeypatch.setenv("HARP_DEBUG_CRASH_COMPILER", "1")
-    with pytest.raises(ValueError, match="harp crashed while compiling"):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    with pytest.raises(ValueError, match="harp crashed while compiling") as crash:
         harp.ir.call(module, "main", [x])
+    # The module is written where the message says, for harp-run to
+    # reproduce the compile.
+    written = list(tmp_path.glob("harp-crash-*.mlir"))
+    assert len(written) == 1 and str(written[0]) in str(crash.value)
     # The API's error names the request and the inputs' types and shapes.
     with pytest.raises(harp.HarpError, match=r"realizing a f32 \[5\] tensor "
                        r"\(inputs: f32 \[5\]\): harp crashed while compiling"):
@@ -162,6 +167,9 @@ func.func @main(%%x: tensor<5xf32>) -> tensor<5xf32> {
     monkeypatch.delenv("HARP_DEBUG_CRASH_COMPILER")
     np.testing.assert_allclose(harp.ir.call(module, "main", [x])[0], x * np.float32(c),
                                rtol=1e-6)
+    # The module written is the program that crashed.
+    np.testing.assert_allclose(harp.ir.call(written[0].read_text(), "main", [x])[0],
+                               x * np.float32(c), rtol=1e-6)
 
 
 @pytest.mark.parametrize("dim", [0, 1])
