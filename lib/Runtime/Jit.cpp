@@ -280,6 +280,8 @@ struct Jit::Impl {
   /// Where lowerAndCompile is (the pass running, or the LLVM step), for the
   /// message of a crash.
   std::string stage;
+  /// HARP_DEBUG_CRASH_COMPILER, read once per compile.
+  std::string crashIn;
   /// Held while the context and the caches are used.
   std::unique_ptr<std::recursive_mutex> ownedMutex;
   std::recursive_mutex *mutex;
@@ -448,10 +450,12 @@ struct Jit::Impl {
     std::optional<Expected<std::unique_ptr<llvm::MemoryBuffer>>> result;
     llvm::CrashRecoveryContext context;
     stage.clear();
+    // A test hook (lit: Runtime/compiler-crash.test): "1" crashes here, a
+    // pass's argument (harp-vector-cleanup) as that pass starts.
+    crashIn = llvm::sys::Process::GetEnv("HARP_DEBUG_CRASH_COMPILER")
+                  .value_or(std::string());
     if (!context.RunSafely([&] {
-          // A test hook (lit: Runtime/compiler-crash.test): crash here, or
-          // (with a pass's name) as that pass starts.
-          if (crashHook() == "1")
+          if (crashIn == "1")
             std::raise(SIGSEGV);
           result.emplace(lowerAndCompile(module, key));
         })) {
@@ -472,25 +476,21 @@ struct Jit::Impl {
     return std::move(*result);
   }
 
-  /// HARP_DEBUG_CRASH_COMPILER: "1" crashes every compile, a pass's
-  /// argument (harp-vector-cleanup) crashes as that pass starts.
-  static std::string crashHook() {
-    return llvm::sys::Process::GetEnv("HARP_DEBUG_CRASH_COMPILER")
-        .value_or(std::string());
-  }
-
-  /// Names the pass running in `stage` (and crashes where crashHook says).
+  /// Names the pass running in `stage` (and crashes as the pass `crashIn`
+  /// names starts).
   struct StageInstrumentation : mlir::PassInstrumentation {
-    explicit StageInstrumentation(std::string &stage) : stage(stage) {}
+    StageInstrumentation(std::string &stage, const std::string &crashIn)
+        : stage(stage), crashIn(crashIn) {}
     void runBeforePass(mlir::Pass *pass, mlir::Operation *) override {
       llvm::StringRef name = pass->getArgument();
       if (name.empty())
         name = pass->getName();
       stage = ("in pass " + name).str();
-      if (!name.empty() && crashHook() == name)
+      if (!name.empty() && crashIn == name)
         std::raise(SIGSEGV);
     }
     std::string &stage;
+    const std::string &crashIn;
   };
 
   /// Writes `module` (the input of the crashed compile, which lowering
@@ -584,7 +584,8 @@ struct Jit::Impl {
               mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions)))
         return makeError("cannot build harp-to-llvm");
     }
-    pm.addInstrumentation(std::make_unique<StageInstrumentation>(stage));
+    pm.addInstrumentation(
+        std::make_unique<StageInstrumentation>(stage, crashIn));
     if (mlir::failed(pm.run(*clone)))
       return makeError("lowering failed:\n" + diagnostics);
 

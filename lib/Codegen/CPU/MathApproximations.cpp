@@ -8,11 +8,13 @@
 #include "MathApproximations.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -45,12 +47,8 @@ struct RationalTanh : OpRewritePattern<math::TanhOp> {
     if (!getElementTypeOrSelf(type).isF32())
       return rewriter.notifyMatchFailure(op, "not f32");
     Location loc = op.getLoc();
-    auto constant = [&](float value) -> Value {
-      FloatAttr element = rewriter.getF32FloatAttr(value);
-      if (auto shaped = dyn_cast<ShapedType>(type))
-        return arith::ConstantOp::create(
-            rewriter, loc, DenseElementsAttr::get(shaped, element));
-      return arith::ConstantOp::create(rewriter, loc, element);
+    auto constant = [&](float value) {
+      return createScalarOrSplatConstant(rewriter, loc, type, APFloat(value));
     };
     auto select = [&](arith::CmpFPredicate predicate, Value x, Value bound) {
       Value keep = arith::CmpFOp::create(rewriter, loc, predicate, x, bound);
@@ -111,19 +109,15 @@ void mlir::harp::cpu::markExistingFmas(Operation *root) {
 }
 
 void mlir::harp::cpu::splitApproximationFmas(Operation *root) {
-  SmallVector<math::FmaOp> made;
+  SmallVector<Operation *> made;
   root->walk([&](math::FmaOp fma) {
     if (!fma->removeAttr(keptFma))
       made.push_back(fma);
   });
-  for (math::FmaOp fma : made) {
-    OpBuilder builder(fma);
-    Location loc = fma.getLoc();
-    Value product = arith::MulFOp::create(builder, loc, fma.getA(), fma.getB(),
-                                          fma.getFastmathAttr());
-    Value sum = arith::AddFOp::create(builder, loc, product, fma.getC(),
-                                      fma.getFastmathAttr());
-    fma.replaceAllUsesWith(sum);
-    fma.erase();
-  }
+  if (made.empty())
+    return;
+  // MLIR's expansion of math.fma: arith.mulf + arith.addf.
+  RewritePatternSet split(root->getContext());
+  math::populateExpansionPatterns(split, {"fma"});
+  (void)applyOpPatternsGreedily(made, std::move(split));
 }

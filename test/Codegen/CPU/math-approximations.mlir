@@ -1,5 +1,8 @@
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vector-cleanup))' --split-input-file | FileCheck %s
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vector-cleanup{fma=false}))' --split-input-file | FileCheck %s --check-prefix=NOFMA
+// The harp-vectorize pipeline passes its fma option on to harp-vector-cleanup.
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{fma=false}))' --split-input-file | FileCheck %s --check-prefix=NOFMA
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize))' --split-input-file | FileCheck %s
 
 // harp-vector-cleanup replaces math functions on f32 by polynomial
 // approximations. tanh is harp's rational one: x clamped to [-8, 8] (the
