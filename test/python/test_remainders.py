@@ -323,3 +323,44 @@ def test_conv2d_strided_infinite_pixel(stride, kernel, pad, n):
         assert np.isnan(got).sum() == 0, "column %d: NaN outputs" % col
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4,
                                    err_msg="infinite pixel in column %d" % col)
+
+
+# Long element-wise chains (harp-split-chains): strips of up to L1 / 2 bytes
+# of operands along the contiguous dim (1024 f32 elements for a 32 KiB L1,
+# rows batched where shorter), each cut in two kernels. Sizes below, at and
+# above a strip, remainders of a strip that are split themselves (5000) or
+# too short to split (4100), rows shorter than a strip, and a broadcast.
+CHAIN_SHAPES = [(1,), (31,), (1023,), (1025,), (4100,), (5000,), (3, 1500),
+                (64, 100), (5, 7, 129)]
+
+
+def gelu_tanh_chain(x):
+    return 0.5 * x * (1.0 + (0.7978845608 * (x + 0.044715 * x * x * x)).tanh())
+
+
+def softplus_chain(x):
+    return x.exp().log1p() * x
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("shape", CHAIN_SHAPES, ids=str)
+@pytest.mark.parametrize("chain", ["gelu_tanh", "softplus", "bias_mish"])
+def test_long_elementwise_chains(dtype, shape, chain):
+    if chain == "gelu_tanh":
+        check(dtype, gelu_tanh_chain, gelu_tanh_chain, shape, seed=len(shape))
+    elif chain == "softplus":
+        check(dtype, softplus_chain, softplus_chain, shape, seed=len(shape))
+    else:
+        mish = lambda x, b: (x + b) * (x + b).exp().log1p().tanh()
+        check(dtype, mish, mish, shape, shape[-1:], seed=len(shape))
+
+
+@pytest.mark.parametrize("chain", [gelu_tanh_chain, softplus_chain])
+def test_split_chains_compute_what_one_kernel_computes(chain):
+    # The split kernels compute the body's operations as they are: a long
+    # tensor (split, in strips) and its first 31 elements on their own
+    # (fewer than eight vectors of every width: not split) agree bitwise.
+    x = np.random.default_rng(5).uniform(-4, 4, size=5000).astype(np.float32)
+    whole = chain(harp.tensor(x)).numpy()
+    head = chain(harp.tensor(x[:31])).numpy()
+    np.testing.assert_array_equal(whole[:31], head)

@@ -1,7 +1,8 @@
 //===- Vectorize.cpp - the harp-vectorize pipeline ------------------------===//
 //
-// harp-pack-contractions, harp-rewrite-windows, harp-tile-and-vectorize and
-// harp-vector-cleanup with one set of target numbers.
+// harp-pack-contractions, harp-rewrite-windows, harp-split-chains,
+// harp-tile-and-vectorize and harp-vector-cleanup with one set of target
+// numbers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,12 @@ void mlir::harp::buildHarpVectorizePipeline(
     windows.planes = options.windowPlanes;
     pm.addPass(createHarpRewriteWindowsPass(windows));
   }
+  if (options.splitChains) {
+    HarpSplitChainsPassOptions chains;
+    chains.vectorBits = options.vectorBits;
+    chains.l1Cache = options.l1Cache;
+    pm.addPass(createHarpSplitChainsPass(chains));
+  }
   HarpTileAndVectorizePassOptions tile;
   tile.vectorBits = options.vectorBits;
   tile.registerRows = options.registerRows;
@@ -53,7 +60,7 @@ void mlir::harp::registerHarpVectorizePipeline() {
   PassPipelineRegistration<HarpVectorizeOptions>(
       "harp-vectorize",
       "Tile and vectorize linalg kernels on tensors for a CPU: "
-      "harp-pack-contractions, harp-rewrite-windows, "
+      "harp-pack-contractions, harp-rewrite-windows, harp-split-chains, "
       "harp-tile-and-vectorize and harp-vector-cleanup (nest it under "
       "func.func)",
       buildHarpVectorizePipeline);

@@ -78,6 +78,12 @@ struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
                      "strided ones de-interleaved, unit-stride ones "
                      "flattened onto the image's rows"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> splitChains{
+      *this, "split-chains",
+      llvm::cl::desc("Split element-wise kernels whose dependency chain is "
+                     "long into two loops per L1 strip "
+                     "(harp-split-chains)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> windowPlanes{
       *this, "window-planes",
       llvm::cl::desc("Flatten a window onto one copy of the image per tap "
@@ -87,7 +93,8 @@ struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
 };
 
 /// Adds harp-pack-contractions (with `pack`), harp-rewrite-windows (with
-/// `flatten-windows`), harp-tile-and-vectorize and harp-vector-cleanup to
+/// `flatten-windows`), harp-split-chains (with `split-chains`),
+/// harp-tile-and-vectorize and harp-vector-cleanup to
 /// `pm`, a pass manager on func.func.
 void buildHarpVectorizePipeline(OpPassManager &pm,
                                 const HarpVectorizeOptions &options);
