@@ -1,7 +1,7 @@
 //===- MathApproximations.cpp - f32 math functions as polynomials ---------===//
 //
-// harp's rational tanh, MLIR's other approximations, and the split of their
-// fused multiply-adds for targets without FMA.
+// harp's rational tanh and its sin and cos, MLIR's other approximations, and
+// the split of their fused multiply-adds for targets without FMA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,10 +11,14 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <type_traits>
 
 using namespace mlir;
 
@@ -85,14 +89,190 @@ struct RationalTanh : OpRewritePattern<math::TanhOp> {
   bool fma;
 };
 
+/// Marks a `math.sin` or `math.cos` that stays a libm call (the lanes the
+/// approximation below does not handle).
+constexpr StringLiteral libmCall = "harp.libm";
+
+/// sin(x) and cos(x) on f32. x is reduced to r = x - k pi/2 with
+/// k = roundeven(x 2/pi), so |r| <= pi/4:
+///
+/// * with FMA, r = x - k P1 - k P2 - k P3 by three multiply-adds (P1 + P2 +
+///   P3 = pi/2 to 72 bits), the first exact, up to |x| = 2^17;
+/// * without, by four multiply-subtracts of pieces of pi/2 of 12 bits each
+///   (the last rounded), whose products with k < 2^12 are exact, up to
+///   |x| = 4096.
+///
+/// Then sin(r) = r + r s S(s) and cos(r) = 1 - s/2 + s^2 C(s) with s = r^2
+/// and S, C of degree 2 (harp's fit, `scripts/fit-sincos.py`: relative
+/// errors 3.8e-9 and 1.2e-10 in exact arithmetic), and the quadrant k mod 4
+/// (k + 1 for cos) picks sin(r), cos(r), -sin(r) or -cos(r). Lanes beyond
+/// the bound, inf and NaN call libm: the vector is computed by the
+/// polynomials, and only when one of its lanes is out of bounds, lane by
+/// lane by libm as well, those lanes taken from there. A scalar does the
+/// same, so remainders round as the vector lanes do.
+template <typename SinOrCos>
+struct ReducedSinCos : OpRewritePattern<SinOrCos> {
+  ReducedSinCos(MLIRContext *context, bool fma)
+      : OpRewritePattern<SinOrCos>(context), fma(fma) {}
+
+  LogicalResult matchAndRewrite(SinOrCos op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32() || op->hasAttr(libmCall))
+      return rewriter.notifyMatchFailure(op, "not f32, or kept a libm call");
+    constexpr bool cosine = std::is_same_v<SinOrCos, math::CosOp>;
+    Location loc = op.getLoc();
+    auto constant = [&](float value) {
+      return createScalarOrSplatConstant(rewriter, loc, type, APFloat(value));
+    };
+    auto mul = [&](Value a, Value b) {
+      return arith::MulFOp::create(rewriter, loc, a, b).getResult();
+    };
+    // a * b + c, fused where the target has FMA.
+    auto madd = [&](Value a, Value b, Value c) -> Value {
+      if (fma)
+        return math::FmaOp::create(rewriter, loc, a, b, c);
+      return arith::AddFOp::create(rewriter, loc, mul(a, b), c);
+    };
+    auto horner = [&](Value y, ArrayRef<float> coefficients) {
+      Value sum = constant(coefficients.back());
+      for (float c : llvm::reverse(coefficients.drop_back()))
+        sum = madd(sum, y, constant(c));
+      return sum;
+    };
+
+    static constexpr float sinCoefficients[] = {-0.166666552f, 0.00833216123f,
+                                                -0.000195153843f};
+    static constexpr float cosCoefficients[] = {0.0416666456f, -0.00138873165f,
+                                                2.4433235e-05f};
+    // pi/2 in pieces, each rounded down, so all are positive: with k = +0
+    // each step adds -0 and x = -0 stays -0.
+    static constexpr float halfPiFma[] = {1.57079625f, 7.54978942e-08f,
+                                          5.39030253e-15f};
+    static constexpr float halfPiPieces[] = {1.5703125f, 0.000483751297f,
+                                             7.54953362e-08f, 2.56334407e-12f};
+    float bound = fma ? 131072.0f : 4096.0f;
+
+    Value x = op.getOperand();
+    Value magnitude = math::AbsFOp::create(rewriter, loc, x);
+    // Out of bounds, or NaN (unordered).
+    Value large = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::UGT, magnitude, constant(bound));
+    // The polynomials see 0 in those lanes: no inf or NaN through the
+    // reduction, and k stays an i32.
+    Value reduced =
+        arith::SelectOp::create(rewriter, loc, large, constant(0.0f), x);
+    // k + 0 is +0 where k is -0 (x = -0): the products below are then -0,
+    // and x - k P keeps x's sign.
+    Value k = arith::AddFOp::create(
+        rewriter, loc,
+        math::RoundEvenOp::create(rewriter, loc,
+                                  mul(reduced, constant(0.636619772f))),
+        constant(0.0f));
+    Value minusK = arith::NegFOp::create(rewriter, loc, k);
+    Value r = reduced;
+    if (fma) {
+      for (float piece : halfPiFma)
+        r = madd(minusK, constant(piece), r);
+    } else {
+      for (float piece : halfPiPieces)
+        r = arith::SubFOp::create(rewriter, loc, r, mul(k, constant(piece)));
+    }
+    Value s = mul(r, r);
+    Value sine = madd(mul(r, s), horner(s, sinCoefficients), r);
+    Value head = madd(s, constant(-0.5f), constant(1.0f));
+    Value cos = madd(mul(s, s), horner(s, cosCoefficients), head);
+
+    Type intType = rewriter.getI32Type();
+    if (auto vector = dyn_cast<VectorType>(type))
+      intType = vector.clone(intType);
+    auto integer = [&](int64_t value) {
+      return createScalarOrSplatConstant(rewriter, loc, intType,
+                                         APInt(32, value));
+    };
+    Value quadrant = arith::FPToSIOp::create(rewriter, loc, intType, k);
+    if (cosine)
+      quadrant = arith::AddIOp::create(rewriter, loc, quadrant, integer(1));
+    auto bitSet = [&](int64_t bit) {
+      Value masked =
+          arith::AndIOp::create(rewriter, loc, quadrant, integer(bit));
+      return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                   masked, integer(0));
+    };
+    Value value = arith::SelectOp::create(rewriter, loc, bitSet(1), cos, sine);
+    value = arith::SelectOp::create(rewriter, loc, bitSet(2),
+                                    arith::NegFOp::create(rewriter, loc, value),
+                                    value);
+    // sin(-0) = -0, where r + r s S(s) adds +0 to -0.
+    if (!cosine) {
+      Value zero = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::OEQ, x, constant(0.0f));
+      value = arith::SelectOp::create(rewriter, loc, zero, x, value);
+    }
+
+    // The lanes out of bounds, from libm.
+    auto libm = [&](OpBuilder &b, Value operand) {
+      Operation *call = SinOrCos::create(b, loc, operand);
+      call->setAttr(libmCall, b.getUnitAttr());
+      return call->getResult(0);
+    };
+    auto vector = dyn_cast<VectorType>(type);
+    Value any = large;
+    if (vector) {
+      auto flatMask =
+          VectorType::get({vector.getNumElements()}, rewriter.getI1Type());
+      Value flat = vector::ShapeCastOp::create(rewriter, loc, flatMask, large);
+      any = vector::ReductionOp::create(rewriter, loc,
+                                        vector::CombiningKind::OR, flat);
+    }
+    auto branch = scf::IfOp::create(
+        rewriter, loc, any,
+        [&](OpBuilder &b, Location) {
+          if (!vector) {
+            scf::YieldOp::create(b, loc, libm(b, x));
+            return;
+          }
+          // Lane by lane, in a loop (the vector of a transpose tile has
+          // 256).
+          int64_t lanes = vector.getNumElements();
+          auto flatType = VectorType::get({lanes}, b.getF32Type());
+          Value flat = vector::ShapeCastOp::create(b, loc, flatType, x);
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          Value count = arith::ConstantIndexOp::create(b, loc, lanes);
+          Value one = arith::ConstantIndexOp::create(b, loc, 1);
+          auto loop = scf::ForOp::create(
+              b, loc, zero, count, one, ValueRange{flat},
+              [&](OpBuilder &lb, Location, Value lane, ValueRange carried) {
+                Value element =
+                    vector::ExtractOp::create(lb, loc, carried[0], lane);
+                Value result = vector::InsertOp::create(
+                    lb, loc, libm(lb, element), carried[0], lane);
+                scf::YieldOp::create(lb, loc, result);
+              });
+          Value called =
+              vector::ShapeCastOp::create(b, loc, vector, loop.getResult(0));
+          scf::YieldOp::create(
+              b, loc,
+              arith::SelectOp::create(b, loc, large, called, value)
+                  .getResult());
+        },
+        [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, value); });
+    rewriter.replaceOp(op, branch.getResults());
+    return success();
+  }
+
+  bool fma;
+};
+
 } // namespace
 
 void mlir::harp::cpu::populateMathApproximationPatterns(
     RewritePatternSet &patterns, bool fma) {
-  patterns.add<RationalTanh>(patterns.getContext(), fma);
+  patterns.add<RationalTanh, ReducedSinCos<math::SinOp>,
+               ReducedSinCos<math::CosOp>>(patterns.getContext(), fma);
   // Not rsqrt (its approximation needs AVX2 intrinsics and is meant for
-  // vectors only), nor sin and cos (their range reduction loses accuracy for
-  // large arguments): those stay libm calls or LLVM intrinsics.
+  // vectors only), nor MLIR's sin and cos (their range reduction loses
+  // accuracy for large arguments; harp's above calls libm there).
   populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
     return llvm::is_contained(
         {"math.exp", "math.exp2", "math.expm1", "math.log", "math.log2",

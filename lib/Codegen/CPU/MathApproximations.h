@@ -2,8 +2,9 @@
 //
 // The polynomial and rational approximations harp-vector-cleanup puts in
 // place of `math` functions on f32, so that they vectorize instead of
-// becoming one libm call per element: harp's own tanh, MLIR's for the
-// others, and their fused multiply-adds split where the target has no FMA.
+// becoming one libm call per element: harp's own tanh, sin and cos, MLIR's
+// for the others, and their fused multiply-adds split where the target has
+// no FMA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,12 +15,14 @@
 
 namespace mlir::harp::cpu {
 
-/// Adds the patterns that replace tanh, exp, exp2, expm1, log, log2, log1p,
-/// erf, erfc, atan, atan2, asin, acos and cbrt on f32 scalars and vectors.
-/// tanh is harp's (docs/Lowering.md, "Math functions"); the others are
-/// MLIR's. With `fma` false harp's tanh multiplies and adds separately;
-/// MLIR's patterns always make `math.fma`, which `splitApproximationFmas`
-/// then splits.
+/// Adds the patterns that replace tanh, sin, cos, exp, exp2, expm1, log,
+/// log2, log1p, erf, erfc, atan, atan2, asin, acos and cbrt on f32 scalars
+/// and vectors. tanh, sin and cos are harp's (docs/Lowering.md, "Math
+/// functions"; sin and cos call libm for the lanes beyond their reduction's
+/// range); the others are MLIR's. With `fma` false harp's multiply and add
+/// separately (and sin and cos reduce by pieces of pi/2 whose products are
+/// exact); MLIR's patterns always make `math.fma`, which
+/// `splitApproximationFmas` then splits.
 void populateMathApproximationPatterns(RewritePatternSet &patterns, bool fma);
 
 /// Marks the `math.fma` ops in `root` before the approximations run, so that
