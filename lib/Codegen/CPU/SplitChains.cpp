@@ -234,19 +234,28 @@ static void splitBody(RewriterBase &rewriter, linalg::GenericOp op,
       rest.push_back(&member);
   rest.push_back(body.getTerminator());
 
+  // The inputs `ops` read: their values, maps and block arguments.
+  struct Inputs {
+    SmallVector<Value> values;
+    SmallVector<AffineMap> maps;
+    SmallVector<BlockArgument> args;
+  };
+  auto inputsReadBy = [&](ArrayRef<Operation *> ops) {
+    Inputs inputs;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      BlockArgument arg = op.getMatchingBlockArgument(input);
+      if (!readsArg(ops, arg))
+        continue;
+      inputs.values.push_back(input->get());
+      inputs.maps.push_back(op.getMatchingIndexingMap(input));
+      inputs.args.push_back(arg);
+    }
+    return inputs;
+  };
+
   rewriter.setInsertionPoint(op);
   // The first kernel: the inputs its ops read, the cut value written.
-  SmallVector<Value> firstInputs;
-  SmallVector<AffineMap> firstMaps;
-  SmallVector<BlockArgument> firstArgs;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    BlockArgument arg = op.getMatchingBlockArgument(input);
-    if (!readsArg(firstOps, arg))
-      continue;
-    firstInputs.push_back(input->get());
-    firstMaps.push_back(op.getMatchingIndexingMap(input));
-    firstArgs.push_back(arg);
-  }
+  Inputs firstReads = inputsReadBy(firstOps);
   // The cut value gets a tensor of its own (bufferized to one buffer
   // hoisted out of the strip loops). Written into the result's strip and
   // overwritten there by the second kernel, once both are vector loops,
@@ -255,13 +264,13 @@ static void splitBody(RewriterBase &rewriter, linalg::GenericOp op,
   Type cutType = cut.value.getType();
   Value buffer =
       tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), cutType);
-  firstMaps.push_back(written);
+  firstReads.maps.push_back(written);
   auto firstKernel = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{buffer.getType()}, firstInputs,
-      ValueRange{buffer}, firstMaps, iterators,
+      rewriter, loc, TypeRange{buffer.getType()}, firstReads.values,
+      ValueRange{buffer}, firstReads.maps, iterators,
       [&](OpBuilder &b, Location, ValueRange args) {
         IRMapping map;
-        for (auto [arg, value] : llvm::zip(firstArgs, args))
+        for (auto [arg, value] : llvm::zip(firstReads.args, args))
           map.map(arg, value);
         for (Operation *member : firstOps)
           b.clone(*member, map);
@@ -269,32 +278,22 @@ static void splitBody(RewriterBase &rewriter, linalg::GenericOp op,
       });
 
   // The second: the inputs the rest reads, then the cut value.
-  SmallVector<Value> restInputs;
-  SmallVector<AffineMap> restMaps;
-  SmallVector<BlockArgument> restArgs;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    BlockArgument arg = op.getMatchingBlockArgument(input);
-    if (!readsArg(rest, arg))
-      continue;
-    restInputs.push_back(input->get());
-    restMaps.push_back(op.getMatchingIndexingMap(input));
-    restArgs.push_back(arg);
-  }
-  restInputs.push_back(firstKernel.getResult(0));
-  restMaps.push_back(written);
+  Inputs restReads = inputsReadBy(rest);
+  restReads.values.push_back(firstKernel.getResult(0));
+  restReads.maps.push_back(written);
   SmallVector<Value> inits = op.getDpsInits();
   for (OpOperand &output : op.getDpsInitsMutable())
-    restMaps.push_back(op.getMatchingIndexingMap(&output));
+    restReads.maps.push_back(op.getMatchingIndexingMap(&output));
+  size_t read = restReads.args.size();
   auto restKernel = linalg::GenericOp::create(
-      rewriter, loc, op.getResultTypes(), restInputs, inits, restMaps,
-      iterators, [&](OpBuilder &b, Location, ValueRange args) {
+      rewriter, loc, op.getResultTypes(), restReads.values, inits,
+      restReads.maps, iterators, [&](OpBuilder &b, Location, ValueRange args) {
         IRMapping map;
-        for (auto [arg, value] : llvm::zip(restArgs, args))
+        for (auto [arg, value] : llvm::zip(restReads.args, args))
           map.map(arg, value);
-        map.map(cut.value, args[restArgs.size()]);
+        map.map(cut.value, args[read]);
         for (auto [index, output] : llvm::enumerate(op.getDpsInitsMutable()))
-          map.map(op.getMatchingBlockArgument(&output),
-                  args[restArgs.size() + 1 + index]);
+          map.map(op.getMatchingBlockArgument(&output), args[read + 1 + index]);
         for (Operation *member : rest)
           b.clone(*member, map);
       });
