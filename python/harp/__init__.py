@@ -14,6 +14,8 @@ The Tensor class itself is native (harp._harp); this module adds the
 functions, with PyTorch's names and keyword arguments.
 """
 
+import math as _math
+import numbers as _numbers
 import os as _os
 
 import numpy as _np
@@ -137,8 +139,22 @@ def constant(value, dtype=None):
     return _filled(dtype, [], value)
 
 
-def arange(count, start=0, step=1, dtype=int64):
-    """`count` values start, start + step, ... (a 1-D tensor)."""
+def arange(start, end=None, step=1, dtype=None):
+    """Values from `start` (0 with one argument) up to but not including
+    `end`, `step` apart, as numpy.arange and torch.arange: arange(5),
+    arange(2, 5), arange(0, 1, 0.25). `dtype` defaults to int64 when start,
+    end and step are all integers, else float32."""
+    if end is None:
+        start, end = 0, start
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        if isinstance(value, bool) or not isinstance(value, _numbers.Real):
+            raise TypeError("harp.arange: %s must be a real number, not %r" % (name, value))
+    if step == 0:
+        raise ValueError("harp.arange: step must not be zero")
+    count = max(0, _math.ceil((end - start) / step))
+    if dtype is None:
+        integral = all(isinstance(v, _numbers.Integral) for v in (start, end, step))
+        dtype = int64 if integral else float32
     return _harp.arange(dtype, count, float(start), float(step))
 
 

@@ -168,3 +168,32 @@ def test_type_stub_names_what_the_package_has():
                                "__weakref__", "__new__")}
     native = {n for n in native if not n.startswith("_pybind11")}
     assert native == methods
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((5,), {}), ((2, 5), {}), ((5, 2), {}), ((5, 0, -1), {}), ((0, 1, 0.25), {}),
+    ((0, 1, 0.1), {}), ((1.5,), {}), ((-3, 7, 3), {}), ((0, 5000), {}),
+    ((2, 9), {"dtype": harp.float64}), ((10,), {"step": 4}), ((np.int64(4),), {}),
+])
+def test_arange_follows_numpy(args, kwargs):
+    # arange(end), arange(start, end[, step]) as numpy.arange: arange(0, N)
+    # is N values (it was `count` first, so arange(0, N) was empty).
+    got = harp.arange(*args, **kwargs).numpy()
+    np_kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
+    want = np.arange(*args, **np_kwargs)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    if "dtype" in kwargs:
+        assert got.dtype == np.float64
+    else:
+        integral = all(isinstance(a, (int, np.integer)) for a in args)
+        assert got.dtype == (np.int64 if integral else np.float32)
+
+
+def test_arange_rejects_a_zero_step_and_non_numbers():
+    with pytest.raises(ValueError, match="harp.arange: step must not be zero"):
+        harp.arange(0, 3, 0)
+    with pytest.raises(TypeError, match="harp.arange: end must be a real number"):
+        harp.arange("3")
+    with pytest.raises(TypeError, match="harp.arange: step must be a real number"):
+        harp.arange(0, 3, True)
