@@ -582,12 +582,64 @@ it (once per graph structure) and run it.)");
       .def("cast", &detail::cast, py::arg("dtype"), "The same as astype.")
       .def(
           "to",
-          [](const NodePtr &n, const std::string &device) {
-            return detail::to(n, backend::get(device));
+          [](const NodePtr &n, const py::args &args, const py::kwargs &kwargs) {
+            // As torch.Tensor.to: to(device), to(dtype), to(device, dtype),
+            // and the keywords device= and dtype=.
+            std::optional<DType> dtype;
+            std::optional<std::string> device;
+            auto take = [&](const py::handle &value, const char *keyword) {
+              if (py::isinstance<DType>(value) &&
+                  (!keyword || std::string(keyword) == "dtype") && !dtype)
+                dtype = value.cast<DType>();
+              else if (py::isinstance<py::str>(value) &&
+                       (!keyword || std::string(keyword) == "device") &&
+                       !device)
+                device = value.cast<std::string>();
+              else
+                throw py::type_error(
+                    "Tensor.to: takes a device ('cpu' or 'cuda') and a "
+                    "dtype (harp.float32, ...), each at most once; got " +
+                    std::string(py::repr(value)) +
+                    (keyword ? std::string(" for ") + keyword : ""));
+            };
+            if (args.size() > 2)
+              throw py::type_error("Tensor.to: at most a device and a dtype");
+            for (const py::handle &arg : args)
+              take(arg, nullptr);
+            for (auto [key, value] : kwargs) {
+              std::string name = key.cast<std::string>();
+              if (name != "device" && name != "dtype")
+                throw py::type_error("Tensor.to: unexpected keyword " + name);
+              if (!value.is_none())
+                take(value, name == "device" ? "device" : "dtype");
+            }
+            NodePtr result = n;
+            if (dtype && *dtype != detail::dtypeOf(result))
+              result = detail::cast(result, *dtype);
+            if (device)
+              result = detail::to(result, backend::get(*device));
+            return result;
           },
-          py::arg("device"),
-          "The value on `device` ('cpu' or 'cuda'), cut from the graph; "
-          "itself when it is there already.");
+          "The value converted to `dtype` and/or on `device` ('cpu' or "
+          "'cuda'; moved, it is cut from the graph), as torch.Tensor.to: "
+          "to(device), to(dtype), to(device, dtype); itself when nothing "
+          "changes.")
+      .def(
+          "float", [](const NodePtr &n) { return detail::cast(n, DType::F32); },
+          "astype(harp.float32), as torch.Tensor.float.")
+      .def(
+          "double",
+          [](const NodePtr &n) { return detail::cast(n, DType::F64); },
+          "astype(harp.float64), as torch.Tensor.double.")
+      .def(
+          "int", [](const NodePtr &n) { return detail::cast(n, DType::I32); },
+          "astype(harp.int32), as torch.Tensor.int.")
+      .def(
+          "long", [](const NodePtr &n) { return detail::cast(n, DType::I64); },
+          "astype(harp.int64), as torch.Tensor.long.")
+      .def(
+          "bool", [](const NodePtr &n) { return detail::cast(n, DType::Bool); },
+          "astype(harp.bool_), as torch.Tensor.bool.");
 
   // Shapes and views (zero-copy).
   t.def(

@@ -197,3 +197,31 @@ def test_arange_rejects_a_zero_step_and_non_numbers():
         harp.arange("3")
     with pytest.raises(TypeError, match="harp.arange: step must be a real number"):
         harp.arange(0, 3, True)
+
+
+def test_dtype_conversions_as_in_pytorch():
+    x = np.array([1.5, -2.5, 0.0], dtype=np.float32)
+    t, tt = harp.tensor(x), torch.tensor(x)
+    for name in ("float", "double", "int", "long", "bool"):
+        np.testing.assert_array_equal(getattr(t, name)().numpy(), getattr(tt, name)().numpy())
+    assert t.to(harp.float64).dtype == harp.float64
+    assert t.to("cpu", harp.int32).dtype == harp.int32
+    assert t.to(device="cpu", dtype=harp.int64).dtype == harp.int64
+    assert t.to(dtype=harp.float64, device=None).dtype == harp.float64
+    assert t.to("cpu").dtype == harp.float32
+    # A conversion is differentiable like astype.
+    h = harp.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    (h.double() * h.double()).sum().backward()
+    np.testing.assert_array_equal(h.grad.numpy(), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda t: t.to(3), "takes a device"),
+    (lambda t: t.to(harp.float64, harp.int32), "each at most once"),
+    (lambda t: t.to(dtype="cpu"), "'cpu' for dtype"),
+    (lambda t: t.to(foo=1), "unexpected keyword foo"),
+    (lambda t: t.to("cpu", harp.float64, "cpu"), "at most a device and a dtype"),
+])
+def test_to_rejects_what_it_cannot_use(call, message):
+    with pytest.raises(TypeError, match=message):
+        call(harp.tensor([1.0]))
