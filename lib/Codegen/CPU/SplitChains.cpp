@@ -65,7 +65,7 @@ static int64_t stepsOf(Operation *op) {
   return 1;
 }
 
-/// Vectors a kernel (or a strip's remainder) must have to be split.
+/// Vectors a strip must have to be split.
 static constexpr int64_t kMinVectors = 8;
 
 /// Ops that either part may recompute for free.
@@ -83,22 +83,28 @@ struct Cut {
 };
 } // namespace
 
-/// The longest chain of `ops` (in body order), counting the ops in `zero`
-/// as ending no chain of their own: they start the chains that read them.
-static int64_t longestChain(Block &body,
-                            const llvm::SmallPtrSetImpl<Operation *> &zero) {
+/// Where each op of `body` ends its longest chain (in body order), counting
+/// the ops in `zero` as ending no chain of their own: they start the chains
+/// that read them.
+static DenseMap<Operation *, int64_t>
+chainDepths(Block &body, const llvm::SmallPtrSetImpl<Operation *> &zero) {
   DenseMap<Operation *, int64_t> depth;
-  int64_t longest = 0;
   for (Operation &op : body.without_terminator()) {
     int64_t start = 0;
     for (Value operand : op.getOperands())
       if (Operation *def = operand.getDefiningOp();
           def && def->getBlock() == &body)
         start = std::max(start, depth.lookup(def));
-    int64_t d = zero.contains(&op) ? 0 : start + stepsOf(&op);
-    depth[&op] = d;
-    longest = std::max(longest, d);
+    depth[&op] = zero.contains(&op) ? 0 : start + stepsOf(&op);
   }
+  return depth;
+}
+
+/// The longest of those chains.
+static int64_t longestChain(const DenseMap<Operation *, int64_t> &depths) {
+  int64_t longest = 0;
+  for (auto [op, depth] : depths)
+    longest = std::max(longest, depth);
   return longest;
 }
 
@@ -110,7 +116,8 @@ static int64_t longestChain(Block &body,
 static std::optional<Cut> findCut(linalg::GenericOp op, int64_t minSteps) {
   Block &body = *op.getBody();
   llvm::SmallPtrSet<Operation *, 1> none;
-  int64_t total = longestChain(body, none);
+  DenseMap<Operation *, int64_t> depths = chainDepths(body, none);
+  int64_t total = longestChain(depths);
   if (total < minSteps)
     return std::nullopt;
   llvm::SmallPtrSet<Value, 4> outputs;
@@ -154,24 +161,12 @@ static std::optional<Cut> findCut(linalg::GenericOp op, int64_t minSteps) {
     llvm::SmallPtrSet<Operation *, 16> first(slice.begin(), slice.end());
     Cut cut;
     cut.value = candidate.getResult(0);
-    // The first part's chain: the body's chains up to the candidate.
-    {
-      DenseMap<Operation *, int64_t> depth;
-      for (Operation &member : body.without_terminator()) {
-        if (!first.contains(&member))
-          continue;
-        int64_t start = 0;
-        for (Value operand : member.getOperands())
-          if (Operation *def = operand.getDefiningOp();
-              def && first.contains(def))
-            start = std::max(start, depth.lookup(def));
-        depth[&member] = start + stepsOf(&member);
-      }
-      cut.firstSteps = depth.lookup(&candidate);
-    }
+    // The first part's chain is the candidate's in the whole body: it
+    // depends on the candidate's backward slice only.
+    cut.firstSteps = depths.lookup(&candidate);
     // The rest's chain, the cut value read from the buffer. The first
     // part's other ops end no chain there (nothing else reads them).
-    cut.restSteps = longestChain(body, first);
+    cut.restSteps = longestChain(chainDepths(body, first));
     if (cut.firstSteps < 2 || cut.restSteps < 2)
       continue;
     for (Operation &member : body.without_terminator())
@@ -317,18 +312,53 @@ static int64_t stripElements(linalg::GenericOp op, const Config &config,
       int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, elements)))));
 }
 
-/// Splits `op` (see the file comment): tiled into strips of at most
-/// `strip` elements along the contiguous dim of its results (other dims one
-/// at a time), a remainder along it split off first, each strip's kernel
-/// cut in two.
+/// The strip of `piece` (tile sizes, 0 for a dim taken whole): at most
+/// `strip` elements along `dim`, and where the piece's rows along it are
+/// shorter, as many whole rows as fit, a number that divides the dims
+/// outside (so every strip has the same static shape), innermost of the
+/// result's dims first; nothing tiled where the piece fits one strip.
+static SmallVector<int64_t> stripSizes(linalg::GenericOp piece, unsigned dim,
+                                       int64_t strip) {
+  SmallVector<int64_t> ranges = piece.getStaticLoopRanges();
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  int64_t elements = 1;
+  for (int64_t r : ranges)
+    elements *= r;
+  if (elements <= strip)
+    return sizes;
+  for (auto [d, r] : llvm::enumerate(ranges))
+    if (r != 1)
+      sizes[d] = 1;
+  int64_t along = std::min(ranges[dim], strip);
+  int64_t budget = strip / along;
+  sizes[dim] = along == ranges[dim] ? 0 : along;
+  AffineMap written = piece.getMatchingIndexingMap(piece.getDpsInitOperand(0));
+  for (int64_t r = int64_t(written.getNumResults()) - 2; r >= 0 && budget > 1;
+       --r) {
+    unsigned d = written.getDimPosition(r);
+    int64_t rows = std::min(budget, ranges[d]);
+    while (ranges[d] % rows)
+      --rows;
+    sizes[d] = rows == ranges[d] ? 0 : rows;
+    budget /= rows;
+    if (rows != ranges[d])
+      break;
+  }
+  return sizes;
+}
+
+/// Splits `op` (see the file comment): a remainder along the contiguous dim
+/// of its results split off first, each piece tiled into strips
+/// (`stripSizes`) and each strip's kernel cut in two. A piece whose strip
+/// has fewer than `kMinVectors` vectors (a remainder, rows that no number
+/// divides) stays as it is: its chains all fit the core's window at once.
 static void splitKernel(RewriterBase &rewriter, linalg::GenericOp op,
                         int64_t strip, int64_t lanes) {
   std::optional<unsigned> dim =
       contiguousDim(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
   if (!dim)
     return;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t range = ranges[*dim];
+  int64_t range = op.getStaticLoopRanges()[*dim];
   int64_t size = std::min(range, strip);
   SmallVector<linalg::GenericOp> pieces{op};
   if (range % size) {
@@ -343,38 +373,17 @@ static void splitKernel(RewriterBase &rewriter, linalg::GenericOp op,
         pieces.push_back(generic);
   }
   for (linalg::GenericOp piece : pieces) {
-    SmallVector<int64_t> pieceRanges = piece.getStaticLoopRanges();
-    if (ShapedType::isDynamicShape(pieceRanges))
+    SmallVector<int64_t> ranges = piece.getStaticLoopRanges();
+    if (ShapedType::isDynamicShape(ranges))
       continue;
-    int64_t elements = 1;
-    for (int64_t r : pieceRanges)
-      elements *= r;
+    SmallVector<int64_t> sizes = stripSizes(piece, *dim, strip);
+    int64_t tileElements = 1;
+    for (auto [tileSize, r] : llvm::zip(sizes, ranges))
+      tileElements *= tileSize ? tileSize : r;
+    if (tileElements < kMinVectors * lanes)
+      continue;
     linalg::GenericOp tile = piece;
-    if (elements > strip) {
-      SmallVector<int64_t> sizes(pieceRanges.size(), 1);
-      for (auto [d, r] : llvm::enumerate(pieceRanges))
-        if (r == 1)
-          sizes[d] = 0;
-      sizes[*dim] = std::min(pieceRanges[*dim], strip);
-      // Rows shorter than a strip: as many whole rows per strip as fit,
-      // a number that divides the dims outside (so every strip has the
-      // same static shape), innermost of the result's dims first.
-      int64_t budget = strip / sizes[*dim];
-      AffineMap written =
-          piece.getMatchingIndexingMap(piece.getDpsInitOperand(0));
-      for (int64_t r = int64_t(written.getNumResults()) - 2;
-           r >= 0 && budget > 1; --r) {
-        unsigned d = written.getDimPosition(r);
-        int64_t rows = std::min(budget, pieceRanges[d]);
-        while (pieceRanges[d] % rows)
-          --rows;
-        sizes[d] = rows == pieceRanges[d] ? 0 : rows;
-        budget /= rows;
-        if (rows != pieceRanges[d])
-          break;
-      }
-      if (sizes[*dim] == pieceRanges[*dim])
-        sizes[*dim] = 0;
+    if (llvm::any_of(sizes, [](int64_t t) { return t != 0; })) {
       scf::SCFTilingOptions options;
       options.setTileSizes(
           getAsIndexOpFoldResult(rewriter.getContext(), sizes));
@@ -390,17 +399,8 @@ static void splitKernel(RewriterBase &rewriter, linalg::GenericOp op,
       if (!tile)
         continue;
     }
-    // A piece of a few vectors (a remainder) runs all its chains at once
-    // anyway.
-    int64_t tileElements = 1;
-    for (int64_t r : tile.getStaticLoopRanges())
-      tileElements *= r;
-    if (tileElements < kMinVectors * lanes)
-      continue;
-    std::optional<Cut> cut = findCut(tile, /*minSteps=*/0);
-    if (!cut)
-      continue;
-    splitBody(rewriter, tile, *cut, cut->first);
+    if (std::optional<Cut> cut = findCut(tile, /*minSteps=*/0))
+      splitBody(rewriter, tile, *cut, cut->first);
   }
 }
 

@@ -181,6 +181,26 @@ func.func @row_sums(%x: tensor<64x4096xf32>) -> tensor<64xf32> {
   return %r : tensor<64xf32>
 }
 
+// Rows of 3 that no number but 1 divides (4099 is prime): a strip would be
+// one row, fewer than eight vectors, so the kernel is neither tiled nor cut.
+// CHECK-LABEL: func.func @prime_rows
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @prime_rows(%x: tensor<4099x3xf32>) -> tensor<4099x3xf32> {
+  %e = tensor.empty() : tensor<4099x3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4099x3xf32>) outs(%e : tensor<4099x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %ex = math.exp %a : f32
+    %l = math.log1p %ex : f32
+    %t = arith.mulf %l, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<4099x3xf32>
+  return %r : tensor<4099x3xf32>
+}
+
 // CHECK-LABEL: func.func @reads_output
 // CHECK-NOT: scf.for
 // CHECK: return

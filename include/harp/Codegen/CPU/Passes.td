@@ -190,7 +190,9 @@ def HarpSplitChainsPass : Pass<"harp-split-chains", "func::FuncOp"> {
       many elements as keep each operand's strip, the inputs the body reads,
       the results and v, within half of `l1-cache` (a power of two; a
       remainder along that dim is split off and split the same way); the
-      strip loops are marked `harp.parallel`;
+      strip loops are marked `harp.parallel`. A piece whose strip would
+      have fewer than eight vectors (a short remainder, 3-wide rows of a
+      prime count) is left as it is;
     * each strip runs two kernels: the first computes v into a new tensor,
       the second the rest of the body from it (reading the inputs again,
       from L1 now).
