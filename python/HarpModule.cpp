@@ -19,13 +19,22 @@
 using namespace harp;
 using namespace harp::python;
 
+/// A dtype's size in bytes, read through its Python attribute. pybind11
+/// before 2.12 reads `itemsize()` from the descriptor struct with NumPy 1's
+/// layout, where NumPy 2 keeps another field: the attribute is right with
+/// both.
+static ssize_t itemsizeOf(const py::dtype &d) {
+  return d.attr("itemsize").cast<ssize_t>();
+}
+
 DType harp::python::dtypeOfNumpy(const py::dtype &d) {
   // NumPy's bool is kind 'b'; its integers 'i' and 'u', floats 'f',
   // complex numbers 'c'.
+  ssize_t size = itemsizeOf(d);
 #define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
   {                                                                            \
     py::dtype candidate = py::dtype::of<CType>();                              \
-    if (d.kind() == candidate.kind() && d.itemsize() == candidate.itemsize())  \
+    if (d.kind() == candidate.kind() && size == itemsizeOf(candidate))         \
       return DType::Enum;                                                      \
   }
 #include "harp/API/DTypes.def"
@@ -91,7 +100,15 @@ py::array harp::python::wrapArray(const Array &a, const py::dtype &dtype) {
   auto *keep = new Array(a);
   py::capsule owner(keep, [](void *p) { delete static_cast<Array *>(p); });
   std::vector<ssize_t> shape(a.shape().begin(), a.shape().end());
-  return py::array(dtype, shape, a.data(), owner);
+  // Row-major strides from the attribute's size (see itemsizeOf): given no
+  // strides, pybind11 before 2.12 computes them from NumPy 1's layout.
+  std::vector<ssize_t> strides(shape.size());
+  ssize_t stride = itemsizeOf(dtype);
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return py::array(dtype, shape, strides, a.data(), owner);
 }
 
 /// A compile option given as a bool (numpy's too); anything else raises
