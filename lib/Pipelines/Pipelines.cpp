@@ -252,13 +252,16 @@ void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
   kernels.blockSize = options.blockSize;
   kernels.blockReduceMaxOutputs = options.blockReduceMaxOutputs;
   pm.addNestedPass<func::FuncOp>(createHarpGPUKernelsPass(kernels));
-  pm.addNestedPass<func::FuncOp>(createHarpGPUHostPass());
   pm.addPass(createLowerAffinePass());
   // Complex arithmetic beyond add/mul (exp, conj, abs, ...) as real
   // arithmetic, as on the CPU.
   pm.addPass(createConvertComplexToStandardPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After CSE, never before: a constant harp-gpu-host moves into a kernel
+  // would otherwise be merged back with the host's own read of it (a host
+  // global the kernel cannot read).
+  pm.addNestedPass<func::FuncOp>(createHarpGPUHostPass());
 
   // Constants and index arithmetic move into the kernels (the outlined
   // kernels see sizes as constants, not as arguments).

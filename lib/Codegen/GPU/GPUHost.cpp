@@ -31,7 +31,8 @@ struct HarpGPUHostPass
     if (func.isExternal())
       return;
     IRRewriter rewriter(&getContext());
-    sinkConstants(rewriter, func);
+    if (failed(sinkConstants(rewriter, func)))
+      return signalPassFailure();
     if (failed(rebaseViews(rewriter, func)))
       return signalPassFailure();
     moveAllocations(rewriter, func);
@@ -57,7 +58,8 @@ struct HarpGPUHostPass
   /// A constant read by a kernel is read inside it: the `memref.get_global`
   /// moves into each launch that uses it, and kernel outlining copies the
   /// global into the kernel's module (device memory, no copy per call).
-  void sinkConstants(IRRewriter &rewriter, func::FuncOp func) {
+  /// One still used on the host is copied to the device (copyToDevice).
+  LogicalResult sinkConstants(IRRewriter &rewriter, func::FuncOp func) {
     SmallVector<memref::GetGlobalOp> globals;
     func.walk([&](memref::GetGlobalOp op) {
       if (!insideLaunch(op))
@@ -76,9 +78,40 @@ struct HarpGPUHostPass
               return launch->isProperAncestor(use.getOwner());
             });
       }
-      if (global->use_empty())
+      if (global->use_empty()) {
         rewriter.eraseOp(global);
+        continue;
+      }
+      if (failed(copyToDevice(rewriter, func, global)))
+        return failure();
     }
+    return success();
+  }
+
+  /// A constant the host passes on (to a call, or through a view) goes to
+  /// the device once per call of `func`: the callee's kernels read it as
+  /// device memory, which a host global is not.
+  LogicalResult copyToDevice(IRRewriter &rewriter, func::FuncOp func,
+                             memref::GetGlobalOp global) {
+    for (Operation *user : global->getUsers())
+      if (isa<func::ReturnOp>(user))
+        return user->emitError("harp-gpu-host: a function returns the "
+                               "constant buffer @")
+               << global.getName() << "; results are out-parameters";
+    Location loc = global.getLoc();
+    rewriter.setInsertionPointAfter(global);
+    auto device = gpu::AllocOp::create(
+        rewriter, loc, global.getType(), /*asyncToken=*/Type(), ValueRange(),
+        ValueRange(), ValueRange(), /*hostShared=*/false);
+    rewriter.replaceAllUsesWith(global.getResult(), device.getMemref());
+    gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange(),
+                          device.getMemref(), global.getResult());
+    func.walk([&](func::ReturnOp ret) {
+      rewriter.setInsertionPoint(ret);
+      gpu::DeallocOp::create(rewriter, ret.getLoc(), /*asyncToken=*/Type(),
+                             ValueRange(), device.getMemref());
+    });
+    return success();
   }
 
   /// Kernels get plain buffers: a strided view captured by a launch is

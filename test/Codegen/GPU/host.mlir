@@ -56,3 +56,42 @@ func.func @constant(%out: memref<4xf32>, %out2: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A constant the host passes on (here to a call, directly and through a
+// view) is copied to the device, once per call and freed before returning:
+// the callee's kernels read it as device memory. A kernel's own read still
+// moves inside it.
+memref.global "private" constant @seed : memref<f64> = dense<1.0>
+memref.global "private" constant @rows : memref<2x4xf64> = dense<1.0>
+func.func private @callee(%s: memref<f64>, %r: memref<4xf64, strided<[1], offset: 4>>, %out: memref<4xf64>)
+// CHECK-LABEL: func.func @passed_on
+// CHECK: %[[HOST:.*]] = memref.get_global @seed : memref<f64>
+// CHECK-NEXT: %[[DEV:.*]] = gpu.alloc () : memref<f64>
+// CHECK-NEXT: gpu.memcpy %[[DEV]], %[[HOST]] : memref<f64>, memref<f64>
+// CHECK: %[[HOSTROWS:.*]] = memref.get_global @rows : memref<2x4xf64>
+// CHECK-NEXT: %[[DEVROWS:.*]] = gpu.alloc () : memref<2x4xf64>
+// CHECK-NEXT: gpu.memcpy %[[DEVROWS]], %[[HOSTROWS]] : memref<2x4xf64>, memref<2x4xf64>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[G:.*]] = memref.get_global @seed : memref<f64>
+// CHECK: memref.load %[[G]][]
+// CHECK: gpu.terminator
+// CHECK: %[[ROW:.*]] = memref.subview %[[DEVROWS]][1, 0] [1, 4] [1, 1]
+// CHECK: call @callee(%[[DEV]], %[[ROW]], %{{.*}})
+// CHECK: gpu.dealloc %[[DEV]] : memref<f64>
+// CHECK: gpu.dealloc %[[DEVROWS]] : memref<2x4xf64>
+// CHECK-NEXT: return
+func.func @passed_on(%out: memref<4xf64>, %out2: memref<f64>) {
+  %s = memref.get_global @seed : memref<f64>
+  %g = memref.get_global @rows : memref<2x4xf64>
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%a = %c1, %b = %c1, %c = %c1) {
+    %v = memref.load %s[] : memref<f64>
+    memref.store %v, %out2[] : memref<f64>
+    gpu.terminator
+  }
+  %row = memref.subview %g[1, 0] [1, 4] [1, 1] : memref<2x4xf64> to memref<4xf64, strided<[1], offset: 4>>
+  call @callee(%s, %row, %out) : (memref<f64>, memref<4xf64, strided<[1], offset: 4>>, memref<4xf64>) -> ()
+  return
+}

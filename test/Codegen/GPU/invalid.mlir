@@ -54,3 +54,14 @@ func.func @dynamic_view(%x: memref<?x4xf32, strided<[?, 1]>>, %out: memref<4xf32
   }
   return
 }
+
+// -----
+
+// A constant buffer as a function's result: results are out-parameters,
+// and the device copy the host would pass is freed before returning.
+memref.global "private" constant @table : memref<4xf32> = dense<1.0>
+func.func @returns_constant() -> memref<4xf32> {
+  %g = memref.get_global @table : memref<4xf32>
+  // expected-error @+1 {{harp-gpu-host: a function returns the constant buffer @table; results are out-parameters}}
+  return %g : memref<4xf32>
+}

@@ -6,7 +6,10 @@
  * device memory, and logs every module load, function lookup, launch,
  * allocation and copy to $HARP_FAKE_CUDA_LOG (else stderr), so the tests
  * can check what the runtime and the generated host code ask of a driver on
- * a machine without a GPU. Kernels are not executed.
+ * a machine without a GPU. Kernels are not executed, but a launch whose
+ * pointer parameter (`.ptr` in the PTX) points outside every live device
+ * allocation fails with CUDA_ERROR_ILLEGAL_ADDRESS, as the kernel would on a
+ * GPU: host memory handed to a kernel shows without one.
  *
  *   HARP_FAKE_CUDA_DEVICES=n   how many devices there are (default 1)
  *   HARP_FAKE_CUDA_FAIL=name   the driver call that fails (e.g. cuLaunchKernel)
@@ -47,6 +50,21 @@ static int fails(const char *name) {
 
 static long liveAllocations = 0;
 
+/* The live allocations, to tell device memory from host memory. */
+struct Allocation {
+  const char *base;
+  size_t bytes;
+  struct Allocation *next;
+};
+static struct Allocation *allocations = NULL;
+
+static int isDeviceMemory(const char *pointer) {
+  for (struct Allocation *a = allocations; a; a = a->next)
+    if (pointer >= a->base && pointer <= a->base + a->bytes)
+      return 1;
+  return 0;
+}
+
 static void report(void) { say("exit live-allocations=%ld", liveAllocations); }
 
 CUresult cuInit(unsigned flags) {
@@ -71,6 +89,9 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
     break;
   case CUDA_ERROR_NOT_FOUND:
     *name = "CUDA_ERROR_NOT_FOUND";
+    break;
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+    *name = "CUDA_ERROR_ILLEGAL_ADDRESS";
     break;
   default:
     *name = "CUDA_ERROR_UNKNOWN";
@@ -167,10 +188,36 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   return loadModule(module, image, "jit");
 }
 
+enum { kMaxParams = 256 };
+
 struct Function {
   char name[256];
+  /* From the PTX entry: how many parameters, which are pointers. */
+  int numParams;
+  unsigned char isPointer[kMaxParams];
   struct Function *next;
 };
+
+/* Reads the parameter list of `.entry name(...)` in `text`; leaves the
+   function unchecked (numParams 0) when the entry is not found. */
+static void readParams(struct Function *f, const char *text) {
+  size_t length = strlen(f->name);
+  for (const char *at = strstr(text, ".entry "); at;
+       at = strstr(at + 1, ".entry ")) {
+    const char *name = at + 7;
+    if (strncmp(name, f->name, length) != 0 || name[length] != '(')
+      continue;
+    const char *end = strchr(name, ')');
+    for (const char *param = strstr(name, ".param ");
+         param && end && param < end && f->numParams < kMaxParams;
+         param = strstr(param + 1, ".param ")) {
+      const char *line = strchr(param, '\n');
+      const char *ptr = strstr(param, " .ptr ");
+      f->isPointer[f->numParams++] = ptr && (!line || ptr < line);
+    }
+    return;
+  }
+}
 
 CUresult cuModuleUnload(CUmodule module) {
   struct Module *m = (struct Module *)module;
@@ -194,6 +241,7 @@ CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
   /* Functions live as long as their module. */
   struct Function *f = calloc(1, sizeof(struct Function));
   snprintf(f->name, sizeof(f->name), "%s", name);
+  readParams(f, m->text);
   f->next = m->functions;
   m->functions = f;
   *function = (CUfunction)f;
@@ -209,6 +257,15 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
   struct Function *f = (struct Function *)function;
   say("launch %s grid=%u,%u,%u block=%u,%u,%u shared=%u params=%s", f->name,
       gx, gy, gz, bx, by, bz, shared, params ? "yes" : "none");
+  for (int i = 0; params && i < f->numParams; ++i) {
+    if (!f->isPointer[i])
+      continue;
+    const char *pointer = *(const char **)params[i];
+    if (!isDeviceMemory(pointer)) {
+      say("launch %s: parameter %d is not device memory", f->name, i);
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
+  }
   return fails("cuLaunchKernel") ? CUDA_ERROR_LAUNCH_FAILED : CUDA_SUCCESS;
 }
 
@@ -263,7 +320,12 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
 CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
   if (fails("cuMemAlloc"))
     return CUDA_ERROR_OUT_OF_MEMORY;
-  *ptr = (CUdeviceptr)calloc(1, bytes);
+  *ptr = (CUdeviceptr)calloc(1, bytes ? bytes : 1);
+  struct Allocation *a = malloc(sizeof(struct Allocation));
+  a->base = (const char *)*ptr;
+  a->bytes = bytes;
+  a->next = allocations;
+  allocations = a;
   ++liveAllocations;
   say("alloc %zu", bytes);
   return CUDA_SUCCESS;
@@ -275,6 +337,13 @@ CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned flags) {
 }
 
 CUresult cuMemFree(CUdeviceptr ptr) {
+  for (struct Allocation **a = &allocations; *a; a = &(*a)->next)
+    if ((*a)->base == (const char *)ptr) {
+      struct Allocation *dead = *a;
+      *a = dead->next;
+      free(dead);
+      break;
+    }
   free((void *)ptr);
   --liveAllocations;
   say("free");
