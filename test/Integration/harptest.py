@@ -29,6 +29,14 @@ COMPILE_CPUS = [c for c in os.environ.get("HARP_TEST_COMPILE_CPU", "").split(","
 # cubin needs the toolkit's ptxas (harp-to-gpu's toolkit path); without it
 # the PTX is still produced and checked by the NVPTX backend only.
 GPU_FORMAT = "cubin" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptx"
+# The stand-in driver (test/Runtime/FakeCuda, built where cuda.h is found).
+# In "cuda-compile" mode every module's host code also runs against it: it
+# executes no kernel, but fails a launch that hands a kernel memory that is
+# not a device allocation, as a GPU would fault on it.
+FAKE_CUDA = os.path.join(os.path.dirname(os.path.dirname(HARP_RUN)), "test",
+                         "fake-cuda")
+if not os.path.exists(os.path.join(FAKE_CUDA, "libcuda.so.1")):
+    FAKE_CUDA = None
 
 # MLIR element type spellings of the NumPy dtypes harp exchanges.
 MLIR_TYPES = {
@@ -97,6 +105,24 @@ class HarpError(Exception):
     """harp-run exited non-zero; the message is its stderr."""
 
 
+def fake_run(path, args, tmp, env):
+    """Runs the module's host code on the stand-in driver (PTX, so the driver
+    sees which kernel parameters are pointers); its results are not
+    computed, only the launches checked."""
+    log = os.path.join(tmp, "fake-cuda.log")
+    fake_env = dict(env if env is not None else os.environ)
+    fake_env["LD_LIBRARY_PATH"] = FAKE_CUDA
+    fake_env["HARP_FAKE_CUDA_LOG"] = log
+    cmd = [HARP_RUN, path, "--device", "cuda", "--gpu-format", "ptx",
+           "--no-disk-cache"] + args
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=fake_env)
+    if proc.returncode != 0:
+        with open(log) as f:
+            faults = [l for l in f if "not device memory" in l]
+        raise HarpError("the GPU host code failed on the stand-in driver:\n"
+                        + proc.stderr + "".join(faults))
+
+
 def run(module, *inputs, entry=None, extra_args=(), env=None):
     """Runs `entry` (default: the only function) of the MLIR text `module` on
     `inputs` and returns the results as a list of arrays."""
@@ -106,15 +132,26 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
             f.write(module)
         cpu_only = any(a in ("--parallel", "--no-vectorize", "--gradcheck")
                        for a in extra_args)
+        entry_args = ["--entry", entry] if entry else []
+        input_args = []
+        for i, array in enumerate(inputs):
+            name = os.path.join(tmp, "in%d.npy" % i)
+            array = np.asarray(array)  # keeps 0-d arrays 0-d
+            if not array.flags.c_contiguous:
+                array = array.copy(order="C")
+            np.save(name, array)
+            input_args += ["--input", name]
         if DEVICE == "cuda-compile" and not cpu_only:
             check = [HARP_RUN, path, "--device", "cuda", "--gpu-format",
-                     GPU_FORMAT, "--compile-only"]
-            if entry:
-                check += ["--entry", entry]
+                     GPU_FORMAT, "--compile-only"] + entry_args
             proc = subprocess.run(check, capture_output=True, text=True,
                                   env=env)
             if proc.returncode != 0:
                 raise HarpError("GPU compilation failed:\n" + proc.stderr)
+            if FAKE_CUDA:
+                outs = ["--output=" + os.path.join(tmp, "fake%d.npy" % i)
+                        for i in range(module_result_count(module, entry))]
+                fake_run(path, entry_args + input_args + outs, tmp, env)
         # (--gradcheck builds its module inside harp-run: compiled natively
         # only; explicit harp.autodiff wrappers are compiled here.)
         for cpu in COMPILE_CPUS if "--gradcheck" not in extra_args else ():
@@ -130,15 +167,7 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
         cmd = [HARP_RUN, path]
         if DEVICE == "cuda" and not cpu_only:
             cmd += ["--device", "cuda"]
-        if entry:
-            cmd += ["--entry", entry]
-        for i, array in enumerate(inputs):
-            name = os.path.join(tmp, "in%d.npy" % i)
-            array = np.asarray(array)  # keeps 0-d arrays 0-d
-            if not array.flags.c_contiguous:
-                array = array.copy(order="C")
-            np.save(name, array)
-            cmd += ["--input", name]
+        cmd += entry_args + input_args
         n_out = module_result_count(module, entry)
         outs = [os.path.join(tmp, "out%d.npy" % i) for i in range(n_out)]
         for name in outs:
