@@ -364,3 +364,46 @@ def test_split_chains_compute_what_one_kernel_computes(chain):
     whole = chain(harp.tensor(x)).numpy()
     head = chain(harp.tensor(x[:31])).numpy()
     np.testing.assert_array_equal(whole[:31], head)
+
+
+POW_SPECIALS = [-0.0, 0.0, -np.inf, np.inf, np.nan, 1.0, -1.0, -2.5, 3.0, 1e-40,
+                -1e-40, 1e30, -1e30, 1e-30, 7.25]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, -2, 0.5, -0.5, 2.5])
+@pytest.mark.parametrize("n", [1, 7, 33, 1025])
+def test_pow_with_a_constant_exponent_keeps_pow_values(dtype, exponent, n):
+    """x ** c: the exponents PyTorch computes without pow (0, +-1, 2, 3, -2,
+    +-0.5) become multiplications and square roots in harp's bodies; they
+    keep C pow's values at signed zeros, infinities and NaN (NumPy's), and
+    2, 1, 0 and -1 are bitwise pow's. 2.5 stays pow."""
+    rng = np.random.default_rng(n)
+    x = rng.uniform(-4, 4, n).astype(dtype)
+    x[: min(n, len(POW_SPECIALS))] = np.array(POW_SPECIALS, dtype)[: min(n, len(POW_SPECIALS))]
+    got = (harp.tensor(x) ** exponent).numpy()
+    assert got.dtype == dtype
+    with np.errstate(all="ignore"):
+        want = np.power(x.astype(np.float64), exponent).astype(dtype)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want)
+    assert np.array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+    # Signed zeros too (pow(-0, 0.5) is +0, pow(-0, 3) is -0).
+    assert np.array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
+    if exponent in (0, 1, 2, -1):
+        with np.errstate(all="ignore"):
+            exact = {0: np.ones_like(x), 1: x, 2: x * x, -1: dtype(1) / x}[exponent]
+        np.testing.assert_array_equal(got, exact)
+    else:
+        ulp = np.spacing(np.abs(want[finite]).astype(dtype))
+        assert np.all(np.abs(got[finite] - want[finite]) <= 2 * ulp)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, -1, -2, 0.5, -0.5])
+def test_gradient_of_pow_with_a_constant_exponent(exponent):
+    x = np.random.default_rng(3).uniform(0.2, 3.0, (5, 13))
+    t = harp.tensor(x, requires_grad=True)
+    (t ** exponent).sum().backward()
+    r = torch.tensor(x, requires_grad=True)
+    (r ** exponent).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), r.grad.numpy(), rtol=1e-12)

@@ -2,17 +2,23 @@
 //
 // Views: compose chains into one view, simplify index arithmetic and masks
 // with the known result box, drop identity views and fold views of
-// constants. Contiguous: fold repeated materialisation.
+// constants. Map_reduce: drop and merge operands, read splat constants as
+// constants in the body, strength-reduce powers with a constant exponent.
+// Contiguous: fold repeated materialisation.
 //
 //===----------------------------------------------------------------------===//
 
 #include "harp/Dialect/Harp/IR/HarpOps.h"
 #include "harp/Dialect/Harp/IR/ViewLayout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::harp;
@@ -162,6 +168,98 @@ struct SimplifyMapReduceOperands : OpRewritePattern<MapReduceOp> {
     return success();
   }
 };
+
+/// A splat constant operand becomes a constant in the body: the kernel reads
+/// no buffer for it, and the ops that use it can simplify (below). The
+/// operand itself is then dropped by SimplifyMapReduceOperands.
+struct InlineSplatOperands : OpRewritePattern<MapReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MapReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    bool changed = false;
+    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+      BlockArgument arg = body.getArgument(i);
+      DenseElementsAttr value;
+      if (arg.use_empty() || isa<ComplexType>(arg.getType()) ||
+          !matchPattern(input, m_Constant(&value)) || !value.isSplat())
+        continue;
+      auto scalar = dyn_cast<TypedAttr>(value.getSplatValue<Attribute>());
+      if (!scalar || scalar.getType() != arg.getType())
+        continue;
+      rewriter.setInsertionPointToStart(&body);
+      Value constant = arith::ConstantOp::create(rewriter, input.getLoc(),
+                                                 arg.getType(), scalar);
+      rewriter.replaceAllUsesWith(arg, constant);
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
+/// `powf(x, c)` in a map_reduce body, for the constant exponents that
+/// PyTorch also computes without pow: 0, 1, 2, 3, -1, -2, 0.5 and -0.5.
+/// Each keeps C's pow at every special value (signed zeros, infinities,
+/// NaN); 2 and -1 are bitwise pow's, the others within an ulp or two.
+/// A libm call per element becomes a few vector instructions.
+struct ReducePowerWithConstantExponent : OpRewritePattern<math::PowFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::PowFOp op,
+                                PatternRewriter &rewriter) const override {
+    FloatAttr exponent;
+    if (!op->getParentOfType<MapReduceOp>() ||
+        !matchPattern(op.getRhs(), m_Constant(&exponent)))
+      return failure();
+    const APFloat &e = exponent.getValue();
+    Location loc = op.getLoc();
+    Value x = op.getLhs();
+    Type type = x.getType();
+    auto number = [&](double v) -> Value {
+      return arith::ConstantOp::create(rewriter, loc, type,
+                                       rewriter.getFloatAttr(type, v));
+    };
+    auto mul = [&](Value a, Value b) -> Value {
+      return arith::MulFOp::create(rewriter, loc, a, b);
+    };
+    auto recip = [&](Value a) -> Value {
+      return arith::DivFOp::create(rewriter, loc, number(1.0), a);
+    };
+    // pow(x, +-0.5): sqrt, with pow's +0 at -0 (sqrt gives -0; adding +0
+    // turns it to +0 and changes nothing else) and +inf at -inf (sqrt
+    // gives NaN).
+    auto root = [&]() -> Value {
+      Value r = arith::AddFOp::create(
+          rewriter, loc, math::SqrtOp::create(rewriter, loc, x), number(0.0));
+      Value inf = number(-std::numeric_limits<double>::infinity());
+      Value atMinusInf = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::OEQ, x, inf);
+      return arith::SelectOp::create(
+          rewriter, loc, atMinusInf,
+          number(std::numeric_limits<double>::infinity()), r);
+    };
+    Value result;
+    if (e.isExactlyValue(0.0) || e.isExactlyValue(-0.0))
+      result = number(1.0); // pow(x, 0) is 1 for every x, NaN too
+    else if (e.isExactlyValue(1.0))
+      result = x;
+    else if (e.isExactlyValue(2.0))
+      result = mul(x, x);
+    else if (e.isExactlyValue(3.0))
+      result = mul(mul(x, x), x);
+    else if (e.isExactlyValue(-1.0))
+      result = recip(x);
+    else if (e.isExactlyValue(-2.0))
+      result = recip(mul(x, x));
+    else if (e.isExactlyValue(0.5))
+      result = root();
+    else if (e.isExactlyValue(-0.5))
+      result = recip(root());
+    else
+      return rewriter.notifyMatchFailure(op, "no cheaper form");
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
 } // namespace
 
 /// A map_reduce that yields its one operand unchanged and reduces nothing
@@ -179,7 +277,8 @@ OpFoldResult MapReduceOp::fold(FoldAdaptor) {
 
 void MapReduceOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<SimplifyMapReduceOperands>(context);
+  results.add<SimplifyMapReduceOperands, InlineSplatOperands,
+              ReducePowerWithConstantExponent>(context);
 }
 
 OpFoldResult ContiguousOp::fold(FoldAdaptor adaptor) {

@@ -1,0 +1,120 @@
+// RUN: harp-opt %s --canonicalize --cse --split-input-file | FileCheck %s
+
+// Constants in map_reduce bodies: splat operands read as constants, and
+// powers with a constant exponent strength-reduced.
+
+// A splat constant operand (here a broadcast scalar, once its view folds)
+// is a constant in the body, and the operand goes; a non-splat constant, a
+// complex splat and a splat read by a reduction's domain operand stay.
+// CHECK-LABEL: func.func @splat_operands
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[Z:.*]]: tensor<4xcomplex<f32>>)
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<2.000000e+00> : tensor<4xf32>
+// CHECK-DAG: %[[ZC:.*]] = arith.constant dense<(1.000000e+00,2.000000e+00)> : tensor<4xcomplex<f32>>
+// CHECK-DAG: %[[TABLE:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]>
+// CHECK: harp.map_reduce ins(%[[X]], %[[TABLE]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[T:.*]]: f32):
+// CHECK-DAG: %[[H:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[M:.*]] = arith.mulf %[[A]], %[[H]]
+// CHECK: arith.addf %[[M]], %[[T]]
+// CHECK: harp.map_reduce ins(%[[Z]], %[[ZC]] : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>)
+// CHECK: harp.map_reduce ins(%[[S]] : tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%{{.*}}: f32):
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT: harp.yield %[[TWO]]
+// CHECK: reduce(sum, dims = [0])
+func.func @splat_operands(%x: tensor<4xf32>, %z: tensor<4xcomplex<f32>>) -> (tensor<4xf32>, tensor<4xcomplex<f32>>, tensor<f32>) {
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %hb = harp.view %half <(i) -> ()> : tensor<f32> -> tensor<4xf32>
+  %table = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = harp.map_reduce ins(%x, %hb, %table : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: f32, %h: f32, %t: f32):
+    %m = arith.mulf %a, %h : f32
+    %s = arith.addf %m, %t : f32
+    harp.yield %s : f32
+  } : tensor<4xf32>
+  %zt = arith.constant dense<(1.0, 2.0)> : tensor<4xcomplex<f32>>
+  %1 = harp.map_reduce ins(%z, %zt : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
+  ^bb0(%a: complex<f32>, %b: complex<f32>):
+    %p = complex.mul %a, %b : complex<f32>
+    harp.yield %p : complex<f32>
+  } : tensor<4xcomplex<f32>>
+  %two = arith.constant dense<2.0> : tensor<4xf32>
+  %2 = harp.map_reduce ins(%two : tensor<4xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [0]) : tensor<f32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xcomplex<f32>>, tensor<f32>
+}
+
+// -----
+
+// powf with a constant exponent in a body: PyTorch's cheap exponents become
+// multiplications, divisions and square roots that keep pow's values at
+// -0 and -inf; any other exponent, or a powf outside a body, stays.
+// CHECK-LABEL: func.func @powers
+// CHECK-SAME: (%[[X:.*]]: tensor<8xf64>)
+// CHECK: ^bb0(%[[A:.*]]: f64):
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFFF0000000000000 : f64
+// CHECK-DAG: %[[INF:.*]] = arith.constant 0x7FF0000000000000 : f64
+// CHECK-DAG: %[[Y:.*]] = arith.constant 2.500000e+00 : f64
+// CHECK-DAG: %[[SQ:.*]] = arith.mulf %[[A]], %[[A]] : f64
+// CHECK-DAG: %[[CUBE:.*]] = arith.mulf %[[SQ]], %[[A]] : f64
+// CHECK-DAG: %[[RECIP:.*]] = arith.divf %[[ONE]], %[[A]] : f64
+// CHECK-DAG: %[[RECIP2:.*]] = arith.divf %[[ONE]], %[[SQ]] : f64
+// CHECK-DAG: %[[SQRT:.*]] = math.sqrt %[[A]] : f64
+// CHECK-DAG: %[[PLUS0:.*]] = arith.addf %[[SQRT]], %[[ZERO]] : f64
+// CHECK-DAG: %[[ISNINF:.*]] = arith.cmpf oeq, %[[A]], %[[NINF]] : f64
+// CHECK-DAG: %[[ROOT:.*]] = arith.select %[[ISNINF]], %[[INF]], %[[PLUS0]] : f64
+// CHECK-DAG: %[[RROOT:.*]] = arith.divf %[[ONE]], %[[ROOT]] : f64
+// CHECK-DAG: %[[OTHER:.*]] = math.powf %[[A]], %[[Y]] : f64
+// CHECK: %[[S1:.*]] = arith.addf %[[A]], %[[ONE]] : f64
+// CHECK: %[[S2:.*]] = arith.addf %[[S1]], %[[SQ]] : f64
+// CHECK: %[[S3:.*]] = arith.addf %[[S2]], %[[CUBE]] : f64
+// CHECK: %[[S4:.*]] = arith.addf %[[S3]], %[[RECIP]] : f64
+// CHECK: %[[S5:.*]] = arith.addf %[[S4]], %[[RECIP2]] : f64
+// CHECK: %[[S6:.*]] = arith.addf %[[S5]], %[[ROOT]] : f64
+// CHECK: %[[S7:.*]] = arith.addf %[[S6]], %[[RROOT]] : f64
+// CHECK: %[[S8:.*]] = arith.addf %[[S7]], %[[OTHER]] : f64
+// CHECK: harp.yield %[[S8]]
+// CHECK: func.func @outside
+// CHECK: math.powf
+func.func @powers(%x: tensor<8xf64>) -> tensor<8xf64> {
+  %0 = harp.map_reduce ins(%x : tensor<8xf64>) {
+  ^bb0(%a: f64):
+    %e0 = arith.constant 0.0 : f64
+    %e1 = arith.constant 1.0 : f64
+    %e2 = arith.constant 2.0 : f64
+    %e3 = arith.constant 3.0 : f64
+    %em1 = arith.constant -1.0 : f64
+    %em2 = arith.constant -2.0 : f64
+    %eh = arith.constant 0.5 : f64
+    %emh = arith.constant -0.5 : f64
+    %e25 = arith.constant 2.5 : f64
+    %p0 = math.powf %a, %e0 : f64
+    %p1 = math.powf %a, %e1 : f64
+    %p2 = math.powf %a, %e2 : f64
+    %p3 = math.powf %a, %e3 : f64
+    %pm1 = math.powf %a, %em1 : f64
+    %pm2 = math.powf %a, %em2 : f64
+    %ph = math.powf %a, %eh : f64
+    %pmh = math.powf %a, %emh : f64
+    %p25 = math.powf %a, %e25 : f64
+    %s1 = arith.addf %p0, %p1 : f64
+    %s2 = arith.addf %s1, %p2 : f64
+    %s3 = arith.addf %s2, %p3 : f64
+    %s4 = arith.addf %s3, %pm1 : f64
+    %s5 = arith.addf %s4, %pm2 : f64
+    %s6 = arith.addf %s5, %ph : f64
+    %s7 = arith.addf %s6, %pmh : f64
+    %s8 = arith.addf %s7, %p25 : f64
+    harp.yield %s8 : f64
+  } : tensor<8xf64>
+  return %0 : tensor<8xf64>
+}
+func.func @outside(%a: f32) -> f32 {
+  %e = arith.constant 2.0 : f32
+  %p = math.powf %a, %e : f32
+  return %p : f32
+}
