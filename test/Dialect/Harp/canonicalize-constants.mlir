@@ -48,9 +48,10 @@ func.func @splat_operands(%x: tensor<4xf32>, %z: tensor<4xcomplex<f32>>) -> (ten
 
 // -----
 
-// powf with a constant exponent in a body: PyTorch's cheap exponents become
-// multiplications, divisions and square roots that keep pow's values at
-// -0 and -inf; any other exponent, or a powf outside a body, stays.
+// powf with a constant exponent in a body: an integer or half-integer of
+// magnitude at most 4 becomes multiplications by squaring, a square root
+// that keeps pow's values at -0 and -inf, and a division for a negative
+// exponent; any other exponent, or a powf outside a body, stays.
 // CHECK-LABEL: func.func @powers
 // CHECK-SAME: (%[[X:.*]]: tensor<8xf64>)
 // CHECK: ^bb0(%[[A:.*]]: f64):
@@ -58,26 +59,26 @@ func.func @splat_operands(%x: tensor<4xf32>, %z: tensor<4xcomplex<f32>>) -> (ten
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFFF0000000000000 : f64
 // CHECK-DAG: %[[INF:.*]] = arith.constant 0x7FF0000000000000 : f64
-// CHECK-DAG: %[[Y:.*]] = arith.constant 2.500000e+00 : f64
+// CHECK-DAG: %[[Y:.*]] = arith.constant 4.500000e+00 : f64
 // CHECK-DAG: %[[SQ:.*]] = arith.mulf %[[A]], %[[A]] : f64
 // CHECK-DAG: %[[CUBE:.*]] = arith.mulf %[[SQ]], %[[A]] : f64
-// CHECK-DAG: %[[RECIP:.*]] = arith.divf %[[ONE]], %[[A]] : f64
-// CHECK-DAG: %[[RECIP2:.*]] = arith.divf %[[ONE]], %[[SQ]] : f64
+// CHECK-DAG: %[[FOURTH:.*]] = arith.mulf %[[SQ]], %[[SQ]] : f64
+// CHECK-DAG: %[[RCUBE:.*]] = arith.divf %[[ONE]], %[[CUBE]] : f64
 // CHECK-DAG: %[[SQRT:.*]] = math.sqrt %[[A]] : f64
 // CHECK-DAG: %[[PLUS0:.*]] = arith.addf %[[SQRT]], %[[ZERO]] : f64
 // CHECK-DAG: %[[ISNINF:.*]] = arith.cmpf oeq, %[[A]], %[[NINF]] : f64
 // CHECK-DAG: %[[ROOT:.*]] = arith.select %[[ISNINF]], %[[INF]], %[[PLUS0]] : f64
+// CHECK-DAG: %[[ABS:.*]] = math.absf %[[A]] : f64
+// CHECK-DAG: %[[THREEHALVES:.*]] = arith.mulf %[[ABS]], %[[ROOT]] : f64
 // CHECK-DAG: %[[RROOT:.*]] = arith.divf %[[ONE]], %[[ROOT]] : f64
 // CHECK-DAG: %[[OTHER:.*]] = math.powf %[[A]], %[[Y]] : f64
 // CHECK: %[[S1:.*]] = arith.addf %[[A]], %[[ONE]] : f64
-// CHECK: %[[S2:.*]] = arith.addf %[[S1]], %[[SQ]] : f64
-// CHECK: %[[S3:.*]] = arith.addf %[[S2]], %[[CUBE]] : f64
-// CHECK: %[[S4:.*]] = arith.addf %[[S3]], %[[RECIP]] : f64
-// CHECK: %[[S5:.*]] = arith.addf %[[S4]], %[[RECIP2]] : f64
-// CHECK: %[[S6:.*]] = arith.addf %[[S5]], %[[ROOT]] : f64
-// CHECK: %[[S7:.*]] = arith.addf %[[S6]], %[[RROOT]] : f64
-// CHECK: %[[S8:.*]] = arith.addf %[[S7]], %[[OTHER]] : f64
-// CHECK: harp.yield %[[S8]]
+// CHECK: %[[S2:.*]] = arith.addf %[[S1]], %[[FOURTH]] : f64
+// CHECK: %[[S3:.*]] = arith.addf %[[S2]], %[[RCUBE]] : f64
+// CHECK: %[[S4:.*]] = arith.addf %[[S3]], %[[THREEHALVES]] : f64
+// CHECK: %[[S5:.*]] = arith.addf %[[S4]], %[[RROOT]] : f64
+// CHECK: %[[S6:.*]] = arith.addf %[[S5]], %[[OTHER]] : f64
+// CHECK: harp.yield %[[S6]]
 // CHECK: func.func @outside
 // CHECK: math.powf
 func.func @powers(%x: tensor<8xf64>) -> tensor<8xf64> {
@@ -85,31 +86,25 @@ func.func @powers(%x: tensor<8xf64>) -> tensor<8xf64> {
   ^bb0(%a: f64):
     %e0 = arith.constant 0.0 : f64
     %e1 = arith.constant 1.0 : f64
-    %e2 = arith.constant 2.0 : f64
-    %e3 = arith.constant 3.0 : f64
-    %em1 = arith.constant -1.0 : f64
-    %em2 = arith.constant -2.0 : f64
-    %eh = arith.constant 0.5 : f64
+    %e4 = arith.constant 4.0 : f64
+    %em3 = arith.constant -3.0 : f64
+    %e15 = arith.constant 1.5 : f64
     %emh = arith.constant -0.5 : f64
-    %e25 = arith.constant 2.5 : f64
+    %e45 = arith.constant 4.5 : f64
     %p0 = math.powf %a, %e0 : f64
     %p1 = math.powf %a, %e1 : f64
-    %p2 = math.powf %a, %e2 : f64
-    %p3 = math.powf %a, %e3 : f64
-    %pm1 = math.powf %a, %em1 : f64
-    %pm2 = math.powf %a, %em2 : f64
-    %ph = math.powf %a, %eh : f64
+    %p4 = math.powf %a, %e4 : f64
+    %pm3 = math.powf %a, %em3 : f64
+    %p15 = math.powf %a, %e15 : f64
     %pmh = math.powf %a, %emh : f64
-    %p25 = math.powf %a, %e25 : f64
+    %p45 = math.powf %a, %e45 : f64
     %s1 = arith.addf %p0, %p1 : f64
-    %s2 = arith.addf %s1, %p2 : f64
-    %s3 = arith.addf %s2, %p3 : f64
-    %s4 = arith.addf %s3, %pm1 : f64
-    %s5 = arith.addf %s4, %pm2 : f64
-    %s6 = arith.addf %s5, %ph : f64
-    %s7 = arith.addf %s6, %pmh : f64
-    %s8 = arith.addf %s7, %p25 : f64
-    harp.yield %s8 : f64
+    %s2 = arith.addf %s1, %p4 : f64
+    %s3 = arith.addf %s2, %pm3 : f64
+    %s4 = arith.addf %s3, %p15 : f64
+    %s5 = arith.addf %s4, %pmh : f64
+    %s6 = arith.addf %s5, %p45 : f64
+    harp.yield %s6 : f64
   } : tensor<8xf64>
   return %0 : tensor<8xf64>
 }

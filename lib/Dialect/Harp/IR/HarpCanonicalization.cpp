@@ -18,6 +18,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -197,11 +198,14 @@ struct InlineSplatOperands : OpRewritePattern<MapReduceOp> {
   }
 };
 
-/// `powf(x, c)` in a map_reduce body, for the constant exponents that
-/// PyTorch also computes without pow: 0, 1, 2, 3, -1, -2, 0.5 and -0.5.
-/// Each keeps C's pow at every special value (signed zeros, infinities,
-/// NaN); 2 and -1 are bitwise pow's, the others within an ulp or two.
-/// A libm call per element becomes a few vector instructions.
+/// `powf(x, c)` in a map_reduce body, for a constant exponent that is an
+/// integer or half-integer of magnitude at most 4 (the exponents the Python
+/// API compiles as constants): multiplications by squaring, a square root
+/// for the half, one division for a negative exponent. Each keeps C's pow
+/// at every special input (signed zeros, infinities, NaN); 0, 1, 2 and -1
+/// are bitwise pow's, the others within three ulps where the result is a
+/// normal number. A libm call per element becomes a few vector
+/// instructions.
 struct ReducePowerWithConstantExponent : OpRewritePattern<math::PowFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::PowFOp op,
@@ -210,7 +214,15 @@ struct ReducePowerWithConstantExponent : OpRewritePattern<math::PowFOp> {
     if (!op->getParentOfType<MapReduceOp>() ||
         !matchPattern(op.getRhs(), m_Constant(&exponent)))
       return failure();
-    const APFloat &e = exponent.getValue();
+    double e = exponent.getValueAsDouble();
+    double twice = 2 * e;
+    if (!(std::abs(e) <= 4) || twice != std::trunc(twice))
+      return rewriter.notifyMatchFailure(op, "no cheaper form");
+    if (e == 0) { // pow(x, +-0) is 1 for every x, NaN too
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, rewriter.getFloatAttr(op.getType(), 1.0));
+      return success();
+    }
     Location loc = op.getLoc();
     Value x = op.getLhs();
     Type type = x.getType();
@@ -221,41 +233,43 @@ struct ReducePowerWithConstantExponent : OpRewritePattern<math::PowFOp> {
     auto mul = [&](Value a, Value b) -> Value {
       return arith::MulFOp::create(rewriter, loc, a, b);
     };
-    auto recip = [&](Value a) -> Value {
-      return arith::DivFOp::create(rewriter, loc, number(1.0), a);
+    // b^n for 1 <= n <= 4 by squaring.
+    auto power = [&](Value b, int n) -> Value {
+      Value square = n >= 2 ? mul(b, b) : Value();
+      switch (n) {
+      case 1:
+        return b;
+      case 2:
+        return square;
+      case 3:
+        return mul(square, b);
+      default:
+        return mul(square, square);
+      }
     };
-    // pow(x, +-0.5): sqrt, with pow's +0 at -0 (sqrt gives -0; adding +0
-    // turns it to +0 and changes nothing else) and +inf at -inf (sqrt
-    // gives NaN).
-    auto root = [&]() -> Value {
-      Value r = arith::AddFOp::create(
-          rewriter, loc, math::SqrtOp::create(rewriter, loc, x), number(0.0));
-      Value inf = number(-std::numeric_limits<double>::infinity());
-      Value atMinusInf = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OEQ, x, inf);
-      return arith::SelectOp::create(
-          rewriter, loc, atMinusInf,
-          number(std::numeric_limits<double>::infinity()), r);
-    };
+    int n = static_cast<int>(std::trunc(std::abs(e)));
     Value result;
-    if (e.isExactlyValue(0.0) || e.isExactlyValue(-0.0))
-      result = number(1.0); // pow(x, 0) is 1 for every x, NaN too
-    else if (e.isExactlyValue(1.0))
-      result = x;
-    else if (e.isExactlyValue(2.0))
-      result = mul(x, x);
-    else if (e.isExactlyValue(3.0))
-      result = mul(mul(x, x), x);
-    else if (e.isExactlyValue(-1.0))
-      result = recip(x);
-    else if (e.isExactlyValue(-2.0))
-      result = recip(mul(x, x));
-    else if (e.isExactlyValue(0.5))
-      result = root();
-    else if (e.isExactlyValue(-0.5))
-      result = recip(root());
-    else
-      return rewriter.notifyMatchFailure(op, "no cheaper form");
+    if (e == std::trunc(e)) {
+      result = power(x, n);
+    } else {
+      // x^(n + 1/2) = |x|^n sqrt(x). sqrt gives -0 at -0 and NaN at -inf
+      // where pow gives +0 and +inf: adding +0 turns -0 into +0 and
+      // changes nothing else, and -inf selects +inf. |x| keeps the sign of
+      // x^n from these two (pow is NaN for every other negative x, as sqrt).
+      Value root = arith::AddFOp::create(
+          rewriter, loc, math::SqrtOp::create(rewriter, loc, x), number(0.0));
+      Value atMinusInf = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::OEQ, x,
+          number(-std::numeric_limits<double>::infinity()));
+      root = arith::SelectOp::create(
+          rewriter, loc, atMinusInf,
+          number(std::numeric_limits<double>::infinity()), root);
+      result =
+          n == 0 ? root
+                 : mul(power(math::AbsFOp::create(rewriter, loc, x), n), root);
+    }
+    if (e < 0)
+      result = arith::DivFOp::create(rewriter, loc, number(1.0), result);
     rewriter.replaceOp(op, result);
     return success();
   }
