@@ -89,8 +89,9 @@ struct HarpGPUHostPass
   }
 
   /// A constant the host passes on (to a call, or through a view) goes to
-  /// the device once per call of `func`: the callee's kernels read it as
-  /// device memory, which a host global is not.
+  /// the device once per call of `func`, at its start (so the copy dominates
+  /// every use and every return): the callee's kernels read it as device
+  /// memory, which a host global is not.
   LogicalResult copyToDevice(IRRewriter &rewriter, func::FuncOp func,
                              memref::GetGlobalOp global) {
     for (Operation *user : global->getUsers())
@@ -99,13 +100,14 @@ struct HarpGPUHostPass
                                "constant buffer @")
                << global.getName() << "; results are out-parameters";
     Location loc = global.getLoc();
-    rewriter.setInsertionPointAfter(global);
+    rewriter.setInsertionPointToStart(&func.getBody().front());
+    auto host = cast<memref::GetGlobalOp>(rewriter.clone(*global));
     auto device = gpu::AllocOp::create(
         rewriter, loc, global.getType(), /*asyncToken=*/Type(), ValueRange(),
         ValueRange(), ValueRange(), /*hostShared=*/false);
-    rewriter.replaceAllUsesWith(global.getResult(), device.getMemref());
     gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange(),
-                          device.getMemref(), global.getResult());
+                          device.getMemref(), host.getResult());
+    rewriter.replaceOp(global, device.getMemref());
     func.walk([&](func::ReturnOp ret) {
       rewriter.setInsertionPoint(ret);
       gpu::DeallocOp::create(rewriter, ret.getLoc(), /*asyncToken=*/Type(),

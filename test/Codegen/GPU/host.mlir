@@ -67,21 +67,21 @@ memref.global "private" constant @seed : memref<f64> = dense<1.0>
 memref.global "private" constant @rows : memref<2x4xf64> = dense<1.0>
 func.func private @callee(%s: memref<f64>, %r: memref<4xf64, strided<[1], offset: 4>>, %out: memref<4xf64>)
 // CHECK-LABEL: func.func @passed_on
-// CHECK: %[[HOST:.*]] = memref.get_global @seed : memref<f64>
-// CHECK-NEXT: %[[DEV:.*]] = gpu.alloc () : memref<f64>
-// CHECK-NEXT: gpu.memcpy %[[DEV]], %[[HOST]] : memref<f64>, memref<f64>
-// CHECK: %[[HOSTROWS:.*]] = memref.get_global @rows : memref<2x4xf64>
-// CHECK-NEXT: %[[DEVROWS:.*]] = gpu.alloc () : memref<2x4xf64>
-// CHECK-NEXT: gpu.memcpy %[[DEVROWS]], %[[HOSTROWS]] : memref<2x4xf64>, memref<2x4xf64>
+// CHECK-DAG: %[[HOST:.*]] = memref.get_global @seed : memref<f64>
+// CHECK-DAG: %[[DEV:.*]] = gpu.alloc () : memref<f64>
+// CHECK-DAG: gpu.memcpy %[[DEV]], %[[HOST]] : memref<f64>, memref<f64>
+// CHECK-DAG: %[[HOSTROWS:.*]] = memref.get_global @rows : memref<2x4xf64>
+// CHECK-DAG: %[[DEVROWS:.*]] = gpu.alloc () : memref<2x4xf64>
+// CHECK-DAG: gpu.memcpy %[[DEVROWS]], %[[HOSTROWS]] : memref<2x4xf64>, memref<2x4xf64>
 // CHECK: gpu.launch
 // CHECK-NEXT: %[[G:.*]] = memref.get_global @seed : memref<f64>
 // CHECK: memref.load %[[G]][]
 // CHECK: gpu.terminator
 // CHECK: %[[ROW:.*]] = memref.subview %[[DEVROWS]][1, 0] [1, 4] [1, 1]
 // CHECK: call @callee(%[[DEV]], %[[ROW]], %{{.*}})
-// CHECK: gpu.dealloc %[[DEV]] : memref<f64>
-// CHECK: gpu.dealloc %[[DEVROWS]] : memref<2x4xf64>
-// CHECK-NEXT: return
+// CHECK-DAG: gpu.dealloc %[[DEV]] : memref<f64>
+// CHECK-DAG: gpu.dealloc %[[DEVROWS]] : memref<2x4xf64>
+// CHECK: return
 func.func @passed_on(%out: memref<4xf64>, %out2: memref<f64>) {
   %s = memref.get_global @seed : memref<f64>
   %g = memref.get_global @rows : memref<2x4xf64>
@@ -93,5 +93,27 @@ func.func @passed_on(%out: memref<4xf64>, %out2: memref<f64>) {
   }
   %row = memref.subview %g[1, 0] [1, 4] [1, 1] : memref<2x4xf64> to memref<4xf64, strided<[1], offset: 4>>
   call @callee(%s, %row, %out) : (memref<f64>, memref<4xf64, strided<[1], offset: 4>>, memref<4xf64>) -> ()
+  return
+}
+
+// -----
+
+// A constant passed on inside a host region is copied at the function's
+// start, so the copy dominates the free before each return.
+memref.global "private" constant @weights : memref<4xf32> = dense<2.0>
+func.func private @use(%w: memref<4xf32>, %out: memref<4xf32>)
+// CHECK-LABEL: func.func @nested
+// CHECK-NEXT: %[[HOST:.*]] = memref.get_global @weights : memref<4xf32>
+// CHECK-NEXT: %[[DEV:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT: gpu.memcpy %[[DEV]], %[[HOST]]
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: call @use(%[[DEV]], %{{.*}})
+// CHECK: gpu.dealloc %[[DEV]]
+// CHECK-NEXT: return
+func.func @nested(%c: i1, %out: memref<4xf32>) {
+  scf.if %c {
+    %w = memref.get_global @weights : memref<4xf32>
+    func.call @use(%w, %out) : (memref<4xf32>, memref<4xf32>) -> ()
+  }
   return
 }
