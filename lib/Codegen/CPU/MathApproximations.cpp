@@ -89,8 +89,8 @@ struct RationalTanh : OpRewritePattern<math::TanhOp> {
   bool fma;
 };
 
-/// Marks a `math.sin` or `math.cos` that stays a libm call (the lanes the
-/// approximation below does not handle).
+/// Marks a `math.sin`, `math.cos` or `math.tan` that stays a libm call (the
+/// lanes the approximation below does not handle).
 constexpr StringLiteral libmCall = "harp.libm";
 
 /// sin(x) and cos(x) on f32. x is reduced to r = x - k pi/2 with
@@ -105,22 +105,24 @@ constexpr StringLiteral libmCall = "harp.libm";
 /// Then sin(r) = r + r s S(s) and cos(r) = 1 - s/2 + s^2 C(s) with s = r^2
 /// and S, C of degree 2 (harp's fit, `scripts/fit-sincos.py`: relative
 /// errors 3.8e-9 and 1.2e-10 in exact arithmetic), and the quadrant k mod 4
-/// (k + 1 for cos) picks sin(r), cos(r), -sin(r) or -cos(r). Lanes beyond
+/// (k + 1 for cos) picks sin(r), cos(r), -sin(r) or -cos(r). tan(x) is
+/// sin(r) / cos(r) for even k and -cos(r) / sin(r) for odd k. Lanes beyond
 /// the bound, inf and NaN call libm: the vector is computed by the
 /// polynomials, and only when one of its lanes is out of bounds, lane by
 /// lane by libm as well, those lanes taken from there. A scalar does the
 /// same, so remainders round as the vector lanes do.
-template <typename SinOrCos>
-struct ReducedSinCos : OpRewritePattern<SinOrCos> {
+template <typename TrigOp>
+struct ReducedSinCos : OpRewritePattern<TrigOp> {
   ReducedSinCos(MLIRContext *context, bool fma)
-      : OpRewritePattern<SinOrCos>(context), fma(fma) {}
+      : OpRewritePattern<TrigOp>(context), fma(fma) {}
 
-  LogicalResult matchAndRewrite(SinOrCos op,
+  LogicalResult matchAndRewrite(TrigOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
     if (!getElementTypeOrSelf(type).isF32() || op->hasAttr(libmCall))
       return rewriter.notifyMatchFailure(op, "not f32, or kept a libm call");
-    constexpr bool cosine = std::is_same_v<SinOrCos, math::CosOp>;
+    constexpr bool cosine = std::is_same_v<TrigOp, math::CosOp>;
+    constexpr bool tangent = std::is_same_v<TrigOp, math::TanOp>;
     Location loc = op.getLoc();
     auto constant = [&](float value) {
       return createScalarOrSplatConstant(rewriter, loc, type, APFloat(value));
@@ -199,11 +201,21 @@ struct ReducedSinCos : OpRewritePattern<SinOrCos> {
       return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
                                    masked, integer(0));
     };
-    Value value = arith::SelectOp::create(rewriter, loc, bitSet(1), cos, sine);
-    value = arith::SelectOp::create(rewriter, loc, bitSet(2),
-                                    arith::NegFOp::create(rewriter, loc, value),
-                                    value);
-    // sin(-0) = -0, where r + r s S(s) adds +0 to -0.
+    Value value;
+    if (tangent) {
+      Value odd = bitSet(1);
+      Value numerator = arith::SelectOp::create(
+          rewriter, loc, odd, arith::NegFOp::create(rewriter, loc, cos), sine);
+      Value denominator =
+          arith::SelectOp::create(rewriter, loc, odd, sine, cos);
+      value = arith::DivFOp::create(rewriter, loc, numerator, denominator);
+    } else {
+      value = arith::SelectOp::create(rewriter, loc, bitSet(1), cos, sine);
+      value = arith::SelectOp::create(
+          rewriter, loc, bitSet(2), arith::NegFOp::create(rewriter, loc, value),
+          value);
+    }
+    // sin(-0) = tan(-0) = -0, where r + r s S(s) adds +0 to -0.
     if (!cosine) {
       Value zero = arith::CmpFOp::create(
           rewriter, loc, arith::CmpFPredicate::OEQ, x, constant(0.0f));
@@ -212,7 +224,7 @@ struct ReducedSinCos : OpRewritePattern<SinOrCos> {
 
     // The lanes out of bounds, from libm.
     auto libm = [&](OpBuilder &b, Value operand) {
-      Operation *call = SinOrCos::create(b, loc, operand);
+      Operation *call = TrigOp::create(b, loc, operand);
       call->setAttr(libmCall, b.getUnitAttr());
       return call->getResult(0);
     };
@@ -269,7 +281,8 @@ struct ReducedSinCos : OpRewritePattern<SinOrCos> {
 void mlir::harp::cpu::populateMathApproximationPatterns(
     RewritePatternSet &patterns, bool fma) {
   patterns.add<RationalTanh, ReducedSinCos<math::SinOp>,
-               ReducedSinCos<math::CosOp>>(patterns.getContext(), fma);
+               ReducedSinCos<math::CosOp>, ReducedSinCos<math::TanOp>>(
+      patterns.getContext(), fma);
   // Not rsqrt (its approximation needs AVX2 intrinsics and is meant for
   // vectors only), nor MLIR's sin and cos (their range reduction loses
   // accuracy for large arguments; harp's above calls libm there).

@@ -195,6 +195,37 @@ func.func @cos_tile(%x: vector<2x8xf32>) -> vector<2x8xf32> {
 
 // -----
 
+// tan: the same reduction; sin(r) / cos(r) for even k, -cos(r) / sin(r)
+// for odd k (the quadrant's low bit picks numerator and denominator);
+// tan(+-0) is x itself; libm for the lanes beyond the bound.
+// CHECK-LABEL: func.func @tan_vector
+// CHECK-SAME: (%[[X:.*]]: vector<8xf32>)
+// CHECK: %[[LARGE:.*]] = arith.cmpf ugt
+// CHECK: math.roundeven
+// CHECK: %[[Q:.*]] = arith.fptosi
+// CHECK: %[[LOW:.*]] = arith.andi %[[Q]]
+// CHECK: %[[ODD:.*]] = arith.cmpi ne, %[[LOW]]
+// CHECK: %[[NEGCOS:.*]] = arith.negf %[[COS:.*]] : vector<8xf32>
+// CHECK: %[[NUM:.*]] = arith.select %[[ODD]], %[[NEGCOS]], %[[SIN:.*]] : vector<8xi1>, vector<8xf32>
+// CHECK: %[[DEN:.*]] = arith.select %[[ODD]], %[[SIN]], %[[COS]] : vector<8xi1>, vector<8xf32>
+// CHECK: %[[TAN:.*]] = arith.divf %[[NUM]], %[[DEN]]
+// CHECK: %[[ZERO:.*]] = arith.cmpf oeq, %[[X]]
+// CHECK: %[[FAST:.*]] = arith.select %[[ZERO]], %[[X]], %[[TAN]]
+// CHECK: scf.if
+// CHECK: math.tan %{{.*}} {harp.libm} : f32
+// CHECK: arith.select %[[LARGE]], %{{.*}}, %[[FAST]]
+// CHECK-NOT: math.tan %{{.*}} : vector
+// NOFMA-LABEL: func.func @tan_vector
+// NOFMA-NOT: math.fma
+// NOFMA: arith.divf
+// NOFMA: return
+func.func @tan_vector(%x: vector<8xf32>) -> vector<8xf32> {
+  %t = math.tan %x : vector<8xf32>
+  return %t : vector<8xf32>
+}
+
+// -----
+
 // f64 sin and cos are left to libm.
 // CHECK-LABEL: func.func @sin_cos_f64
 // CHECK: math.sin %{{.*}} : vector<4xf64>
