@@ -70,6 +70,11 @@ def cuda_device_count():
 if cuda_device_count() > 0:
     config.available_features.add("cuda")
 
+# `valgrind`: memcheck, for tests of passes that once read freed IR (a
+# use-after-free crashes only sometimes; memcheck sees it every time).
+if shutil.which("valgrind"):
+    config.available_features.add("valgrind")
+
 # The stand-in driver (test/Runtime/FakeCuda), for runtime tests anywhere.
 fake_cuda = os.path.join(config.harp_obj_root, "test", "fake-cuda")
 if os.path.exists(os.path.join(fake_cuda, "libcuda.so.1")):

@@ -299,6 +299,8 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   // 256 columns.
   int64_t tail = ranges[n] % w;
   if (panelShape && tail && ranges[n] > w && (wide || transposed)) {
+    // splitOp erases `op`, and `right` with it: keep its position.
+    unsigned rightNumber = right->getOperandNumber();
     rewriter.setInsertionPoint(op);
     auto [head, rest] =
         linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), n,
@@ -315,8 +317,7 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
     // One column, N elements apart in B: copied into a row (1 x K), read
     // as (n, k), it is contiguous along k, and harp-tile-and-vectorize
     // computes it as dot products along k.
-    readThroughCopy(rewriter, last,
-                    &last->getOpOperand(right->getOperandNumber()), {1, 0});
+    readThroughCopy(rewriter, last, &last->getOpOperand(rightNumber), {1, 0});
     return true;
   }
   bool panelsFit = panelShape && tail == 0;
