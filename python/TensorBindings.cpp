@@ -209,16 +209,33 @@ NodePtr getItem(const NodePtr &t, const py::object &key) {
 
 /// The exponent of `a ** b`. A small integer or half-integer (x ** 2,
 /// x ** -0.5) is structural, as PyTorch treats it: a constant of the code,
-/// which LLVM turns into multiplies and square roots. Other numbers are
-/// arguments like any number.
+/// which harp's canonicalization turns into multiplies and square roots.
+/// Other numbers are arguments like any number. An integer (or bool)
+/// tensor to a Python int is an integer power, as in PyTorch: of the
+/// tensor's integer dtype (int64 for bool), and a negative int raises.
 NodePtr exponent(const NodePtr &a, const py::object &b) {
+  DType d = detail::dtypeOf(a);
+  bool integral = !isFloat(d) && !isComplex(d);
+  if (integral && py::isinstance<py::int_>(b) &&
+      !py::isinstance<py::bool_>(b)) {
+    int64_t e = b.cast<int64_t>();
+    if (e < 0)
+      throw py::value_error(
+          "pow: an integer tensor (" + std::string(dtypeName(d)) +
+          ") to a negative integer power (" + std::to_string(e) +
+          ") is not allowed, as in PyTorch; cast it to a "
+          "float dtype first");
+    if (d == DType::Bool)
+      return detail::full(DType::I64, {}, static_cast<double>(e));
+    if (e <= 4)
+      return detail::full(d, {}, static_cast<double>(e));
+    return operand(a, b);
+  }
   if ((py::isinstance<py::float_>(b) || py::isinstance<py::int_>(b)) &&
       !py::isinstance<py::bool_>(b)) {
     double e = b.cast<double>();
-    if (std::abs(e) <= 4 && e * 2 == std::floor(e * 2)) {
-      DType d = detail::dtypeOf(a);
-      return detail::full(isFloat(d) || isComplex(d) ? d : DType::F32, {}, e);
-    }
+    if (std::abs(e) <= 4 && e * 2 == std::floor(e * 2))
+      return detail::full(integral ? DType::F32 : d, {}, e);
   }
   return operand(a, b);
 }

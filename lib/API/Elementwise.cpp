@@ -78,8 +78,9 @@ static bool binaryDefined(BinaryOp op, DType d) {
   case BinaryOp::Minimum:
     return !b;
   case BinaryOp::Div:
-  case BinaryOp::Pow:
     return f;
+  case BinaryOp::Pow: // integers: PyTorch's integer power
+    return !b;
   case BinaryOp::Mod:
   case BinaryOp::FloorDiv: // floats: floor(a / b)
     return !b;
@@ -129,9 +130,10 @@ NodePtr harp::detail::binary(BinaryOp op, NodePtr a, NodePtr b) {
   commonBackend(name, {a, b});
   std::vector<int64_t> shape = broadcastShape(name, {a->shape, b->shape});
   DType common = promote(a->dtype, b->dtype);
-  // True division of integers is a float division, as in PyTorch.
-  if ((op == BinaryOp::Div || op == BinaryOp::Pow) && !isFloat(common) &&
-      !isComplex(common))
+  // True division of integers is a float division, as in PyTorch; a power
+  // of integers stays an integer power (of bools, a float one).
+  if ((op == BinaryOp::Div || (op == BinaryOp::Pow && common == DType::Bool)) &&
+      !isFloat(common) && !isComplex(common))
     common = DType::F32;
   if (!binaryDefined(op, common))
     throw Error(
@@ -385,6 +387,47 @@ static Value buildComplexBinary(OpBuilder &b, Location loc, BinaryOp op,
   }
 }
 
+/// x ** y on integers, as PyTorch computes it: products that wrap, by
+/// binary exponentiation over y's bits as selects (no branch, so it
+/// vectorizes, and a constant y folds to its products); for y < 0, 1 at
+/// x = 1, +-1 at x = -1 by y's parity, and 0 elsewhere (0 at x = 0 too).
+static Value integerPower(OpBuilder &b, Location loc, Value x, Value y,
+                          bool isUnsigned) {
+  mlir::Type type = x.getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+  };
+  Value one = c(1), zero = c(0);
+  Value result = one, base = x;
+  unsigned bits = isUnsigned ? width : width - 1; // not the sign bit
+  for (unsigned i = 0; i < bits; ++i) {
+    Value bit = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, y, c(i)), one);
+    Value set =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit, zero);
+    result = arith::SelectOp::create(
+        b, loc, set, arith::MulIOp::create(b, loc, result, base), result);
+    if (i + 1 < bits)
+      base = arith::MulIOp::create(b, loc, base, base);
+  }
+  if (isUnsigned)
+    return result;
+  auto equal = [&](Value a, Value v) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, v);
+  };
+  Value odd =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                            arith::AndIOp::create(b, loc, y, one), zero);
+  Value atMinusOne = arith::SelectOp::create(b, loc, odd, c(-1), one);
+  Value inverse = arith::SelectOp::create(
+      b, loc, equal(x, one), one,
+      arith::SelectOp::create(b, loc, equal(x, c(-1)), atMinusOne, zero));
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y, zero);
+  return arith::SelectOp::create(b, loc, negative, inverse, result);
+}
+
 static Value buildBinary(OpBuilder &b, Location loc, BinaryOp op, DType d,
                          Value x, Value y) {
   if (isComplex(d))
@@ -420,7 +463,8 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryOp op, DType d,
            : u ? Value(arith::RemUIOp::create(b, loc, x, y))
                : Value(arith::RemSIOp::create(b, loc, x, y));
   case BinaryOp::Pow:
-    return math::PowFOp::create(b, loc, x, y);
+    return f ? Value(math::PowFOp::create(b, loc, x, y))
+             : integerPower(b, loc, x, y, u);
   case BinaryOp::Maximum:
     return f   ? Value(arith::MaximumFOp::create(b, loc, x, y))
            : u ? Value(arith::MaxUIOp::create(b, loc, x, y))

@@ -417,3 +417,38 @@ def test_gradient_of_pow_with_a_constant_exponent(exponent):
     r = torch.tensor(x, requires_grad=True)
     (r ** exponent).sum().backward()
     np.testing.assert_allclose(t.grad.numpy(), r.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64])
+@pytest.mark.parametrize("n", [1, 7, 33, 1025])
+def test_integer_power_is_pytorchs(dtype, n):
+    """An integer tensor to an integer power stays an integer power, as in
+    PyTorch: products that wrap, and for a negative exponent 1 at 1, +-1 at
+    -1, 0 elsewhere (by binary exponentiation over the exponent's bits)."""
+    rng = np.random.default_rng(n)
+    info = np.iinfo(dtype)
+    base = rng.integers(max(info.min, -7), min(info.max, 7), n, endpoint=True).astype(dtype)
+    low = -3 if info.min < 0 else 0
+    power = rng.integers(low, 45, n).astype(dtype)
+    base[: min(n, 4)] = np.array([0, 1, info.max, info.min], dtype)[: min(n, 4)]
+    got = (harp.tensor(base) ** harp.tensor(power)).numpy()
+    want = (torch.from_numpy(base) ** torch.from_numpy(power)).numpy()
+    assert got.dtype == want.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+    for k in (0, 1, 2, 3, 4, 5, 13, 40):  # constants up to 4, arguments beyond
+        np.testing.assert_array_equal((harp.tensor(base) ** k).numpy(),
+                                      (torch.from_numpy(base) ** k).numpy())
+
+
+def test_integer_power_edges():
+    x = np.arange(-3, 4, dtype=np.int64)
+    with pytest.raises(ValueError, match=r"pow: an integer tensor \(i64\) to a negative "
+                                         r"integer power \(-2\) is not allowed"):
+        harp.tensor(x) ** -2
+    b = harp.tensor(np.array([True, False])) ** 2
+    assert b.dtype == harp.int64 and b.numpy().tolist() == [1, 0]
+    f = harp.tensor(x.astype(np.int32)) ** 2.5  # a float exponent: a float power
+    assert f.dtype == harp.float32
+    np.testing.assert_allclose(f.numpy(), np.abs(x) ** 2.5 * np.where(x < 0, np.nan, 1))
+    r = 2 ** harp.tensor(np.arange(5))
+    assert r.dtype == harp.int64 and r.numpy().tolist() == [1, 2, 4, 8, 16]
