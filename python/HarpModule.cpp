@@ -32,11 +32,9 @@ DType harp::python::dtypeOfNumpy(const py::dtype &d) {
   // complex numbers 'c'.
   ssize_t size = itemsizeOf(d);
 #define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
-  {                                                                            \
-    py::dtype candidate = py::dtype::of<CType>();                              \
-    if (d.kind() == candidate.kind() && size == itemsizeOf(candidate))         \
-      return DType::Enum;                                                      \
-  }
+  if (d.kind() == py::dtype::of<CType>().kind() &&                             \
+      size == static_cast<ssize_t>(sizeof(CType)))                             \
+    return DType::Enum;
 #include "harp/API/DTypes.def"
   throw py::type_error(
       "harp.tensor: unsupported NumPy dtype " +

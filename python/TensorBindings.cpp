@@ -214,11 +214,17 @@ NodePtr getItem(const NodePtr &t, const py::object &key) {
 /// tensor to a Python int is an integer power, as in PyTorch: of the
 /// tensor's integer dtype (int64 for bool), and a negative int raises.
 NodePtr exponent(const NodePtr &a, const py::object &b) {
+  if (!(py::isinstance<py::float_>(b) || py::isinstance<py::int_>(b)) ||
+      py::isinstance<py::bool_>(b))
+    return operand(a, b);
   DType d = detail::dtypeOf(a);
   bool integral = !isFloat(d) && !isComplex(d);
-  if (integral && py::isinstance<py::int_>(b) &&
-      !py::isinstance<py::bool_>(b)) {
-    int64_t e = b.cast<int64_t>();
+  if (integral && py::isinstance<py::int_>(b)) {
+    int overflow = 0;
+    int64_t e = PyLong_AsLongLongAndOverflow(b.ptr(), &overflow);
+    if (overflow)
+      throw py::value_error("pow: the integer exponent " +
+                            std::string(py::str(b)) + " does not fit int64");
     if (e < 0)
       throw py::value_error(
           "pow: an integer tensor (" + std::string(dtypeName(d)) +
@@ -227,16 +233,11 @@ NodePtr exponent(const NodePtr &a, const py::object &b) {
           "float dtype first");
     if (d == DType::Bool)
       return detail::full(DType::I64, {}, static_cast<double>(e));
-    if (e <= 4)
-      return detail::full(d, {}, static_cast<double>(e));
-    return operand(a, b);
+    return e <= 4 ? detail::full(d, {}, static_cast<double>(e)) : operand(a, b);
   }
-  if ((py::isinstance<py::float_>(b) || py::isinstance<py::int_>(b)) &&
-      !py::isinstance<py::bool_>(b)) {
-    double e = b.cast<double>();
-    if (std::abs(e) <= 4 && e * 2 == std::floor(e * 2))
-      return detail::full(integral ? DType::F32 : d, {}, e);
-  }
+  double e = b.cast<double>();
+  if (std::abs(e) <= 4 && e * 2 == std::floor(e * 2))
+    return detail::full(integral ? DType::F32 : d, {}, e);
   return operand(a, b);
 }
 

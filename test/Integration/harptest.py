@@ -117,8 +117,10 @@ def fake_run(path, args, tmp, env):
            "--no-disk-cache"] + args
     proc = subprocess.run(cmd, capture_output=True, text=True, env=fake_env)
     if proc.returncode != 0:
-        with open(log) as f:
-            faults = [l for l in f if "not device memory" in l]
+        faults = []
+        if os.path.exists(log):  # absent if harp-run failed before the driver
+            with open(log) as f:
+                faults = [l for l in f if "not device memory" in l]
         raise HarpError("the GPU host code failed on the stand-in driver:\n"
                         + proc.stderr + "".join(faults))
 
@@ -141,6 +143,7 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
                 array = array.copy(order="C")
             np.save(name, array)
             input_args += ["--input", name]
+        n_out = module_result_count(module, entry)
         if DEVICE == "cuda-compile" and not cpu_only:
             check = [HARP_RUN, path, "--device", "cuda", "--gpu-format",
                      GPU_FORMAT, "--compile-only"] + entry_args
@@ -150,7 +153,7 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
                 raise HarpError("GPU compilation failed:\n" + proc.stderr)
             if FAKE_CUDA:
                 outs = ["--output=" + os.path.join(tmp, "fake%d.npy" % i)
-                        for i in range(module_result_count(module, entry))]
+                        for i in range(n_out)]
                 fake_run(path, entry_args + input_args + outs, tmp, env)
         # (--gradcheck builds its module inside harp-run: compiled natively
         # only; explicit harp.autodiff wrappers are compiled here.)
@@ -168,7 +171,6 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
         if DEVICE == "cuda" and not cpu_only:
             cmd += ["--device", "cuda"]
         cmd += entry_args + input_args
-        n_out = module_result_count(module, entry)
         outs = [os.path.join(tmp, "out%d.npy" % i) for i in range(n_out)]
         for name in outs:
             cmd += ["--output", name]

@@ -445,6 +445,9 @@ def test_integer_power_edges():
     with pytest.raises(ValueError, match=r"pow: an integer tensor \(i64\) to a negative "
                                          r"integer power \(-2\) is not allowed"):
         harp.tensor(x) ** -2
+    with pytest.raises(ValueError, match="the integer exponent 1180591620717411303424 "
+                                         "does not fit int64"):
+        harp.tensor(x) ** 2 ** 70
     b = harp.tensor(np.array([True, False])) ** 2
     assert b.dtype == harp.int64 and b.numpy().tolist() == [1, 0]
     f = harp.tensor(x.astype(np.int32)) ** 2.5  # a float exponent: a float power

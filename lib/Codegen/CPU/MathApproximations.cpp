@@ -112,8 +112,8 @@ constexpr StringLiteral libmCall = "harp.libm";
 /// lane by libm as well, those lanes taken from there. A scalar does the
 /// same, so remainders round as the vector lanes do.
 template <typename TrigOp>
-struct ReducedSinCos : OpRewritePattern<TrigOp> {
-  ReducedSinCos(MLIRContext *context, bool fma)
+struct ReducedTrig : OpRewritePattern<TrigOp> {
+  ReducedTrig(MLIRContext *context, bool fma)
       : OpRewritePattern<TrigOp>(context), fma(fma) {}
 
   LogicalResult matchAndRewrite(TrigOp op,
@@ -280,9 +280,8 @@ struct ReducedSinCos : OpRewritePattern<TrigOp> {
 
 void mlir::harp::cpu::populateMathApproximationPatterns(
     RewritePatternSet &patterns, bool fma) {
-  patterns.add<RationalTanh, ReducedSinCos<math::SinOp>,
-               ReducedSinCos<math::CosOp>, ReducedSinCos<math::TanOp>>(
-      patterns.getContext(), fma);
+  patterns.add<RationalTanh, ReducedTrig<math::SinOp>, ReducedTrig<math::CosOp>,
+               ReducedTrig<math::TanOp>>(patterns.getContext(), fma);
   // Not rsqrt (its approximation needs AVX2 intrinsics and is meant for
   // vectors only), nor MLIR's sin and cos (their range reduction loses
   // accuracy for large arguments; harp's above calls libm there).
