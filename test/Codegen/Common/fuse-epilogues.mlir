@@ -583,3 +583,96 @@ func.func @sum_beside_matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %x: tenso
   } : tensor<4x5xf32>
   return %y : tensor<4x5xf32>
 }
+
+// -----
+
+// A batch norm's per-channel statistic (a sum over n, h, w) read by the
+// (n, c, h, w) normalization: each channel's sum is read by the n x h row
+// tiles of that channel, so fused into rows it would be computed N x H
+// times. The sum keeps its kernel and the normalization reads it.
+// CHECK-LABEL: func.func @channel_statistic
+// CHECK-NOT: scf.for
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "reduction"]
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[SUM]] : tensor<2x3x4x5xf32>, tensor<3xf32>)
+// CHECK-NOT: scf.for
+func.func @channel_statistic(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> {
+  %xv = harp.view %x <(c, n, h, w) -> (n, c, h, w)> : tensor<2x3x4x5xf32> -> tensor<3x2x4x5xf32>
+  %s = harp.map_reduce ins(%xv : tensor<3x2x4x5xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1, 2, 3]) : tensor<3xf32>
+  %sb = harp.view %s <(n, c, h, w) -> (c)> : tensor<3xf32> -> tensor<2x3x4x5xf32>
+  %y = harp.map_reduce ins(%x, %sb : tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    harp.yield %d : f32
+  } : tensor<2x3x4x5xf32>
+  return %y : tensor<2x3x4x5xf32>
+}
+
+// -----
+
+// An epilogue reading a row's own reduction (fused) and a statistic shared
+// by all rows (a column of sums over rows): only the row's reduction moves
+// into the row loop; the shared one is computed once, before it.
+// CHECK-LABEL: func.func @row_and_shared_statistics
+// CHECK: %[[COLS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<4x6xf32>) outs(%{{.*}} : tensor<6xf32>)
+// CHECK: scf.for
+// CHECK: %[[ROW:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<1x6xf32>) outs(%{{.*}} : tensor<1xf32>)
+// CHECK: %[[SHARED:.*]] = tensor.extract_slice %[[COLS]][0] [6] [1]
+// CHECK-NOT: linalg.generic {{.*}} outs(%{{.*}} : tensor<6xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[ROW]], %[[SHARED]] : tensor<1x6xf32>, tensor<1xf32>, tensor<6xf32>)
+func.func @row_and_shared_statistics(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %r = harp.map_reduce ins(%x : tensor<4x6xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(max, dims = [1]) : tensor<4xf32>
+  %xt = harp.view %x <(j, i) -> (i, j)> : tensor<4x6xf32> -> tensor<6x4xf32>
+  %c = harp.map_reduce ins(%xt : tensor<6x4xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<6xf32>
+  %rb = harp.view %r <(i, j) -> (i)> : tensor<4xf32> -> tensor<4x6xf32>
+  %cb = harp.view %c <(i, j) -> (j)> : tensor<6xf32> -> tensor<4x6xf32>
+  %y = harp.map_reduce ins(%x, %rb, %cb : tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %d: f32):
+    %e = arith.subf %a, %b : f32
+    %f = arith.mulf %e, %d : f32
+    harp.yield %f : f32
+  } : tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}
+
+// -----
+
+// A convolution (a sum of products read through windows, which linalg's
+// contraction interface does not recognize) is a contraction too: with
+// contractions=false it keeps its own kernel, where harp-vectorize tiles
+// it over output channels and rows, instead of being computed one output
+// row at a time in its epilogue's row loop.
+// NOCONTRACT-LABEL: func.func @convolution_epilogue
+// NOCONTRACT-NOT: scf.for
+// NOCONTRACT: %[[CONV:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]
+// NOCONTRACT-NOT: scf.for
+// NOCONTRACT: linalg.generic {{.*}} ins(%[[CONV]] : tensor<2x3x20xf32>)
+// NOCONTRACT-NOT: scf.for
+// CHECK-LABEL: func.func @convolution_epilogue
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]
+func.func @convolution_epilogue(%x: tensor<2x4x22xf32>, %w: tensor<3x4x3xf32>) -> tensor<2x3x20xf32> {
+  %xw = harp.view %x <(n, f, o, c, k) -> (n, c, o + k)> : tensor<2x4x22xf32> -> tensor<2x3x20x4x3xf32>
+  %wb = harp.view %w <(n, f, o, c, k) -> (f, c, k)> : tensor<3x4x3xf32> -> tensor<2x3x20x4x3xf32>
+  %conv = harp.map_reduce ins(%xw, %wb : tensor<2x3x20x4x3xf32>, tensor<2x3x20x4x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %p = arith.mulf %a, %b : f32
+    harp.yield %p : f32
+  } reduce(sum, dims = [3, 4]) : tensor<2x3x20xf32>
+  %y = harp.map_reduce ins(%conv : tensor<2x3x20xf32>) {
+  ^bb0(%a: f32):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %a, %zero : f32
+    harp.yield %r : f32
+  } : tensor<2x3x20xf32>
+  return %y : tensor<2x3x20xf32>
+}

@@ -45,9 +45,17 @@ def HarpFuseEpiloguesPass : Pass<"harp-fuse-epilogues", "func::FuncOp"> {
 
     Only kernels whose rows have at least `min-row` elements (16) are
     tiled so, and only where they read the reduction element by element or
-    broadcast (not through windows, whose rows would overlap).
+    broadcast along the row (not through windows, whose rows would
+    overlap). A reduction read through a broadcast along an outer dim (a
+    batch norm's per-channel statistics, read by every (n, h) row of the
+    channel) is not fused: each row would compute it again. It keeps its
+    kernel, and is also not fused into an epilogue that another reduction
+    made one.
 
-    With `contractions=false` a contraction (matmul) keeps its own kernel,
+    With `contractions=false` a contraction keeps its own kernel (a sum of
+    the products of two inputs, whatever the maps: matmuls, and
+    convolutions, whose windows linalg's contraction interface does not
+    recognize),
     also where its epilogue reads another reduction that is fused:
     `harp-to-llvm` does so when it vectorizes, because a row of a matmul is
     a matrix-vector product, while the whole matmul gets register tiles and
