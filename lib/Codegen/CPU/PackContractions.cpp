@@ -9,6 +9,9 @@
 
 #include "CodegenConfig.h"
 
+#include "harp/Codegen/Common/TilingUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -383,6 +386,243 @@ static bool packRightOperand(RewriterBase &rewriter, linalg::GenericOp op,
   return true;
 }
 
+/// Whether `op` sums the products of its two inputs (whatever its maps).
+static bool isProductSum(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0)
+    return false;
+  return linalg::detail::isContractionBody(
+      *op.getBody(), [](Operation *mul, Operation *add) {
+        return (isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add)) ||
+               (isa<arith::MulIOp>(mul) && isa<arith::AddIOp>(add));
+      });
+}
+
+/// Whether `map` reads a correlation's window: some result mixes loop dims
+/// (`oh + kh`, `2 * oh + kh`, or a single dim scaled: `2 * oh`), and in
+/// every such result the reduction dims span more than the parallel ones.
+/// A convolution's weight gradient reads its image so, X[n, c, oh + kh]
+/// summed over n and oh for each tap kh: the parallel dim is the short
+/// filter's, the long image's is reduced. A convolution (`oh + kh` with oh
+/// parallel, the filter's kh reduced) and its input gradient are the
+/// other way round and keep their windows (harp-rewrite-windows).
+static bool readsCorrelationWindow(AffineMap map, ArrayRef<int64_t> ranges,
+                                   ArrayRef<utils::IteratorType> iterators) {
+  if (map.isProjectedPermutation() || !harp::isMonotone(map))
+    return false;
+  for (AffineExpr result : map.getResults()) {
+    if (isa<AffineDimExpr, AffineConstantExpr>(result))
+      continue;
+    int64_t parallel = 1, reduced = 1;
+    result.walk([&](AffineExpr e) {
+      if (auto d = dyn_cast<AffineDimExpr>(e)) {
+        int64_t &span = linalg::isReductionIterator(iterators[d.getPosition()])
+                            ? reduced
+                            : parallel;
+        span = std::max(span, ranges[d.getPosition()]);
+      }
+    });
+    if (reduced <= parallel)
+      return false;
+  }
+  return true;
+}
+
+/// Packs the windowed operand of a correlation (readsCorrelationWindow: a
+/// convolution's weight gradient dW[f, c, kh, kw] = sum over (n, oh, ow)
+/// of dY[n, f, oh, ow] X[n, c, oh + kh, ow + kw], strided or not) into a
+/// column tensor and computes the sum as a matmul. The window's
+/// parallel dims read only by it (c, kh, kw: the filter's) are the column
+/// tensor's rows, flattened to one dim j; the reduced dims (n, oh, ow) in
+/// the other operand's order are its columns:
+///
+///   Xc[j, n, oh, ow] = X[n, c, oh + kh, ow + kw]   (one pass, rows copied)
+///   R[j, f] = sum over (n, oh, ow) of Xc[j, n, oh, ow] dY[n, f, oh, ow]
+///   dW[f, c, kh, kw] = init + R[(c, kh, kw), f]
+///
+/// R is a matmul whose left operand is contiguous along k and whose right
+/// operand the rest of this pass copies with n innermost (dY, the smaller
+/// operand where c x taps exceeds f), so it gets register tiles and cache
+/// blocks. Read through its window, the sum was vectorized along the
+/// filter's 3-wide rows, or along kw with the image copied per filter
+/// row: a 16 -> 16 channel 3x3 weight gradient over 8 x 32 x 32 took 7.8
+/// ms (4.8 GFLOP/s) on a Sapphire Rapids core, AVX-512 code. Only where
+/// every parallel dim is read by exactly one operand, every reduced dim by
+/// both, and the other operand through a projected permutation. Returns
+/// the matmul, or null where it did not rewrite.
+static linalg::GenericOp packCorrelation(RewriterBase &rewriter,
+                                         linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || !isProductSum(op) ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return nullptr;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return nullptr;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap initMap = op.getMatchingIndexingMap(init);
+  if (!initMap.isProjectedPermutation() ||
+      initMap.getNumResults() != op.getNumParallelLoops())
+    return nullptr;
+  OpOperand *window = nullptr, *other = nullptr;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!window && readsCorrelationWindow(map, ranges, iterators))
+      window = input;
+    else if (map.isProjectedPermutation())
+      other = input;
+  }
+  if (!window || !other)
+    return nullptr;
+  AffineMap windowMap = op.getMatchingIndexingMap(window);
+  AffineMap otherMap = op.getMatchingIndexingMap(other);
+  // Rows: the window's parallel dims in the result's order; the other
+  // operand's parallel dims likewise; columns: the reduced dims in the
+  // other operand's order.
+  SmallVector<unsigned> rows, cols, reduced;
+  for (AffineExpr e : initMap.getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    bool inWindow = windowMap.isFunctionOfDim(d);
+    bool inOther = otherMap.isFunctionOfDim(d);
+    if (inWindow == inOther)
+      return nullptr;
+    (inWindow ? rows : cols).push_back(d);
+  }
+  for (AffineExpr e : otherMap.getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    if (linalg::isReductionIterator(iterators[d]))
+      reduced.push_back(d);
+  }
+  if (rows.empty() || cols.empty() ||
+      reduced.size() != op.getNumReductionLoops() ||
+      llvm::any_of(reduced,
+                   [&](unsigned d) { return !windowMap.isFunctionOfDim(d); }))
+    return nullptr;
+
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  Type element = getElementTypeOrSelf(init->get().getType());
+  rewriter.setInsertionPoint(op);
+
+  // The column tensor, rows unflattened: loops (rows..., reduced...).
+  unsigned numRows = rows.size(), numReduced = reduced.size();
+  SmallVector<AffineExpr> toCopy(op.getNumLoops(),
+                                 getAffineConstantExpr(0, ctx));
+  SmallVector<int64_t> copyShape;
+  int64_t rowCount = 1;
+  for (auto [i, d] : llvm::enumerate(rows)) {
+    toCopy[d] = dim(i);
+    copyShape.push_back(ranges[d]);
+    rowCount *= ranges[d];
+  }
+  for (auto [i, d] : llvm::enumerate(reduced)) {
+    toCopy[d] = dim(numRows + i);
+    copyShape.push_back(ranges[d]);
+  }
+  AffineMap read =
+      windowMap.replaceDimsAndSymbols(toCopy, {}, numRows + numReduced, 0);
+  Value columns = copyThrough(rewriter, loc, window->get(), read, copyShape);
+  SmallVector<ReassociationIndices> rowGroups(1);
+  for (unsigned i = 0; i < numRows; ++i)
+    rowGroups[0].push_back(i);
+  for (unsigned i = 0; i < numReduced; ++i)
+    rowGroups.push_back({numRows + i});
+  SmallVector<int64_t> flatShape = {rowCount};
+  for (unsigned d : reduced)
+    flatShape.push_back(ranges[d]);
+  Value flat = columns;
+  if (numRows > 1)
+    flat = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get(flatShape, element), columns,
+        rowGroups);
+
+  // The matmul over (j, cols..., reduced...).
+  unsigned numCols = cols.size();
+  unsigned numLoops = 1 + numCols + numReduced;
+  SmallVector<AffineExpr> toMatmul(op.getNumLoops(),
+                                   getAffineConstantExpr(0, ctx));
+  for (auto [i, d] : llvm::enumerate(cols))
+    toMatmul[d] = dim(1 + i);
+  for (auto [i, d] : llvm::enumerate(reduced))
+    toMatmul[d] = dim(1 + numCols + i);
+  SmallVector<AffineExpr> flatRead = {dim(0)}, resultExprs = {dim(0)};
+  SmallVector<int64_t> resultShape = {rowCount};
+  for (unsigned i = 0; i < numReduced; ++i)
+    flatRead.push_back(dim(1 + numCols + i));
+  for (auto [i, d] : llvm::enumerate(cols)) {
+    resultExprs.push_back(dim(1 + i));
+    resultShape.push_back(ranges[d]);
+  }
+  SmallVector<Value> inputs(2);
+  SmallVector<AffineMap> maps(3);
+  inputs[window->getOperandNumber()] = flat;
+  maps[window->getOperandNumber()] = AffineMap::get(numLoops, 0, flatRead, ctx);
+  inputs[other->getOperandNumber()] = other->get();
+  maps[other->getOperandNumber()] =
+      otherMap.replaceDimsAndSymbols(toMatmul, {}, numLoops, 0);
+  maps[2] = AffineMap::get(numLoops, 0, resultExprs, ctx);
+  Value zero = arith::ConstantOp::create(rewriter, loc, element,
+                                         rewriter.getZeroAttr(element));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, resultShape, element);
+  Value zeros = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  using It = utils::IteratorType;
+  SmallVector<It> matmulIterators(1 + numCols, It::parallel);
+  matmulIterators.append(numReduced, It::reduction);
+  auto matmul =
+      linalg::GenericOp::create(rewriter, loc, zeros.getType(), inputs,
+                                ValueRange{zeros}, maps, matmulIterators);
+  rewriter.cloneRegionBefore(op.getRegion(), matmul.getRegion(),
+                             matmul.getRegion().begin());
+
+  // The result: R unflattened, added to the kernel's init, in its order.
+  SmallVector<int64_t> expandedShape;
+  for (unsigned d : rows)
+    expandedShape.push_back(ranges[d]);
+  for (unsigned d : cols)
+    expandedShape.push_back(ranges[d]);
+  SmallVector<ReassociationIndices> resultGroups(1);
+  for (unsigned i = 0; i < numRows; ++i)
+    resultGroups[0].push_back(i);
+  for (unsigned i = 0; i < numCols; ++i)
+    resultGroups.push_back({numRows + i});
+  Value expanded = matmul.getResult(0);
+  if (numRows > 1)
+    expanded = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(expandedShape, element), expanded,
+        resultGroups);
+  // Loops of the last kernel: the init's dims in its order.
+  unsigned numOut = initMap.getNumResults();
+  SmallVector<AffineExpr> fromOut(op.getNumLoops(),
+                                  getAffineConstantExpr(0, ctx));
+  for (unsigned i = 0; i < numOut; ++i)
+    fromOut[initMap.getDimPosition(i)] = dim(i);
+  SmallVector<AffineExpr> expandedRead;
+  for (unsigned d : rows)
+    expandedRead.push_back(fromOut[d]);
+  for (unsigned d : cols)
+    expandedRead.push_back(fromOut[d]);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(numOut, ctx);
+  bool isFloat = isa<FloatType>(element);
+  auto sum = linalg::GenericOp::create(
+      rewriter, loc, init->get().getType(), ValueRange{init->get(), expanded},
+      ValueRange{tensor::EmptyOp::create(
+          rewriter, loc,
+          cast<RankedTensorType>(init->get().getType()).getShape(), element)},
+      SmallVector<AffineMap>{
+          identity, AffineMap::get(numOut, 0, expandedRead, ctx), identity},
+      SmallVector<It>(numOut, It::parallel),
+      [&](OpBuilder &b, Location nloc, ValueRange args) {
+        Value added =
+            isFloat
+                ? arith::AddFOp::create(b, nloc, args[0], args[1]).getResult()
+                : arith::AddIOp::create(b, nloc, args[0], args[1]).getResult();
+        linalg::YieldOp::create(b, nloc, added);
+      });
+  rewriter.replaceOp(op, sum.getResults());
+  return matmul;
+}
+
 namespace {
 struct HarpPackContractionsPass
     : harp::impl::HarpPackContractionsPassBase<HarpPackContractionsPass> {
@@ -401,6 +641,8 @@ struct HarpPackContractionsPass
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : generics)
       if (std::optional<int64_t> lanes = laneCount(op, config)) {
+        if (linalg::GenericOp matmul = packCorrelation(rewriter, op))
+          op = matmul;
         (void)transposeLeftOperand(rewriter, op);
         (void)packRightOperand(rewriter, op, config, *lanes);
       }

@@ -10,7 +10,7 @@
 include "mlir/Pass/PassBase.td"
 
 def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
-  let summary = "Pack wide matmuls' right operands into panels, copy transposed left ones";
+  let summary = "Pack wide matmuls' right operands into panels, copy transposed left ones, turn correlations into matmuls";
   let description = [{
     Runs on linalg on tensors before `harp-tile-and-vectorize` (the first
     step of the `harp-vectorize` pipeline). A matmul (one m, n and k dim,
@@ -66,6 +66,21 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     where consecutive k are a cache line (64 bytes) or more apart: in place,
     the register tile's k loop would load its elements of A from a line of
     their own at every k.
+
+    A correlation, a sum of products that reads one operand through a
+    window whose reduced dims span more than its parallel ones (a
+    convolution's weight gradient, `dW[f, c, kh, kw]` summed over
+    `dY[n, f, oh, ow] X[n, c, oh + kh, ow + kw]`, strided or not; the
+    convolution itself reduces the short filter dim and is left to
+    `harp-rewrite-windows`), becomes a matmul: the windowed operand is
+    copied into a column tensor, its parallel dims (the filter's, read by it
+    alone) flattened into rows and the reduced dims, in the other operand's
+    order, as columns; the matmul over (rows, the other operand's parallel
+    dims, reduced dims) is then packed as above (dY, contiguous along a
+    reduced dim, copied with its channels innermost), and its result added
+    to the kernel's init in the kernel's order. Only where each parallel
+    dim is read by one operand (not a depthwise convolution's channel) and
+    each reduced dim by both.
 
     ```mlir
     // after: B (256 x 1024) packed into 32 panels of 256 x 32

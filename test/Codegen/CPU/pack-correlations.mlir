@@ -1,0 +1,121 @@
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=512}))' --mlir-print-local-scope | FileCheck %s
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=256}))' --mlir-print-local-scope | FileCheck %s
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=128}))' --mlir-print-local-scope | FileCheck %s
+
+// harp-pack-contractions on correlations: sums of products that read one
+// operand through a window whose reduced dim is the long one (a
+// convolution's weight gradient). The windowed operand is copied into a
+// column tensor (the filter's dims flattened into rows, the reduced dims
+// as columns), the sum becomes a matmul over (rows, output channels,
+// reduced dims), whose right operand (dY, contiguous along a reduced dim)
+// the pass then copies with its channels innermost, and the result is
+// added to the kernel's init in the kernel's order.
+
+#dy = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#x = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x9x9xf32>, %[[DY:.*]]: tensor<2x5x7x7xf32>, %[[INIT:.*]]: tensor<5x3x3x3xf32>)
+// CHECK: %[[COLS:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d1 + d4, d2 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<2x3x9x9xf32>) outs(%{{.*}} : tensor<3x3x3x2x7x7xf32>)
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2], [3], [4], [5]] : tensor<3x3x3x2x7x7xf32> into tensor<27x2x7x7xf32>
+// CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<27x5xf32>)
+// CHECK: %[[DYT:.*]] = linalg.generic {{.*}} ins(%[[DY]] : tensor<2x5x7x7xf32>) outs(%{{.*}} : tensor<2x7x7x5xf32>)
+// CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4, d1)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[DYT]], %[[FLAT]] : tensor<2x7x7x5xf32>, tensor<27x2x7x7xf32>) outs(%[[ZERO]] : tensor<27x5xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0, 1, 2], [3]] output_shape [3, 3, 3, 5] : tensor<27x5xf32> into tensor<3x3x3x5xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d2, d3, d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], {{.*}} ins(%[[INIT]], %[[R]] : tensor<5x3x3x3xf32>, tensor<3x3x3x5xf32>)
+// CHECK: arith.addf
+// CHECK: return %[[SUM]]
+func.func @weight_gradient(%x: tensor<2x3x9x9xf32>, %dy: tensor<2x5x7x7xf32>, %init: tensor<5x3x3x3xf32>) -> tensor<5x3x3x3xf32> {
+  %0 = linalg.generic {indexing_maps = [#dy, #x, #w], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x5x7x7xf32>, tensor<2x3x9x9xf32>) outs(%init : tensor<5x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<5x3x3x3xf32>
+  return %0 : tensor<5x3x3x3xf32>
+}
+
+// -----
+
+// A strided 1x1 convolution's weight gradient reads every other pixel
+// (2 oh, 2 ow: one reduced dim, scaled): the column tensor holds those
+// pixels.
+// CHECK-LABEL: func.func @strided_pointwise_gradient
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d0, d2 * 2, d3 * 2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]{{.*}} outs(%{{.*}} : tensor<4x2x3x3xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<4x6xf32>)
+#dy1 = affine_map<(f, c, n, oh, ow) -> (n, f, oh, ow)>
+#x1 = affine_map<(f, c, n, oh, ow) -> (n, c, 2 * oh, 2 * ow)>
+#w1 = affine_map<(f, c, n, oh, ow) -> (f, c)>
+func.func @strided_pointwise_gradient(%x: tensor<2x4x6x6xf32>, %dy: tensor<2x6x3x3xf32>, %init: tensor<6x4xf32>) -> tensor<6x4xf32> {
+  %0 = linalg.generic {indexing_maps = [#dy1, #x1, #w1], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x6x3x3xf32>, tensor<2x4x6x6xf32>) outs(%init : tensor<6x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<6x4xf32>
+  return %0 : tensor<6x4xf32>
+}
+
+// -----
+
+// A convolution reads its image through the same window, but its long dim
+// (oh) is the parallel one and the filter's (kh) is reduced: it keeps its
+// window, for harp-rewrite-windows and register tiles over rows.
+// CHECK-LABEL: func.func @convolution_untouched
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x9x9xf32>, tensor<5x3x3x3xf32>) outs(%{{.*}} : tensor<2x5x7x7xf32>)
+#xc = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#wc = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#yc = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @convolution_untouched(%x: tensor<2x3x9x9xf32>, %w: tensor<5x3x3x3xf32>, %init: tensor<2x5x7x7xf32>) -> tensor<2x5x7x7xf32> {
+  %0 = linalg.generic {indexing_maps = [#xc, #wc, #yc], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<2x3x9x9xf32>, tensor<5x3x3x3xf32>) outs(%init : tensor<2x5x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x5x7x7xf32>
+  return %0 : tensor<2x5x7x7xf32>
+}
+
+// -----
+
+// A depthwise convolution's weight gradient: the channel is read by both
+// operands and the result (a batch dim of the correlation), which the
+// matmul form has no place for. It is left as it is.
+// CHECK-LABEL: func.func @depthwise_gradient_untouched
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x3x3xf32>)
+// CHECK-NOT: linalg.generic
+#dyd = affine_map<(c, kh, kw, n, oh, ow) -> (n, c, oh, ow)>
+#xd = affine_map<(c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#wd = affine_map<(c, kh, kw, n, oh, ow) -> (c, kh, kw)>
+func.func @depthwise_gradient_untouched(%x: tensor<2x4x9x9xf32>, %dy: tensor<2x4x7x7xf32>, %init: tensor<4x3x3xf32>) -> tensor<4x3x3xf32> {
+  %0 = linalg.generic {indexing_maps = [#dyd, #xd, #wd], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x4x7x7xf32>, tensor<2x4x9x9xf32>) outs(%init : tensor<4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3x3xf32>
+  return %0 : tensor<4x3x3xf32>
+}
+
+// -----
+
+// Not a sum of products (a max over the window): left alone.
+// CHECK-LABEL: func.func @window_max_untouched
+// CHECK-NOT: tensor.collapse_shape
+#dym = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#xm = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#wm = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @window_max_untouched(%x: tensor<2x3x9x9xf32>, %dy: tensor<2x5x7x7xf32>, %init: tensor<5x3x3x3xf32>) -> tensor<5x3x3x3xf32> {
+  %0 = linalg.generic {indexing_maps = [#dym, #xm, #wm], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x5x7x7xf32>, tensor<2x3x9x9xf32>) outs(%init : tensor<5x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.maximumf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<5x3x3x3xf32>
+  return %0 : tensor<5x3x3x3xf32>
+}
