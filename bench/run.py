@@ -3,6 +3,7 @@
 roofline loop side by side in one run.
 
     /usr/bin/python3 bench/run.py [--cpu PROFILE] [--only KEY,...] [--rebuild]
+    /usr/bin/python3 bench/run.py --models [N|all] [--cpu PROFILE] [--only MODEL,...]
 
 Prints a table for 1 thread (the headline) and one for 2 threads, the machine
 facts, and writes bench/results.json (bench/results-PROFILE.json with --cpu).
@@ -724,10 +725,21 @@ def main():
                     help="run ninja harp-bench even if it exists")
     ap.add_argument("--table", action="store_true",
                     help="only print the tables of the results file")
+    ap.add_argument("--models", nargs="?", const="1", metavar="N|all",
+                    help="run the model-step benchmark (bench/models.py) "
+                         "instead, on N threads (default 1), with --cpu and "
+                         "--only (model names) passed on")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
+    if args.models:
+        cmd = [sys.executable, os.path.join(BENCH, "models.py"),
+               "--threads", args.models]
+        cmd += ["--cpu", args.cpu] if args.cpu else []
+        cmd += ["--only", args.only] if args.only else []
+        ensure_harp_bench(args.rebuild)
+        return subprocess.run(cmd).returncode
     keys = [w[0] for w in WORKLOADS] + ["compile"]
     if args.only:
         wanted = args.only.split(",")
