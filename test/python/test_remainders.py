@@ -303,6 +303,53 @@ def test_conv2d_strided(dtype, stride, kernel, pad, n):
           (1, 3, n, n + 1), (6, 3, kernel, kernel), seed=n + kernel, tol_scale=10)
 
 
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n,c,f,k,pad", [(1, 3, 5, 1, 0), (9, 5, 7, 3, 1), (17, 4, 17, 5, 2),
+                                         (33, 16, 6, 3, 0)])
+def test_conv1d_over_transposed_view(dtype, n, c, f, k, pad):
+    # A text model's convolution over a transposed embedding ([batch,
+    # length, channels] -> [batch, channels, length]): harp-pack-contractions
+    # copies the operand with its window innermost; the weight gradient
+    # (a correlation over the transposed view) becomes a matmul.
+    import torch.nn.functional as TF
+    import harp.nn.functional as HF
+    check(dtype, lambda e, w: HF.conv1d(e.transpose(1, 2), w, padding=pad),
+          lambda e, w: TF.conv1d(e.transpose(1, 2), w, padding=pad),
+          (2, n + k, c), (f, c, k), seed=n + c, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("stride,kernel,pad,n,c,f", [(1, 3, 1, 5, 3, 4), (1, 3, 0, 17, 8, 9),
+                                                     (2, 3, 1, 13, 5, 6), (2, 1, 0, 9, 7, 5),
+                                                     (1, 5, 2, 31, 2, 17)])
+def test_conv2d_weight_gradient(dtype, stride, kernel, pad, n, c, f):
+    # Convolutions over a channels-last image (a permuted view), whose
+    # weight gradient is a correlation: a column tensor of the image's
+    # windows and a matmul (harp-pack-contractions), strided or not.
+    import torch.nn.functional as TF
+    import harp.nn.functional as HF
+    check(dtype, lambda x, w: HF.conv2d(x.permute(0, 3, 1, 2), w, stride=stride, padding=pad),
+          lambda x, w: TF.conv2d(x.permute(0, 3, 1, 2), w, stride=stride, padding=pad),
+          (2, n, n + 2, c), (f, c, kernel, kernel), seed=n + kernel, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n,c,h", [(1, 3, 5), (4, 5, 17), (3, 16, 33), (2, 7, 65)])
+def test_conv_batch_norm_relu(dtype, n, c, h):
+    # conv -> batch norm (batch statistics) -> ReLU: the per-channel
+    # statistics are read by every (n, h) row of a channel and keep their
+    # kernels, and the convolution keeps its own (harp-fuse-epilogues).
+    import torch.nn.functional as TF
+    import harp.nn.functional as HF
+
+    def block(F, x, w, g, b):
+        y = F.conv2d(x, w, padding=1)
+        return F.relu(F.batch_norm(y, None, None, g, b, training=True, eps=1e-5))
+    check(dtype, lambda x, w, g, b: block(HF, x, w, g, b),
+          lambda x, w, g, b: block(TF, x, w, g, b),
+          (n, 3, h, h + 1), (c, 3, 3, 3), (c,), (c,), seed=n + c + h, tol_scale=50)
+
+
 @pytest.mark.parametrize("stride,kernel,pad,n", [(2, 7, 3, 17), (2, 3, 1, 9), (3, 4, 1, 13),
                                                  (3, 5, 0, 16), (2, 5, 2, 33)])
 def test_conv2d_strided_infinite_pixel(stride, kernel, pad, n):

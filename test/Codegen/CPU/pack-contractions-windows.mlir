@@ -2,7 +2,7 @@
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=256}))' --mlir-print-local-scope | FileCheck %s
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=128}))' --mlir-print-local-scope | FileCheck %s
 
-// harp-pack-contractions on correlations: sums of products that read one
+// harp-pack-contractions on windows. Correlations: sums of products that read one
 // operand through a window whose reduced dim is the long one (a
 // convolution's weight gradient). The windowed operand is copied into a
 // column tensor (the filter's dims flattened into rows, the reduced dims
@@ -118,4 +118,28 @@ func.func @window_max_untouched(%x: tensor<2x3x9x9xf32>, %dy: tensor<2x5x7x7xf32
     linalg.yield %s : f32
   } -> tensor<5x3x3x3xf32>
   return %0 : tensor<5x3x3x3xf32>
+}
+
+// -----
+
+// A 1-d convolution over a transposed embedding reads its window (o + k)
+// on the operand's middle dim, the channels (reduced) innermost: each
+// lane of an output vector would be a load a row apart. The operand is
+// copied with the window's dim innermost (a permutation) and the
+// convolution reads the copy as an ordinary one.
+// CHECK-LABEL: func.func @transposed_window
+// CHECK-SAME: (%[[E:.*]]: tensor<2x12x4xf32>, %[[W:.*]]: tensor<6x4x3xf32>
+// CHECK: %[[T:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]{{.*}} ins(%[[E]] : tensor<2x12x4xf32>) outs(%{{.*}} : tensor<2x4x12xf32>)
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2 + d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]{{.*}} ins(%[[T]], %[[W]] : tensor<2x4x12xf32>, tensor<6x4x3xf32>)
+#et = affine_map<(n, f, o, c, k) -> (n, o + k, c)>
+#wt = affine_map<(n, f, o, c, k) -> (f, c, k)>
+#yt = affine_map<(n, f, o, c, k) -> (n, f, o)>
+func.func @transposed_window(%e: tensor<2x12x4xf32>, %w: tensor<6x4x3xf32>, %init: tensor<2x6x10xf32>) -> tensor<2x6x10xf32> {
+  %0 = linalg.generic {indexing_maps = [#et, #wt, #yt], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%e, %w : tensor<2x12x4xf32>, tensor<6x4x3xf32>) outs(%init : tensor<2x6x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x6x10xf32>
+  return %0 : tensor<2x6x10xf32>
 }
