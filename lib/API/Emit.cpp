@@ -55,6 +55,11 @@ private:
 } // namespace
 
 GraphPlan harp::detail::planGraph(const NodePtr &root, bool cutAtValues) {
+  return planGraph(llvm::ArrayRef<NodePtr>(root), cutAtValues);
+}
+
+GraphPlan harp::detail::planGraph(llvm::ArrayRef<NodePtr> roots,
+                                  bool cutAtValues) {
   GraphPlan plan;
   std::unordered_map<const Node *, uint32_t> index;
   std::map<const Node *, uint64_t> memo;
@@ -63,7 +68,9 @@ GraphPlan harp::detail::planGraph(const NodePtr &root, bool cutAtValues) {
     return n->kind == Kind::Leaf || (cutAtValues && isFresh(n, memo));
   };
   // Iterative post-order: graphs of thousands of ops stay off the C stack.
-  std::vector<std::pair<const NodePtr *, size_t>> stack = {{&root, 0}};
+  std::vector<std::pair<const NodePtr *, size_t>> stack;
+  for (const NodePtr &root : llvm::reverse(roots))
+    stack.push_back({&root, 0});
   while (!stack.empty()) {
     auto &[ptr, next] = stack.back();
     const Node *n = ptr->get();
@@ -138,6 +145,10 @@ GraphPlan harp::detail::planGraph(const NodePtr &root, bool cutAtValues) {
     }
     stack.pop_back();
   }
+  // Which nodes the function returns (a single root is the last node).
+  if (roots.size() > 1)
+    for (const NodePtr &root : roots)
+      key.put(index.at(root.get()));
   return plan;
 }
 
@@ -327,13 +338,27 @@ mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
                                                const NodePtr &root,
                                                const std::string &name,
                                                bool isPrivate) {
-  mlir::Location funcLoc = locationOf(b.getContext(), *root);
+  return buildFunction(b, plan, llvm::ArrayRef<NodePtr>(root), name, isPrivate);
+}
+
+mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
+                                               const GraphPlan &plan,
+                                               llvm::ArrayRef<NodePtr> roots,
+                                               const std::string &name,
+                                               bool isPrivate) {
+  mlir::Location funcLoc = locationOf(b.getContext(), *roots.front());
   mlir::OpBuilder::InsertionGuard guard(b);
   std::unordered_map<const Node *, mlir::Value> values;
-  mlir::func::FuncOp func = startFunction(b, name, funcLoc, plan.args,
-                                          {root.get()}, isPrivate, values);
+  llvm::SmallVector<const Node *> results;
+  for (const NodePtr &root : roots)
+    results.push_back(root.get());
+  mlir::func::FuncOp func =
+      startFunction(b, name, funcLoc, plan.args, results, isPrivate, values);
   buildNodes(b, plan.nodes, values);
-  mlir::func::ReturnOp::create(b, funcLoc, values.at(root.get()));
+  llvm::SmallVector<mlir::Value> returned;
+  for (const Node *result : results)
+    returned.push_back(values.at(result));
+  mlir::func::ReturnOp::create(b, funcLoc, returned);
   return func;
 }
 

@@ -211,8 +211,79 @@ static void addUser(Node &leaf, const NodePtr &user) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Deferred writes
+//===----------------------------------------------------------------------===//
+
+/// The writes deferOverwrite() queued, in order, and the mutex guarding
+/// them and every leaf's writePending.
+static std::mutex deferredMutex;
+static std::vector<std::pair<NodePtr, NodePtr>> &deferredWrites() {
+  static std::vector<std::pair<NodePtr, NodePtr>> writes;
+  return writes;
+}
+
+bool harp::detail::hasDeferredWrite(const Node &leaf) {
+  std::lock_guard<std::mutex> lock(deferredMutex);
+  return leaf.writePending;
+}
+
+bool harp::detail::readsDeferredWrite(const Node &node) {
+  std::lock_guard<std::mutex> lock(deferredMutex);
+  const auto &queue = deferredWrites();
+  if (queue.empty())
+    return false;
+  if (node.kind != Kind::Leaf)
+    return true;
+  if (node.writePending)
+    return true;
+  // A detach() of a written leaf shares its storage.
+  return node.data && llvm::any_of(queue, [&](const auto &write) {
+           return write.first->data &&
+                  write.first->data->data() == node.data->data();
+         });
+}
+
+std::vector<std::pair<NodePtr, NodePtr>> harp::detail::takeDeferredWrites() {
+  std::lock_guard<std::mutex> lock(deferredMutex);
+  std::vector<std::pair<NodePtr, NodePtr>> writes;
+  writes.swap(deferredWrites());
+  for (auto &[leaf, value] : writes)
+    leaf->writePending = false;
+  return writes;
+}
+
+void harp::detail::restoreDeferredWrites(
+    std::vector<std::pair<NodePtr, NodePtr>> writes) {
+  std::lock_guard<std::mutex> lock(deferredMutex);
+  auto &queue = deferredWrites();
+  for (auto &write : writes) {
+    if (write.first->writePending)
+      continue; // written again since: the newer write stands
+    write.first->writePending = true;
+    queue.push_back(std::move(write));
+  }
+}
+
+/// Drops the deferred write of `leaf`, which a new write replaces.
+static void cancelDeferredWrite(Node &leaf) {
+  std::lock_guard<std::mutex> lock(deferredMutex);
+  if (!leaf.writePending)
+    return;
+  leaf.writePending = false;
+  llvm::erase_if(deferredWrites(),
+                 [&](const auto &write) { return write.first.get() == &leaf; });
+}
+
 NodePtr harp::detail::make(Kind kind, std::vector<int64_t> shape, DType dtype,
                            std::vector<NodePtr> inputs) {
+  // A tensor built on a leaf reads its current values: the writes
+  // deferred into it are done first.
+  for (const NodePtr &in : inputs)
+    if (in->kind == Kind::Leaf && hasDeferredWrite(*in)) {
+      flushDeferredWrites();
+      break;
+    }
   auto n = std::make_shared<Node>();
   n->kind = kind;
   n->shape = std::move(shape);
@@ -319,6 +390,7 @@ bool harp::detail::isLeaf(const NodePtr &node) {
 void harp::detail::setData(const NodePtr &leaf, const void *data) {
   if (leaf->kind != Kind::Leaf)
     throw Error("set_data: only leaves (from_data, input) take new values");
+  cancelDeferredWrite(*leaf);
   if (!leaf->data)
     leaf->data = Array::uninitialized(
         TensorType{elementKindOf(leaf->dtype), leaf->shape});
@@ -328,10 +400,9 @@ void harp::detail::setData(const NodePtr &leaf, const void *data) {
   leaf->epoch = nextEpoch();
 }
 
-void harp::detail::overwrite(const NodePtr &leaf, const void *data) {
-  if (leaf->kind != Kind::Leaf)
-    throw Error("copy_: only leaves (from_data, input, detach) are written "
-                "in place");
+/// Moves the tensors built on `leaf` onto a snapshot of its values, before
+/// an in-place write.
+static void snapshotUsers(const NodePtr &leaf) {
   std::vector<NodePtr> live;
   {
     std::lock_guard<std::mutex> lock(usersMutex);
@@ -360,7 +431,38 @@ void harp::detail::overwrite(const NodePtr &leaf, const void *data) {
       addUser(*old, user);
     }
   }
+}
+
+void harp::detail::overwrite(const NodePtr &leaf, const void *data) {
+  if (leaf->kind != Kind::Leaf)
+    throw Error("copy_: only leaves (from_data, input, detach) are written "
+                "in place");
+  snapshotUsers(leaf);
   setData(leaf, data);
+}
+
+void harp::detail::deferOverwrite(const NodePtr &leaf, const NodePtr &value) {
+  if (leaf->kind != Kind::Leaf)
+    throw Error("copy_: only leaves (from_data, input, detach) are written "
+                "in place");
+  if (value->shape != leaf->shape || value->dtype != leaf->dtype)
+    throw Error("copy_: a " + dtypeName(value->dtype) + " " +
+                shapeStr(value->shape) + " value cannot be written into a " +
+                dtypeName(leaf->dtype) + " " + shapeStr(leaf->shape) +
+                " tensor");
+  if (!leaf->hasValues)
+    throw Error("copy_: input '" + leaf->name + "' " + shapeStr(leaf->shape) +
+                " has no values yet; give it some with set_data");
+  // The tensors built on the leaf so far (the value's graph among them)
+  // keep its old values; the leaf keeps them too until the write is done,
+  // and nothing is built on it before (make() flushes first).
+  snapshotUsers(leaf);
+  std::lock_guard<std::mutex> lock(deferredMutex);
+  auto &queue = deferredWrites();
+  if (leaf->writePending)
+    llvm::erase_if(queue, [&](const auto &w) { return w.first == leaf; });
+  leaf->writePending = true;
+  queue.emplace_back(leaf, value);
 }
 
 NodePtr harp::detail::full(DType dtype, std::vector<int64_t> shape,

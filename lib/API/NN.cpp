@@ -113,12 +113,6 @@ NodePtr reduceLoss(const std::string &op, NodePtr loss, Reduction r) {
   throw Error(op + ": unknown reduction");
 }
 
-/// Writes `value` into the leaf `dst` (computed first, as it may read it).
-void assign(const NodePtr &dst, const NodePtr &value) {
-  const Array &data = realize(value);
-  overwrite(dst, data.data());
-}
-
 /// A constant tensor of `dtype` (f32 or f64) holding `values`.
 NodePtr constant(DType dtype, Shape s, const std::vector<double> &values) {
   if (dtype == DType::F64)
@@ -621,15 +615,18 @@ NodePtr harp::detail::nn::batchNorm(NodePtr x, NodePtr runningMean,
     m = mean(x, dims, /*keepdim=*/true);
     v = mean(unary(UnaryOp::Square, sub(x, m)), dims, /*keepdim=*/true);
     if (runningMean && runningVar) {
-      // torch's rule: the unbiased variance, weighted by momentum; the
-      // statistics carry no gradient.
-      NodePtr batchMean = reshape(detach(m), {c});
-      NodePtr batchVar = reshape(detach(v), {c});
-      assign(runningMean,
-             add(scale(runningMean, 1 - momentum), scale(batchMean, momentum)));
-      assign(runningVar,
-             add(scale(runningVar, 1 - momentum),
-                 scale(batchVar, momentum * count / double(count - 1))));
+      // torch's rule: the unbiased variance, weighted by momentum. The
+      // writes are deferred: backward() computes them with the loss, in
+      // the same forward (a realization here would compute every layer
+      // below again, once per statistic), as auxiliary results that carry
+      // no gradient.
+      NodePtr batchMean = reshape(m, {c});
+      NodePtr batchVar = reshape(v, {c});
+      deferOverwrite(runningMean, add(scale(runningMean, 1 - momentum),
+                                      scale(batchMean, momentum)));
+      deferOverwrite(runningVar, add(scale(runningVar, 1 - momentum),
+                                     scale(batchVar, momentum * count /
+                                                         double(count - 1))));
     } else if (runningMean || runningVar) {
       throw Error("batch_norm: give both running_mean and running_var, or "
                   "neither");

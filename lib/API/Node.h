@@ -105,6 +105,9 @@ struct Node {
   /// A snapshot overwrite() made: the values a leaf had before an in-place
   /// write, for the graphs built on it before.
   bool snapshot = false;
+  /// A leaf with a write deferOverwrite() has not done yet. Guarded by the
+  /// deferred writes' mutex (Graph.cpp).
+  bool writePending = false;
   /// Where the node is computed; null for a node that follows its users
   /// (constants, scalars).
   BackendPtr backend;
@@ -180,6 +183,8 @@ struct GraphPlan {
 /// (autodiff must see the whole graph). Throws for a placeholder without
 /// values when `cutAtValues`.
 GraphPlan planGraph(const NodePtr &root, bool cutAtValues);
+/// planGraph of one function computing every node of `roots`.
+GraphPlan planGraph(llvm::ArrayRef<NodePtr> roots, bool cutAtValues);
 
 /// The MLIR element type of `d` (signless for unsigned dtypes).
 mlir::Type elementType(mlir::MLIRContext *ctx, DType d);
@@ -189,6 +194,24 @@ mlir::Type elementType(mlir::MLIRContext *ctx, DType d);
 mlir::func::FuncOp buildFunction(mlir::OpBuilder &b, const GraphPlan &plan,
                                  const NodePtr &root, const std::string &name,
                                  bool isPrivate);
+/// buildFunction returning every node of `roots`, in order.
+mlir::func::FuncOp buildFunction(mlir::OpBuilder &b, const GraphPlan &plan,
+                                 llvm::ArrayRef<NodePtr> roots,
+                                 const std::string &name, bool isPrivate);
+
+//===--- Graph.cpp --------------------------------------------------------===//
+
+/// Takes the deferred writes out of the queue, in the order they were made
+/// (leaf, value); the caller does them (or gives them back).
+std::vector<std::pair<NodePtr, NodePtr>> takeDeferredWrites();
+/// Puts writes takeDeferredWrites() returned back (a call that failed).
+void restoreDeferredWrites(std::vector<std::pair<NodePtr, NodePtr>> writes);
+/// Whether `leaf` has a deferred write not done yet.
+bool hasDeferredWrite(const Node &leaf);
+/// Whether realizing `node` may read what a deferred write writes: a leaf
+/// written (or sharing a written leaf's storage), or any computed node
+/// while writes are deferred.
+bool readsDeferredWrite(const Node &node);
 
 } // namespace harp::detail
 

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace harp;
 using namespace harp::detail;
@@ -199,11 +200,67 @@ std::string harp::detail::moduleText(const NodePtr &node, bool debugInfo) {
 
 bool harp::detail::hasValue(const NodePtr &node) {
   std::map<const Node *, uint64_t> memo;
-  return node->hasValues && isFresh(node.get(), memo);
+  return node->hasValues &&
+         !(node->kind == Kind::Leaf && hasDeferredWrite(*node)) &&
+         isFresh(node.get(), memo);
+}
+
+/// Computes `values` (of one backend) in one compiled call, cutting at the
+/// values their graphs already hold.
+static std::vector<Array> realizeAll(const std::vector<NodePtr> &values,
+                                     const CompileOptions &options) {
+  GraphPlan plan = planGraph(values, /*cutAtValues=*/true);
+  Jit &jit = jitFor(values.front()->backend, options);
+  std::shared_ptr<Executable> exe = executableFor(
+      jit, plan.key,
+      [&] {
+        mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+        mlir::OpBuilder b(module->getBodyRegion());
+        buildFunction(b, plan, values, "main", /*isPrivate=*/false);
+        return module;
+      },
+      "of " + std::to_string(values.size()) + " deferred in-place writes",
+      plan.args);
+  return run(*exe, plan.args);
+}
+
+void harp::detail::flushDeferredWrites() {
+  std::vector<std::pair<NodePtr, NodePtr>> writes = takeDeferredWrites();
+  if (writes.empty())
+    return;
+  try {
+    // One call per backend: a GPU tensor's writes run on its GPU.
+    std::vector<bool> done(writes.size(), false);
+    for (size_t first = 0; first < writes.size(); ++first) {
+      if (done[first])
+        continue;
+      std::vector<size_t> group;
+      std::vector<NodePtr> values;
+      for (size_t i = first; i < writes.size(); ++i)
+        if (!done[i] &&
+            writes[i].second->backend == writes[first].second->backend) {
+          group.push_back(i);
+          values.push_back(writes[i].second);
+        }
+      std::vector<Array> results = realizeAll(values, {});
+      for (auto [i, result] : llvm::zip(group, results)) {
+        setData(writes[i].first, result.data());
+        done[i] = true;
+      }
+    }
+  } catch (...) {
+    restoreDeferredWrites(std::move(writes));
+    throw;
+  }
 }
 
 const Array &harp::detail::realize(const NodePtr &node,
                                    const CompileOptions &options) {
+  // Deferred writes first where the node may read a leaf they write (or
+  // share its storage). Reading another leaf (a batch norm's count of
+  // batches, in the middle of a forward) leaves them deferred.
+  if (readsDeferredWrite(*node))
+    flushDeferredWrites();
   std::map<const Node *, uint64_t> memo;
   if (isFresh(node.get(), memo)) {
     if (!node->hasValues)
@@ -270,10 +327,23 @@ void harp::detail::backward(const NodePtr &loss,
   if (!loss->shape.empty() || !isFloat(loss->dtype))
     throw Error("backward: the loss must be a 0-d float tensor, got " +
                 dtypeName(loss->dtype) + " " + shapeStr(loss->shape));
-  GraphPlan plan = planGraph(loss, /*cutAtValues=*/false);
+  // The deferred writes (a batch norm's running statistics) are computed
+  // with the loss, as auxiliary results of the same forward. Gradients go
+  // to the leaves the loss reads, not to those only the writes read.
+  std::vector<std::pair<NodePtr, NodePtr>> writes = takeDeferredWrites();
+  std::vector<NodePtr> roots = {loss};
+  for (const auto &write : writes)
+    if (write.second->backend == loss->backend)
+      roots.push_back(write.second);
+  std::unordered_set<const Node *> lossArgs;
+  if (roots.size() > 1)
+    for (const NodePtr &arg : planGraph(loss, /*cutAtValues=*/false).args)
+      lossArgs.insert(arg.get());
+  GraphPlan plan = planGraph(roots, /*cutAtValues=*/false);
   std::vector<int64_t> wrt;
   for (size_t i = 0; i < plan.args.size(); ++i) {
-    if (!plan.args[i]->requiresGrad)
+    if (!plan.args[i]->requiresGrad ||
+        (roots.size() > 1 && !lossArgs.count(plan.args[i].get())))
       continue;
     // Its gradient would belong to values the leaf no longer holds.
     if (plan.args[i]->snapshot)
@@ -284,8 +354,10 @@ void harp::detail::backward(const NodePtr &loss,
                   "it; build the graph again from its new values");
     wrt.push_back(i);
   }
-  if (wrt.empty())
+  if (wrt.empty()) {
+    restoreDeferredWrites(std::move(writes));
     throw Error("backward: no tensor in the graph requires a gradient");
+  }
   std::string key = plan.key + "\x01grad";
   key.append(reinterpret_cast<const char *>(wrt.data()),
              wrt.size() * sizeof(int64_t));
@@ -296,7 +368,7 @@ void harp::detail::backward(const NodePtr &loss,
         mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
         mlir::OpBuilder b(module->getBodyRegion());
         mlir::func::FuncOp lossFunc =
-            buildFunction(b, plan, loss, "loss", /*isPrivate=*/true);
+            buildFunction(b, plan, roots, "loss", /*isPrivate=*/true);
         // The loss value comes back too and is kept on the node, so
         // reading it after backward() runs nothing.
         mlir::harp::buildGradientFunction(b, lossFunc.getLoc(), "main",
@@ -305,23 +377,44 @@ void harp::detail::backward(const NodePtr &loss,
       },
       "of backward() (the gradients of a " + dtypeName(loss->dtype) + " loss)",
       plan.args);
-  std::vector<Array> results = run(*exe, plan.args);
+  std::vector<Array> results;
+  try {
+    results = run(*exe, plan.args);
+  } catch (...) {
+    restoreDeferredWrites(std::move(writes));
+    throw;
+  }
   if (loss->kind != Kind::Leaf) {
     loss->data = results[0];
     loss->epoch = nextEpoch();
   }
+  // The writes: those of the loss's backend from the results, the others
+  // (another device's) realized on their own.
+  std::vector<std::pair<NodePtr, NodePtr>> elsewhere;
+  size_t next = 1;
+  for (const auto &write : writes) {
+    if (write.second->backend == loss->backend)
+      setData(write.first, results[next++].data());
+    else
+      elsewhere.push_back(write);
+  }
+  if (!elsewhere.empty()) {
+    restoreDeferredWrites(std::move(elsewhere));
+    flushDeferredWrites();
+  }
   std::vector<NodePtr> reached;
   for (size_t j = 0; j < wrt.size(); ++j) {
     const NodePtr &leaf = plan.args[wrt[j]];
+    Array &gradient = results[j + roots.size()];
     if (!leaf->gradient) {
-      leaf->gradient = results[j + 1];
+      leaf->gradient = gradient;
     } else if (!leaf->gradientNode) {
-      accumulate(*leaf->gradient, results[j + 1]);
+      accumulate(*leaf->gradient, gradient);
     } else {
       // Summed apart (addition commutes), then written through the tensor
       // grad() handed out, which snapshots what graphs built on it read.
-      accumulate(results[j + 1], *leaf->gradient);
-      setGradientValues(leaf, results[j + 1].data());
+      accumulate(gradient, *leaf->gradient);
+      setGradientValues(leaf, gradient.data());
     }
     reached.push_back(leaf);
   }

@@ -508,6 +508,61 @@ def test_dropout_gradient():
     np.testing.assert_allclose(x.grad.numpy(), out.numpy())  # 0 or 1 / (1 - p)
 
 
+def realizations():
+    stats = harp.compile_stats()
+    return stats["compiles"] + stats["memory_hits"] + stats["disk_hits"]
+
+
+def test_batch_norm_statistics_computed_with_the_loss():
+    # Three conv -> batch norm -> ReLU blocks in training: the six running
+    # statistics are written when backward() runs, computed with the loss
+    # and the gradients in one compiled call (no forward of their own per
+    # statistic), and equal torch's after each step.
+    torch.manual_seed(0)
+    layers = lambda lib: lib.Sequential(
+        lib.Conv2d(3, 4, 3, padding=1), lib.BatchNorm2d(4), lib.ReLU(),
+        lib.Conv2d(4, 5, 3, padding=1), lib.BatchNorm2d(5), lib.ReLU(),
+        lib.Conv2d(5, 3, 3, padding=1), lib.BatchNorm2d(3), lib.ReLU())
+    tmod, hmod = layers(torch.nn), layers(nn)
+    copy_state(tmod, hmod)
+    for step in range(2):
+        x = rand(2, 3, 7, 5, seed=step, scale=step + 1)
+        before = realizations()
+        hloss = (hmod(harp.tensor(x)) ** 2).sum()
+        assert realizations() == before, "the forward realized something"
+        hloss.backward()
+        assert realizations() == before + 1
+        tloss = (tmod(torch.tensor(x)) ** 2).sum()
+        tloss.backward()
+        close(hloss, tloss, rtol=1e-4, what="loss")
+        for key, value in tmod.state_dict().items():
+            close(hmod.state_dict()[key], value, what=key)
+        assert realizations() == before + 1, "the statistics were computed again"
+        close(hmod[0].weight.grad, tmod[0].weight.grad, rtol=1e-3, atol=1e-4)
+
+
+def test_batch_norm_deferred_statistics_read_in_order():
+    # Without backward(), the deferred writes happen when the statistics are
+    # read: an eval-mode forward right after a training one normalizes with
+    # the new statistics; a tensor built on them before keeps the old ones.
+    tmod, hmod = pair("BatchNorm1d", 3)
+    old = hmod.running_mean * 1.0
+    x = rand(6, 3, seed=1) + 2
+    close(hmod(harp.tensor(x)), tmod(torch.tensor(x)))
+    hmod.eval()
+    tmod.eval()
+    y = rand(4, 3, seed=2)
+    close(hmod(harp.tensor(y)), tmod(torch.tensor(y)))
+    close(old, np.zeros(3, np.float32))
+    close(hmod.running_var, tmod.running_var)
+    # A detached view of a buffer shares its storage and sees the write.
+    hmod.train()
+    tmod.train()
+    alias = hmod.running_mean.detach()
+    close(hmod(harp.tensor(x)), tmod(torch.tensor(x)))
+    close(alias, tmod.running_mean)
+
+
 @pytest.mark.parametrize("momentum", [0.1, None])
 def test_batch_norm_running_stats_and_eval(momentum):
     tmod, hmod = pair("BatchNorm2d", 5, momentum=momentum)

@@ -312,6 +312,17 @@ void setData(const NodePtr &leaf, const void *data);
 /// snapshot of the old values); backward() through such a graph to a
 /// leaf that requires a gradient is an error.
 void overwrite(const NodePtr &leaf, const void *data);
+/// overwrite() with the values of `value` (same dtype and shape), computed
+/// later: the tensors built on the leaf before keep its old values at once,
+/// and the write is done, with every other write deferred so, in one
+/// compiled call, at the latest when the leaf is read again (realized, or
+/// built on: a new tensor reading it first flushes the writes). backward()
+/// computes the deferred writes with the loss, in the same forward: a
+/// batch norm's running statistics cost no second pass over the layers
+/// below it.
+void deferOverwrite(const NodePtr &leaf, const NodePtr &value);
+/// Performs every deferred write now (one compiled call for all of them).
+void flushDeferredWrites();
 /// A constant: part of the compiled code (a change compiles anew).
 NodePtr full(DType dtype, std::vector<int64_t> shape, double value);
 /// full() of `real` + `imag` i (a complex dtype unless `imag` is 0).

@@ -940,7 +940,7 @@ func.func @id(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 func.func @seed_needed(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'harp.autodiff' op seed may be omitted only when @id returns one float scalar or 0-d float tensor; give one cotangent per result}}
+  // expected-error @+1 {{'harp.autodiff' op seed may be omitted only when @id's first result is a float scalar or 0-d float tensor; give one cotangent per result}}
   %0:2 = harp.autodiff @id(%x) wrt [0] : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
   return
 }

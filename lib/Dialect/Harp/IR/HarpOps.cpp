@@ -600,17 +600,17 @@ LogicalResult AutodiffOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("callee @") << getCallee() << " returns nothing";
 
   if (getSeeds().empty()) {
-    Type only = fnType.getNumResults() == 1 ? fnType.getResult(0) : Type();
-    auto tensor = dyn_cast_or_null<RankedTensorType>(only);
-    bool scalarLoss =
-        only && (tensor ? tensor.getRank() == 0 &&
-                              isa<FloatType>(tensor.getElementType())
-                        : isa<FloatType>(only));
+    // The loss first; any other results are auxiliary outputs.
+    Type loss = fnType.getResult(0);
+    auto tensor = dyn_cast<RankedTensorType>(loss);
+    bool scalarLoss = tensor ? tensor.getRank() == 0 &&
+                                   isa<FloatType>(tensor.getElementType())
+                             : isa<FloatType>(loss);
     if (!scalarLoss)
       return emitOpError("seed may be omitted only when @")
              << getCallee()
-             << " returns one float scalar or 0-d float tensor; give one "
-                "cotangent per result";
+             << "'s first result is a float scalar or 0-d float tensor; give "
+                "one cotangent per result";
   } else {
     if (getSeeds().size() != fnType.getNumResults())
       return emitOpError("has ")

@@ -52,12 +52,19 @@ class GradientBuilder {
 public:
   GradientBuilder(ModuleOp module) : module(module), symbols(module) {}
 
-  /// The gradient function of `f` w.r.t. the arguments set in `wrt`.
+  /// The gradient function of `f` w.r.t. the arguments set in `wrt`,
+  /// taking cotangents of `f`'s first `seeded` results (all by default; the
+  /// others are auxiliary outputs, returned but not differentiated).
   FailureOr<func::FuncOp> get(func::FuncOp f, ArrayRef<bool> wrt,
-                              Operation *requester) {
+                              Operation *requester,
+                              std::optional<unsigned> seeded = std::nullopt) {
     std::string mask;
     for (bool w : wrt)
       mask += w ? '1' : '0';
+    unsigned numResults = f.getFunctionType().getNumResults();
+    unsigned cotangents = seeded ? std::min(*seeded, numResults) : numResults;
+    if (cotangents != numResults)
+      mask += "_s" + std::to_string(cotangents);
     std::string name = ("__harp_grad_" + f.getSymName() + "_" + mask).str();
     if (llvm::is_contained(inProgress, f.getOperation()))
       return requester->emitOpError("differentiates @")
@@ -82,18 +89,18 @@ public:
                       "(use a 0-d tensor for a scalar)",
                failure();
     inProgress.push_back(f.getOperation());
-    FailureOr<func::FuncOp> result = build(f, wrt, name);
+    FailureOr<func::FuncOp> result = build(f, wrt, cotangents, name);
     inProgress.pop_back();
     return result;
   }
 
 private:
   FailureOr<func::FuncOp> build(func::FuncOp f, ArrayRef<bool> wrt,
-                                StringRef name) {
+                                unsigned cotangents, StringRef name) {
     Location loc = f.getLoc();
     FunctionType fnType = f.getFunctionType();
     SmallVector<Type> inputs(fnType.getInputs());
-    llvm::append_range(inputs, fnType.getResults());
+    llvm::append_range(inputs, fnType.getResults().take_front(cotangents));
     SmallVector<Type> results(fnType.getResults());
     for (auto [i, type] : llvm::enumerate(fnType.getInputs()))
       if (wrt[i])
@@ -139,7 +146,8 @@ private:
     };
     unsigned numArgs = fnType.getNumInputs();
     for (auto [k, value] : llvm::enumerate(primal))
-      accumulate(value, entry->getArgument(numArgs + k));
+      if (k < cotangents)
+        accumulate(value, entry->getArgument(numArgs + k));
 
     for (Operation *op : llvm::reverse(forward)) {
       SmallVector<Value> resultCots = llvm::map_to_vector(
@@ -224,7 +232,12 @@ struct HarpAutodiffPass : harp::impl::HarpAutodiffPassBase<HarpAutodiffPass> {
       SmallVector<bool> wrt(op.getArgs().size(), false);
       for (int64_t w : op.getWrt())
         wrt[w] = true;
-      FailureOr<func::FuncOp> grad = builder.get(callee, wrt, op);
+      // Unseeded: the loss (the first result) has cotangent 1, the other
+      // results are auxiliary outputs.
+      std::optional<unsigned> seeded;
+      if (op.getSeeds().empty())
+        seeded = 1;
+      FailureOr<func::FuncOp> grad = builder.get(callee, wrt, op, seeded);
       if (failed(grad))
         return signalPassFailure();
       generated.insert(grad->getOperation());

@@ -316,13 +316,21 @@ def Harp_AutodiffOp : Harp_Op<"autodiff", [
     gradients of `sum(result_k * seed_k)` with respect to the arguments listed
     in `wrt` (strictly increasing indices of float or complex arguments).
     `seed` gives one cotangent per callee result, typed like it; it may be
-    omitted when the callee returns one float scalar or 0-d float tensor,
-    which then has cotangent 1. The `harp-autodiff` pass replaces this op by
-    a call to a generated gradient function.
+    omitted when the callee's first result is a float scalar or 0-d float
+    tensor (a loss), which then has cotangent 1. The callee's other results
+    are then auxiliary outputs: returned with the loss but not
+    differentiated (the running statistics a training step updates, computed
+    in the same pass over the forward as the loss and its gradients). The
+    `harp-autodiff` pass replaces this op by a call to a generated gradient
+    function.
 
     ```mlir
     %loss, %gw = harp.autodiff @loss(%x, %w) wrt [1]
         : (tensor<8x4xf32>, tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+    // @stats returns (loss, mean): the mean comes back, undifferentiated.
+    %l, %mean, %g = harp.autodiff @stats(%x, %w) wrt [1]
+        : (tensor<8x4xf32>, tensor<4xf32>)
+        -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$args,
