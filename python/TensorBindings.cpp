@@ -800,9 +800,16 @@ it (once per graph structure) and run it.)");
             NodePtr value = detail::expand(
                 detail::cast(operand(dst, src), detail::dtypeOf(dst)),
                 shapeVector(dst));
-            const Array &data = detail::realize(value);
             if (shapeVector(value) != shapeVector(dst))
               throw Error("copy_: cannot broadcast to the destination");
+            // A computed value is written later, with the other deferred
+            // writes (an optimizer's updates of every parameter: one
+            // compiled call), before anything reads dst.
+            if (!detail::isLeaf(value) && detail::isLeaf(dst)) {
+              detail::deferOverwrite(dst, value);
+              return dst;
+            }
+            const Array &data = detail::realize(value);
             detail::overwrite(dst, data.data());
             return dst;
           },

@@ -141,15 +141,21 @@ class SGD(Optimizer):
             g = -g
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
+        # Each write's value is used where the written tensor would be read
+        # again: copy_ of a computed value is deferred, and the updates of
+        # every parameter are done together in one compiled call when the
+        # parameters are next read (a read of a written tensor would do
+        # the writes so far at once).
         momentum = group["momentum"]
         if momentum:
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = _zeros_like(p)
-                buf.copy_(g)
+                new = g
             else:
-                buf.copy_(buf * momentum + g * (1 - group["dampening"]))
-            g = g + buf * momentum if group["nesterov"] else buf
+                new = buf * momentum + g * (1 - group["dampening"])
+            buf.copy_(new)
+            g = g + new * momentum if group["nesterov"] else new
         p.copy_(p - g * group["lr"])
 
 
@@ -178,9 +184,10 @@ class Adam(Optimizer):
             g = -g
         lr, wd = group["lr"], group["weight_decay"]
         b1, b2 = group["betas"]
+        param = p  # the value the update starts from (see SGD._update)
         if wd:
             if self._decoupled:
-                p.copy_(p * (1 - lr * wd))
+                param = p * (1 - lr * wd)
             else:
                 g = g + p * wd
         if not state:
@@ -191,16 +198,16 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = _zeros_like(p)
         state["step"] += 1
         t = state["step"]
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m.copy_(m * b1 + g * (1 - b1))
-        v.copy_(v * b2 + g * g * (1 - b2))
+        m = state["exp_avg"] * b1 + g * (1 - b1)
+        v = state["exp_avg_sq"] * b2 + g * g * (1 - b2)
+        state["exp_avg"].copy_(m)
+        state["exp_avg_sq"].copy_(v)
         if group["amsgrad"]:
-            vmax = state["max_exp_avg_sq"]
-            vmax.copy_(vmax.maximum(v))
-            v = vmax
+            v = state["max_exp_avg_sq"].maximum(v)
+            state["max_exp_avg_sq"].copy_(v)
         bias1, bias2 = 1 - b1 ** t, 1 - b2 ** t
         denom = v.sqrt() * (1 / math.sqrt(bias2)) + group["eps"]
-        p.copy_(p - m / denom * (lr / bias1))
+        p.copy_(param - m / denom * (lr / bias1))
 
 
 class AdamW(Adam):
