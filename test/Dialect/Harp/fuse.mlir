@@ -531,3 +531,72 @@ func.func @slice_of_shared_reduction(%x: tensor<9x4xf32>) -> (tensor<5xf32>, ten
   %t = harp.view %s <(d0) -> (d0 + 2)> : tensor<9xf32> -> tensor<5xf32>
   return %t, %s : tensor<5xf32>, tensor<9xf32>
 }
+
+// -----
+
+// A producer read by a contraction through overlapping windows (a
+// convolution's input gradient reading the output gradient as `h - k`) is
+// not fused: it would be computed once per tap, and the contraction would
+// no longer be a product of two operands for harp-vectorize to tile.
+// CHECK-LABEL: func.func @no_fusion_through_windows_into_contraction
+// CHECK: %[[G:.*]] = harp.map_reduce ins(%arg0, %arg2
+// CHECK: arith.mulf
+// CHECK: %[[V:.*]] = harp.view %[[G]]
+// CHECK: harp.map_reduce ins(%[[V]], %{{.*}} :
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: arith.mulf %[[A]], %[[B]]
+// CHECK-NEXT: harp.yield
+// CHECK: reduce(sum, dims = [2])
+func.func @no_fusion_through_windows_into_contraction(%dy: tensor<2x8xf32>, %w: tensor<3xf32>, %s: tensor<2x8xf32>) -> tensor<2x10xf32> {
+  %g = harp.map_reduce ins(%dy, %s : tensor<2x8xf32>, tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    harp.yield %m : f32
+  } : tensor<2x8xf32>
+  %gv = harp.view %g <(n, h, k) -> (n, h - k), mask_ge = (n, h, k) -> (h - k, -h + k + 7)> : tensor<2x8xf32> -> tensor<2x10x3xf32>
+  %wv = harp.view %w <(n, h, k) -> (k)> : tensor<3xf32> -> tensor<2x10x3xf32>
+  %dx = harp.map_reduce ins(%gv, %wv : tensor<2x10x3xf32>, tensor<2x10x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2]) : tensor<2x10xf32>
+  return %dx : tensor<2x10xf32>
+}
+
+// -----
+
+// Read through overlapping windows by a reduction (a max pool), a producer
+// would be computed once per tap, even where the pool is its only reader
+// (its work would not move but be copied per tap): it is not fused. An
+// element-wise consumer reading it through the same windows recomputes it
+// under the recompute bound.
+// CHECK-LABEL: func.func @windows_recompute
+// CHECK: %[[E:.*]] = harp.map_reduce ins(%arg0 : tensor<10xf32>)
+// CHECK: math.exp
+// CHECK: %[[V:.*]] = harp.view %[[E]]
+// CHECK: harp.map_reduce ins(%[[V]] : tensor<8x3xf32>)
+// CHECK-NOT: math.exp
+// CHECK: reduce(max, dims = [1])
+// CHECK: harp.map_reduce ins(%{{.*}} : tensor<8x3xf32>)
+// CHECK: math.exp
+// CHECK: math.sqrt
+// NORECOMPUTE-LABEL: func.func @windows_recompute
+// NORECOMPUTE-COUNT-3: harp.map_reduce
+func.func @windows_recompute(%x: tensor<10xf32>) -> (tensor<8xf32>, tensor<8x3xf32>) {
+  %r = harp.map_reduce ins(%x : tensor<10xf32>) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    harp.yield %e : f32
+  } : tensor<10xf32>
+  %rv = harp.view %r <(o, k) -> (o + k)> : tensor<10xf32> -> tensor<8x3xf32>
+  %p = harp.map_reduce ins(%rv : tensor<8x3xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(max, dims = [1]) : tensor<8xf32>
+  %q = harp.map_reduce ins(%rv : tensor<8x3xf32>) {
+  ^bb0(%a: f32):
+    %s = math.sqrt %a : f32
+    harp.yield %s : f32
+  } : tensor<8x3xf32>
+  return %p, %q : tensor<8xf32>, tensor<8x3xf32>
+}

@@ -49,6 +49,45 @@ static bool broadcasts(ViewAttr layout, ArrayRef<int64_t> domain) {
   return false;
 }
 
+/// Whether `layout` reads some source element at several points of
+/// `domain`: a broadcast, or windows that overlap (a convolution's `h + kh`,
+/// its input gradient's `h - kh`). A producer fused through it is computed
+/// once per read. Decided as readsEachPointOnce does (dims solved one at a
+/// time from results where they are the only unsolved dim, coefficient
+/// +-1), dims of extent one solved from the start.
+static bool readsRepeatedly(ViewAttr layout, ArrayRef<int64_t> domain) {
+  if (!layout)
+    return false;
+  AffineMap map = layout.getMap();
+  unsigned rank = map.getNumDims();
+  SmallVector<bool> solved(rank, false);
+  for (auto [d, size] : llvm::enumerate(domain))
+    solved[d] = size == 1;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (AffineExpr e : map.getResults()) {
+      std::optional<unsigned> only;
+      unsigned unsolved = 0;
+      for (unsigned d = 0; d < rank; ++d)
+        if (!solved[d] && e.isFunctionOfDim(d)) {
+          ++unsolved;
+          only = d;
+        }
+      if (unsolved != 1)
+        continue;
+      AffineExpr dim = getAffineDimExpr(*only, map.getContext());
+      AffineExpr step =
+          simplifyAffineExpr(e.replace(dim, dim + 1) - e, rank, 0);
+      auto c = dyn_cast<AffineConstantExpr>(step);
+      if (!c || (c.getValue() != 1 && c.getValue() != -1))
+        continue;
+      solved[*only] = true;
+      progress = true;
+    }
+  }
+  return !llvm::all_of(solved, [](bool s) { return s; });
+}
+
 /// The work a producer's region does per element (constants are free).
 static unsigned regionCost(MapReduceOp op) {
   unsigned cost = 0;
@@ -94,11 +133,19 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
       if (!producer || producer.hasReduction())
         continue;
       // Fusing a producer that has other readers, or that is read through a
-      // broadcast, recomputes it: only if it is cheap.
-      bool broadcast = broadcasts(layout, consumer.getDomainShape());
-      if (broadcast && isContraction(consumer))
+      // broadcast or overlapping windows, recomputes it: only if it is
+      // cheap, and never into a reduction, whose loop would compute it once
+      // per output column or window tap. Fused one by one, each producer
+      // under the bound, a chain adds up there: a batch norm's backward
+      // (16 operands) fused into a depthwise convolution's input gradient
+      // (the fold `h - kh`) was computed 9 times per element, in one scalar
+      // kernel of masked gathers that took 28 of a MobileNet step's 99 ms;
+      // into a contraction it would also hide the product that
+      // harp-vectorize tiles.
+      bool repeated = readsRepeatedly(layout, consumer.getDomainShape());
+      if (repeated && consumer.hasReduction())
         continue;
-      bool moves = readOnlyBy(producer.getResult(), consumer) && !broadcast;
+      bool moves = readOnlyBy(producer.getResult(), consumer) && !repeated;
       if (!moves && regionCost(producer) > options.recomputeBound)
         continue;
       llvm::SetVector<Value> distinct(consumer.getInputs().begin(),
