@@ -730,6 +730,16 @@ struct Jit::Impl {
       ++stats.memoryHits;
       return it->second;
     }
+    // HARP_DEBUG_DUMP_IR=DIR: each module compiled or loaded from the disk
+    // cache, as DIR/<key>.mlir (the programs the Tensor API builds, for
+    // harp-opt and harp-run).
+    if (std::optional<std::string> dir =
+            llvm::sys::Process::GetEnv("HARP_DEBUG_DUMP_IR")) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(*dir + "/" + key + ".mlir", ec);
+      if (!ec)
+        os << text;
+    }
     auto sigs = harp::jit::signaturesOf(module);
     if (!sigs)
       return sigs.takeError();
