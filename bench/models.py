@@ -34,6 +34,8 @@ ROOT = os.path.dirname(BENCH)
 BUILD = os.path.join(ROOT, "build")
 PYTHON_DIR = os.path.join(BUILD, "python")
 sys.path.insert(0, os.path.join(ROOT, "examples"))
+sys.path.insert(0, BENCH)
+from run import fmt_time  # noqa: E402  (bench/run.py: the suite's formats)
 
 BATCHES = 4        # distinct batches, cycled
 LOSS_STEPS = 3     # steps whose losses are compared
@@ -561,14 +563,6 @@ def machine(args):
             "date": time.strftime("%Y-%m-%d %H:%M")}
 
 
-def fmt_time(s):
-    if s is None:
-        return "-"
-    if s >= 1:
-        return f"{s:.3g} s"
-    return f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} us"
-
-
 WRITES = re.compile(r"memref<([0-9x?]+)x(f32|f64|i64|i32|i8|i1|i16|f16|bf16)>")
 BYTES = {"f32": 4, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "f16": 2,
          "bf16": 2, "i8": 1, "i1": 1}
@@ -759,7 +753,6 @@ def main():
                          "build it first (scripts/build.sh harp-python)")
 
     # Both sides on the same threads and ISA (bench/run.py's environment).
-    sys.path.insert(0, BENCH)
     import run as suite
     limits = None
     if args.cpu:

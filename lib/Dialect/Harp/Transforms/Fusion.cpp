@@ -49,20 +49,14 @@ static bool broadcasts(ViewAttr layout, ArrayRef<int64_t> domain) {
   return false;
 }
 
-/// Whether `layout` reads some source element at several points of
-/// `domain`: a broadcast, or windows that overlap (a convolution's `h + kh`,
-/// its input gradient's `h - kh`). A producer fused through it is computed
-/// once per read. Decided as readsEachPointOnce does (dims solved one at a
-/// time from results where they are the only unsolved dim, coefficient
-/// +-1), dims of extent one solved from the start.
-static bool readsRepeatedly(ViewAttr layout, ArrayRef<int64_t> domain) {
-  if (!layout)
-    return false;
-  AffineMap map = layout.getMap();
+/// Whether every dim of `map` can be solved for from its results, one at a
+/// time, each from a result where it is the only unsolved dim, with
+/// coefficient +-1 (`y - ky` once `ky` is read bare), starting from the
+/// dims `solved` marks: then `map` reads a distinct source index at every
+/// point of its domain. A pooling window `2 y + ky` is not solved: its
+/// reads may overlap.
+static bool solvesEveryDim(AffineMap map, SmallVector<bool> solved) {
   unsigned rank = map.getNumDims();
-  SmallVector<bool> solved(rank, false);
-  for (auto [d, size] : llvm::enumerate(domain))
-    solved[d] = size == 1;
   for (bool progress = true; progress;) {
     progress = false;
     for (AffineExpr e : map.getResults()) {
@@ -85,7 +79,20 @@ static bool readsRepeatedly(ViewAttr layout, ArrayRef<int64_t> domain) {
       progress = true;
     }
   }
-  return !llvm::all_of(solved, [](bool s) { return s; });
+  return llvm::all_of(solved, [](bool s) { return s; });
+}
+
+/// Whether `layout` reads some source element at several points of
+/// `domain`: a broadcast, or windows that overlap (a convolution's `h + kh`,
+/// its input gradient's `h - kh`). A producer fused through it is computed
+/// once per read. Dims of extent one read nothing twice.
+static bool readsRepeatedly(ViewAttr layout, ArrayRef<int64_t> domain) {
+  if (!layout)
+    return false;
+  SmallVector<bool> solved;
+  for (int64_t size : domain)
+    solved.push_back(size == 1);
+  return !solvesEveryDim(layout.getMap(), std::move(solved));
 }
 
 /// The work a producer's region does per element (constants are free).
@@ -269,36 +276,9 @@ static bool yieldsItsArgument(MapReduceOp op) {
 }
 
 /// Whether `map` reads a distinct source index at every point of its
-/// domain: its dims can be solved for one at a time, each from a result
-/// where it is the only unsolved dim, with coefficient +-1 (`y - ky` once
-/// `ky` is read bare). A pooling window `2 y + ky` is not solved: its
-/// reads may overlap.
+/// domain (solvesEveryDim).
 static bool readsEachPointOnce(AffineMap map) {
-  unsigned rank = map.getNumDims();
-  SmallVector<bool> solved(rank, false);
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (AffineExpr e : map.getResults()) {
-      std::optional<unsigned> only;
-      unsigned unsolved = 0;
-      for (unsigned d = 0; d < rank; ++d)
-        if (!solved[d] && e.isFunctionOfDim(d)) {
-          ++unsolved;
-          only = d;
-        }
-      if (unsolved != 1)
-        continue;
-      AffineExpr dim = getAffineDimExpr(*only, map.getContext());
-      AffineExpr step =
-          simplifyAffineExpr(e.replace(dim, dim + 1) - e, rank, 0);
-      auto c = dyn_cast<AffineConstantExpr>(step);
-      if (!c || (c.getValue() != 1 && c.getValue() != -1))
-        continue;
-      solved[*only] = true;
-      progress = true;
-    }
-  }
-  return llvm::all_of(solved, [](bool s) { return s; });
+  return solvesEveryDim(map, SmallVector<bool>(map.getNumDims(), false));
 }
 
 /// A sum over a fold of a contraction read only by it (a view whose index
