@@ -331,6 +331,15 @@ void harp::detail::backward(const NodePtr &loss,
   // with the loss, as auxiliary results of the same forward. Gradients go
   // to the leaves the loss reads, not to those only the writes read.
   std::vector<std::pair<NodePtr, NodePtr>> writes = takeDeferredWrites();
+  // Until they are done, a failure (a graph that cannot be planned or
+  // compiled, a run that fails) gives them back.
+  struct GiveBack {
+    std::vector<std::pair<NodePtr, NodePtr>> *writes;
+    ~GiveBack() {
+      if (writes)
+        restoreDeferredWrites(std::move(*writes));
+    }
+  } giveBack{&writes};
   std::vector<NodePtr> roots = {loss};
   for (const auto &write : writes)
     if (write.second->backend == loss->backend)
@@ -354,10 +363,8 @@ void harp::detail::backward(const NodePtr &loss,
                   "it; build the graph again from its new values");
     wrt.push_back(i);
   }
-  if (wrt.empty()) {
-    restoreDeferredWrites(std::move(writes));
+  if (wrt.empty())
     throw Error("backward: no tensor in the graph requires a gradient");
-  }
   std::string key = plan.key + "\x01grad";
   key.append(reinterpret_cast<const char *>(wrt.data()),
              wrt.size() * sizeof(int64_t));
@@ -377,13 +384,8 @@ void harp::detail::backward(const NodePtr &loss,
       },
       "of backward() (the gradients of a " + dtypeName(loss->dtype) + " loss)",
       plan.args);
-  std::vector<Array> results;
-  try {
-    results = run(*exe, plan.args);
-  } catch (...) {
-    restoreDeferredWrites(std::move(writes));
-    throw;
-  }
+  std::vector<Array> results = run(*exe, plan.args);
+  giveBack.writes = nullptr;
   if (loss->kind != Kind::Leaf) {
     loss->data = results[0];
     loss->epoch = nextEpoch();

@@ -563,6 +563,19 @@ def test_batch_norm_deferred_statistics_read_in_order():
     close(alias, tmod.running_mean)
 
 
+def test_batch_norm_statistics_survive_a_failed_backward():
+    # backward() takes the deferred writes to compute them with its loss; a
+    # backward() that fails gives them back, and a read does them.
+    tmod, hmod = pair("BatchNorm1d", 3)
+    x = rand(6, 3, seed=3)
+    hmod(harp.tensor(x))
+    tmod(torch.tensor(x))
+    with pytest.raises(harp.HarpError, match="requires a gradient"):
+        (harp.tensor(x) * 2.0).sum().backward()
+    close(hmod.running_mean, tmod.running_mean)
+    close(hmod.running_var, tmod.running_var)
+
+
 @pytest.mark.parametrize("momentum", [0.1, None])
 def test_batch_norm_running_stats_and_eval(momentum):
     tmod, hmod = pair("BatchNorm2d", 5, momentum=momentum)
