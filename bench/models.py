@@ -761,15 +761,21 @@ def main():
             raise SystemExit(f"models.py: this machine cannot run {args.cpu} "
                              f"code ({target.get('runs here')})")
         limits = suite.ISA_LIMITS.get(int(target["vector bits"]))
-    env = suite.thread_env(args.nthreads,
-                           limits["coretypes"][0] if limits else None,
-                           limits, args.cpu or None)
+    # PyTorch's matmuls go to OpenBLAS, held to the profile's first coretype;
+    # natively to OpenBLAS's best for the machine's vector width (as
+    # bench/run.py's NumPy anchor): left to pick its kernel on a CPU newer
+    # than the library (a Sapphire Rapids core), it ran PyTorch's MLP step
+    # at half the speed it reaches with AVX2 code.
+    native_bits = int(suite.describe_cpu("")["vector bits"])
+    coretype = (limits or suite.ISA_LIMITS[native_bits])["coretypes"][0]
+    env = suite.thread_env(args.nthreads, coretype, limits, args.cpu or None)
     env["PYTHONPATH"] = PYTHON_DIR + (
         ":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("HARP_PROFILE", None)
 
     facts = machine(args)
     facts["anchor_limits"] = limits
+    facts["openblas_coretype"] = coretype
     facts["no_cold"] = args.no_cold
     facts["copy_gbps"] = copy_bandwidth()
     print("harp model-step benchmark: training steps (forward, loss, backward, "
@@ -779,7 +785,8 @@ def main():
     print(f"  harp profile: {facts['profile']}"
           + (f"; PyTorch ATEN_CPU_CAPABILITY={limits['aten']}, "
              f"ONEDNN_MAX_CPU_ISA={limits['onednn']}" if limits else
-             "; PyTorch: its default ISA"))
+             "; PyTorch: its default ISA")
+          + f"; OPENBLAS_CORETYPE={coretype}")
     print(f"  threads: {args.nthreads} (torch.set_num_threads; harp "
           f"set_options(threads={args.nthreads > 1}) with OMP_NUM_THREADS)")
     print(f"  PyTorch {facts['torch']}, NumPy {facts['numpy']}, Python "
