@@ -265,6 +265,12 @@ void harp::detail::restoreDeferredWrites(
   }
 }
 
+/// Whether any write is deferred.
+static bool deferredWritesQueued() {
+  std::lock_guard<std::mutex> lock(deferredMutex);
+  return !deferredWrites().empty();
+}
+
 /// Drops the deferred write of `leaf`, which a new write replaces.
 static void cancelDeferredWrite(Node &leaf) {
   std::lock_guard<std::mutex> lock(deferredMutex);
@@ -387,9 +393,9 @@ bool harp::detail::isLeaf(const NodePtr &node) {
   return node->kind == Kind::Leaf;
 }
 
-void harp::detail::setData(const NodePtr &leaf, const void *data) {
-  if (leaf->kind != Kind::Leaf)
-    throw Error("set_data: only leaves (from_data, input) take new values");
+/// Writes `data` into the leaf's storage (a write that replaces its
+/// deferred one).
+static void writeData(const NodePtr &leaf, const void *data) {
   cancelDeferredWrite(*leaf);
   if (!leaf->data)
     leaf->data = Array::uninitialized(
@@ -398,6 +404,17 @@ void harp::detail::setData(const NodePtr &leaf, const void *data) {
     std::memcpy(leaf->data->data(), data, leaf->data->byteSize());
   leaf->hasValues = true;
   leaf->epoch = nextEpoch();
+}
+
+void harp::detail::setData(const NodePtr &leaf, const void *data) {
+  if (leaf->kind != Kind::Leaf)
+    throw Error("set_data: only leaves (from_data, input) take new values");
+  // The deferred writes may read the values the leaf has now, and set_data
+  // (unlike an in-place write, which snapshots them) gives the tensors built
+  // before the new ones: they are done first.
+  if (deferredWritesQueued())
+    flushDeferredWrites();
+  writeData(leaf, data);
 }
 
 /// Moves the tensors built on `leaf` onto a snapshot of its values, before
@@ -438,7 +455,7 @@ void harp::detail::overwrite(const NodePtr &leaf, const void *data) {
     throw Error("copy_: only leaves (from_data, input, detach) are written "
                 "in place");
   snapshotUsers(leaf);
-  setData(leaf, data);
+  writeData(leaf, data);
 }
 
 void harp::detail::deferOverwrite(const NodePtr &leaf, const NodePtr &value) {

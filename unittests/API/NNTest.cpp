@@ -312,6 +312,29 @@ TEST(NN, BatchNormTrainingUpdatesRunningStatistics) {
   }
 }
 
+TEST(NN, BatchNormStatisticsReadTheInputTheyWereComputedOn) {
+  // The running statistics are written later (deferred writes), but from
+  // the values the input had at the forward: new values set into the input
+  // before the write is done do not reach them.
+  Shape xs = {2, 2, 3};
+  std::vector<double> first = randomValues(count(xs), 5);
+  D x = D::input("x", xs);
+  x.set_data(first);
+  D runningMean = D::from_data({0.0, 0.0}, {2});
+  D runningVar = D::from_data({1.0, 1.0}, {2});
+  D out = nn::batch_norm(x, runningMean, runningVar, std::nullopt, std::nullopt,
+                         /*training=*/true, /*momentum=*/1.0, 1e-5);
+  x.set_data(randomValues(count(xs), 6));
+  std::vector<double> rm = runningMean.data();
+  for (int64_t c = 0; c < 2; ++c) {
+    double m = 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t s = 0; s < 3; ++s)
+        m += first[n * 6 + c * 3 + s];
+    EXPECT_NEAR(rm[c], m / 6, 1e-12) << "channel " << c;
+  }
+}
+
 TEST(NN, LayerNormAndGroupNormMatchLoops) {
   Shape xs = {3, 4, 5};
   std::vector<double> x = randomValues(count(xs), 18);
