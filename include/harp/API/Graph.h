@@ -304,6 +304,7 @@ bool isLeaf(const NodePtr &node);
 /// New values for a leaf (same dtype and shape), as for an input():
 /// tensors computed from the leaf, before or after, use them (values
 /// realized from the old ones are recomputed on their next realize()).
+/// Deferred writes (deferOverwrite) are done first, from the old values.
 void setData(const NodePtr &leaf, const void *data);
 /// An in-place write of new values into a leaf (same dtype and shape), as
 /// PyTorch's copy_ or an optimizer step: the leaf's storage is written (a
