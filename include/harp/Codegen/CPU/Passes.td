@@ -82,6 +82,12 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     dim is read by one operand (not a depthwise convolution's channel) and
     each reduced dim by both.
 
+    A sum of products that reads an operand through a window on one of its
+    outer dims while a reduced dim is innermost (a 1-d convolution over a
+    transposed embedding, `E[n, o + k, c]`), so that each lane of an output
+    vector would load a row apart, reads a copy of that operand with the
+    window's dim innermost instead (a permutation, one pass over it).
+
     ```mlir
     // after: B (256 x 1024) packed into 32 panels of 256 x 32
     %bp = linalg.generic ... ins(%b : tensor<256x1024xf32>)
