@@ -305,6 +305,17 @@ it (once per graph structure) and run it.)");
       return detail::binary(op, a, operand(a, b));
     };
   };
+  auto compare = [](BinaryOp op) {
+    return [op](const NodePtr &a, const py::object &b) -> py::object {
+      static py::handle numpyScalar = // kept for the process
+          py::object(py::module_::import("numpy").attr("generic")).release();
+      if (!py::isinstance<PyTensor>(b) && !py::isinstance<py::array>(b) &&
+          !py::isinstance<py::float_>(b) && !py::isinstance<py::int_>(b) &&
+          !PyComplex_Check(b.ptr()) && !py::isinstance(b, numpyScalar))
+        return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+      return py::cast(detail::binary(op, a, operand(a, b)));
+    };
+  };
   auto rbin = [](BinaryOp op) {
     return [op](const NodePtr &a, const py::object &b) {
       return detail::binary(op, operand(a, b), a);
@@ -391,8 +402,35 @@ it (once per graph structure) and run it.)");
       .def("__gt__", bin(BinaryOp::Gt))
       .def("__ge__", bin(BinaryOp::Ge))
       .def("eq", bin(BinaryOp::Eq), py::arg("other"),
-           "Element-wise ==, a bool tensor (== itself compares handles).")
-      .def("ne", bin(BinaryOp::Ne), py::arg("other"), "Element-wise !=.")
+           "Element-wise ==, a bool tensor (torch.eq).")
+      .def("ne", bin(BinaryOp::Ne), py::arg("other"),
+           "Element-wise !=, a bool tensor (torch.ne).")
+      // == and != are element-wise, as in PyTorch; an operand that is not
+      // a tensor, an array or a number (None, a string) gives way to
+      // Python's identity comparison. Tensors stay hashable by identity.
+      .def("__eq__", compare(BinaryOp::Eq))
+      .def("__ne__", compare(BinaryOp::Ne))
+      .def("__hash__",
+           [](const py::handle &self) {
+             return static_cast<py::ssize_t>(
+                 std::hash<const void *>()(self.ptr()));
+           })
+      .def(
+          "__bool__",
+          [](const NodePtr &n) {
+            int64_t count = 1;
+            for (int64_t s : detail::shapeOf(n))
+              count *= s;
+            if (count != 1)
+              throw Error(
+                  "bool: the truth value of a tensor of " +
+                  std::to_string(count) +
+                  " elements is ambiguous; use .any() or .all() (shape " +
+                  detail::shapeStr(detail::shapeOf(n)) + ")");
+            return toNumpy(n).attr("item")().cast<py::object>().attr(
+                "__bool__")();
+          },
+          "The truth value of a one-element tensor.")
       .def("__and__", bin(BinaryOp::BitAnd))
       .def("__rand__", rbin(BinaryOp::BitAnd))
       .def("__or__", bin(BinaryOp::BitOr))

@@ -49,8 +49,9 @@ NodePtr harp::detail::reduce(ReduceOp kind, NodePtr a,
     return binary(BinaryOp::Mul, sum,
                   full(d, {}, count ? 1.0 / static_cast<double>(count) : NAN));
   }
+  // A sum or product of bools counts in int64, as PyTorch's does.
   if ((kind == ReduceOp::Sum || kind == ReduceOp::Prod) && d == DType::Bool)
-    throw Error(name + ": not defined for bool; cast first");
+    return reduce(kind, cast(a, DType::I64), std::move(axes), keepdim);
   if ((kind == ReduceOp::Max || kind == ReduceOp::Min) && isComplex(d))
     throw Error(name + ": not defined for complex tensors (" + dtypeName(d) +
                 " " + shapeStr(a->shape) + "): they are unordered");

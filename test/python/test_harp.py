@@ -236,6 +236,36 @@ def test_elementwise_integer_and_comparison_ops_against_torch():
     close(harp.tensor(x, harp.float64).astype(harp.int32).numpy(), torch.tensor(x).to(torch.int32))
 
 
+def test_equality_operators_are_elementwise_as_in_torch():
+    a = np.array([[7, -7, 5], [-3, 8, 0]], np.int64)
+    b = np.array([[2, -7, -2], [2, 8, 1]], np.int64)
+    ha, hb, ta, tb = harp.tensor(a), harp.tensor(b), torch.tensor(a), torch.tensor(b)
+    for op in ["__eq__", "__ne__"]:
+        close(getattr(ha, op)(hb).numpy(), getattr(ta, op)(tb))
+        close(getattr(ha, op)(0).numpy(), getattr(ta, op)(0))
+        close(getattr(ha, op)(np.int64(8)).numpy(), getattr(ta, op)(8))
+        close(getattr(ha, op)(b).numpy(), getattr(ta, op)(tb))
+    close((ha == hb[0]).numpy(), ta == tb[0])               # broadcasting
+    close((5 == ha).numpy(), 5 == ta)                       # reflected
+    f = harp.tensor(np.array([0.5, np.nan, 2.0]))
+    assert (f == 0.5).numpy().tolist() == [True, False, False]
+    assert (f != f).numpy().tolist() == [False, True, False]  # NaN != NaN
+    # Accuracy counts as training loops write them: a bool sum is int64.
+    count = (ha == hb).sum()
+    assert count.dtype == harp.int64 and count.item() == 2
+    assert (ha != hb).sum(dim=0).numpy().tolist() == [2, 0, 2]
+    # Anything else compares by identity, as for torch tensors.
+    assert (ha == None) is False and (ha != None) is True
+    assert (ha == "a") is False
+    # Tensors hash by identity: dict keys, sets, `in`.
+    assert {ha: 1, hb: 2}[hb] == 2 and ha in {ha} and hb not in {ha}
+    assert ha in [ha]
+    # bool() of one element is its value; of more it raises, naming both.
+    assert bool(harp.tensor([3.0]) == 3.0) and not harp.tensor(0.0)
+    with pytest.raises(harp.HarpError, match=r"6 elements is ambiguous.*\[2, 3\]"):
+        bool(ha == hb)
+
+
 def test_broadcasting_and_promotion():
     a = harp.tensor(np.ones((2, 1, 3), np.float32))
     b = harp.tensor(np.arange(4, dtype=np.int32).reshape(4, 1))
