@@ -331,7 +331,13 @@ matchFlatWindow(linalg::GenericOp op, const Config &config, unsigned lanes) {
     }
     window = input;
   }
-  if (!window)
+  // A correlation (a convolution's weight gradient, dW[kh, kw] summing
+  // X[oh + kh, ow + kw] dY[oh, ow] over the image) has the window's roles
+  // swapped: its short output is the filter and its long reduced dims the
+  // image's. Flattened, its rows of 3 taps were copied into planes and
+  // summed across them; harp-tile-and-vectorize sums it along the image's
+  // rows instead.
+  if (!window || (ranges[kh] > outRows && ranges[kw] > outCols))
     return std::nullopt;
   auto xType = cast<RankedTensorType>(window->get().getType());
   int64_t xRank = xType.getRank();

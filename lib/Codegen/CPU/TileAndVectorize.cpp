@@ -126,6 +126,49 @@ static std::optional<unsigned> largestInputContiguousDim(linalg::LinalgOp op) {
   return contiguousDim(op.getMatchingIndexingMap(largest));
 }
 
+/// The reduced dim a correlation reads its largest input contiguously
+/// along: that input's last result a window `dp + dr` (unit coefficients)
+/// whose longest dim dr is reduced and at least a vector long, every other
+/// input reading dr, if at all, as its last result (plain or in such a
+/// window). A convolution's weight gradient reads its image so,
+/// X[n, c, oh + kh, ow + kw] summed over (n, oh, ow) for each tap (kh, kw):
+/// with the tap fixed, a row of X along ow is a contiguous vector, as is
+/// dY's. A convolution (`ow + kw` with kw reduced) reduces the short dim
+/// and is not one.
+static std::optional<unsigned> correlationReducedDim(linalg::LinalgOp op,
+                                                     int64_t lanes) {
+  OpOperand *largest = largestInput(op);
+  if (!largest)
+    return std::nullopt;
+  AffineMap map = op.getMatchingIndexingMap(largest);
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  std::optional<unsigned> longest;
+  bool unitSum = true;
+  map.getResults().back().walk([&](AffineExpr e) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (!longest || ranges[d.getPosition()] > ranges[*longest])
+        longest = d.getPosition();
+    } else if (isa<AffineConstantExpr>(e) ||
+               e.getKind() != AffineExprKind::Add) {
+      unitSum = false;
+    }
+  });
+  if (!unitSum || !longest || isa<AffineDimExpr>(map.getResults().back()) ||
+      !linalg::isReductionIterator(iterators[*longest]) ||
+      ranges[*longest] < lanes)
+    return std::nullopt;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap other = op.getMatchingIndexingMap(input);
+    for (unsigned i = 0; i + 1 < other.getNumResults(); ++i)
+      if (other.getResult(i).isFunctionOfDim(*longest))
+        return std::nullopt;
+  }
+  return longest;
+}
+
 /// Reduced elements from which a reduction down the rows of its streamed
 /// input is computed row by row (`streamsRows`); a short one (a 3 x 3
 /// window) keeps its accumulators in registers.
@@ -284,6 +327,11 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   bool hasReduction = op.getNumReductionLoops() > 0;
   if (hasReduction) {
     std::optional<unsigned> dim = largestInputContiguousDim(op);
+    bool window = false;
+    if (!dim) {
+      dim = correlationReducedDim(op, lanes);
+      window = dim.has_value();
+    }
     if (dim && linalg::isReductionIterator(iterators[*dim]) &&
         (ranges[*dim] >= lanes || !reusesInputs(op))) {
       int64_t width = config.reductionVectors * lanes;
@@ -292,6 +340,27 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
           op.getNumReductionLoops() == 1) {
         plan.tileSizes[*dim] = width;
         plan.partialReductionDim = *dim;
+      } else if (window && op.getNumDpsInits() == 1) {
+        // Rows of a correlation, reduced over the outer dims too: vectors
+        // of partial sums along the row carried across all of them, one
+        // horizontal sum per output at the end. Planned as the other
+        // kernels, along the result's 3-wide tap rows with a broadcast of
+        // dY per element, a 3x3 depthwise weight gradient over
+        // 32 x 16 x 16 x 16 took 0.53 ms on a Sapphire Rapids core
+        // (AVX-512 code); along the image's rows 0.072 ms.
+        plan.tileSizes[*dim] =
+            ranges[*dim] > width ? width : ranges[*dim] - ranges[*dim] % lanes;
+        plan.partialReductionDim = *dim;
+        // A row of one vector gets its independent multiply-add chains
+        // from the next reduced dim out (rows oh and oh + 1): one chain's
+        // latency bounded it.
+        if (plan.tileSizes[*dim] < width)
+          for (unsigned d = *dim; d-- > 0;)
+            if (linalg::isReductionIterator(iterators[d])) {
+              if (ranges[d] % config.reductionVectors == 0)
+                plan.tileSizes[d] = config.reductionVectors;
+              break;
+            }
       } else {
         plan.tileSizes[*dim] = std::min(ranges[*dim], width);
       }
@@ -570,7 +639,15 @@ tileOnce(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
   if (partialDim) {
     options.setReductionTilingStrategy(
         ReductionTilingStrategy::PartialReductionOuterReduction);
-    options.setReductionDims({*partialDim});
+    // Every tiled reduction dim keeps partial sums (one of them a vector
+    // of them): the outer ones then run as loops that carry the partial
+    // accumulators, merged once after them.
+    SmallVector<unsigned> reductionDims;
+    SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
+    for (auto [d, size] : llvm::enumerate(sizes))
+      if (size != 0 && linalg::isReductionIterator(kinds[d]))
+        reductionDims.push_back(d);
+    options.setReductionDims(reductionDims);
   }
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
@@ -786,8 +863,13 @@ static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
       op = cast<linalg::LinalgOp>(byRow->tiledOps.front());
       op->removeAttr(kVectorTile);
     }
+    // The row is tiled along the reduced dims (all of them partial
+    // reductions, see tileOnce): the vector dim by its tile, the others
+    // by one.
     SmallVector<int64_t> along(sizes.size(), 0);
-    along[*plan->partialReductionDim] = sizes[*plan->partialReductionDim];
+    for (auto [d, iterator] : llvm::enumerate(iterators))
+      if (linalg::isReductionIterator(iterator))
+        along[d] = sizes[d];
     sizes = along;
     interchange.clear();
   }
