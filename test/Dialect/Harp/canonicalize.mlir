@@ -344,3 +344,77 @@ func.func @identity_map_reduce(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<
   } reduce(sum, dims = [1]) : tensor<4xf32>
   return %0, %1 : tensor<4x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A map_reduce whose only use is a permutation view computes its result in
+// the permuted order: a linear layer's weight gradient (x^T @ dY)^T becomes
+// dY^T @ x, its operands read through the permutation, the reduced dims
+// after the parallel ones.
+// CHECK-LABEL: func.func @computed_through_permutation
+// CHECK-SAME: (%[[X:.*]]: tensor<5x6x8xf32>, %[[DY:.*]]: tensor<5x6x4xf32>)
+// CHECK-DAG: %[[A:.*]] = harp.view %[[X]] <(d0, d1, d2, d3) -> (d2, d3, d1)> : tensor<5x6x8xf32> -> tensor<4x8x5x6xf32>
+// CHECK-DAG: %[[B:.*]] = harp.view %[[DY]] <(d0, d1, d2, d3) -> (d2, d3, d0)> : tensor<5x6x4xf32> -> tensor<4x8x5x6xf32>
+// CHECK: %[[R:.*]] = harp.map_reduce ins(%[[A]], %[[B]] : tensor<4x8x5x6xf32>, tensor<4x8x5x6xf32>)
+// CHECK: reduce(sum, dims = [2, 3]) : tensor<4x8xf32>
+// CHECK-NOT: harp.view
+// CHECK: return %[[R]]
+func.func @computed_through_permutation(%x: tensor<5x6x8xf32>, %dy: tensor<5x6x4xf32>) -> tensor<4x8xf32> {
+  %a = harp.view %x <(d0, d1, d2, d3) -> (d2, d3, d0)> : tensor<5x6x8xf32> -> tensor<8x4x5x6xf32>
+  %b = harp.view %dy <(d0, d1, d2, d3) -> (d2, d3, d1)> : tensor<5x6x4xf32> -> tensor<8x4x5x6xf32>
+  %s = harp.map_reduce ins(%a, %b : tensor<8x4x5x6xf32>, tensor<8x4x5x6xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.mulf %p, %q : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2, 3]) : tensor<8x4xf32>
+  %t = harp.view %s <(d0, d1) -> (d1, d0)> : tensor<8x4xf32> -> tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+
+// -----
+
+// Under keepdim the reduced dims move with the view; the index ops of the
+// body name the permuted domain's dims.
+// CHECK-LABEL: func.func @computed_through_permutation_keepdim
+// CHECK: %[[V:.*]] = harp.view %{{.*}} <(d0, d1) -> (d1, d0)> : tensor<4x3xf32> -> tensor<3x4xf32>
+// CHECK: harp.map_reduce ins(%[[V]] : tensor<3x4xf32>)
+// CHECK: harp.index 1
+// CHECK: reduce(max, dims = [0], keepdim) : tensor<1x4xf32>
+// CHECK-NOT: harp.view
+func.func @computed_through_permutation_keepdim(%x: tensor<4x3xf32>) -> tensor<1x4xf32> {
+  %s = harp.map_reduce ins(%x : tensor<4x3xf32>) {
+  ^bb0(%p: f32):
+    %i = harp.index 0
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    %m = arith.addf %p, %f : f32
+    harp.yield %m : f32
+  } reduce(max, dims = [1], keepdim) : tensor<4x1xf32>
+  %t = harp.view %s <(d0, d1) -> (d1, d0)> : tensor<4x1xf32> -> tensor<1x4xf32>
+  return %t : tensor<1x4xf32>
+}
+
+// -----
+
+// Not where the map_reduce has other uses (its result is needed in its own
+// order too) or where the view is no permutation.
+// CHECK-LABEL: func.func @not_computed_through_permutation
+// CHECK: %[[S:.*]] = harp.map_reduce
+// CHECK: harp.view %[[S]] <(d0, d1) -> (d1, d0)>
+// CHECK: %[[E:.*]] = harp.map_reduce
+// CHECK: harp.view %[[E]] <(d0, d1) -> (d1, 0)>
+func.func @not_computed_through_permutation(%x: tensor<4x3xf32>) -> (tensor<3x4xf32>, tensor<4x3xf32>, tensor<3x4xf32>) {
+  %s = harp.map_reduce ins(%x : tensor<4x3xf32>) {
+  ^bb0(%p: f32):
+    %m = arith.mulf %p, %p : f32
+    harp.yield %m : f32
+  } : tensor<4x3xf32>
+  %t = harp.view %s <(d0, d1) -> (d1, d0)> : tensor<4x3xf32> -> tensor<3x4xf32>
+  %e = harp.map_reduce ins(%x : tensor<4x3xf32>) {
+  ^bb0(%p: f32):
+    %m = arith.addf %p, %p : f32
+    harp.yield %m : f32
+  } : tensor<4x3xf32>
+  %u = harp.view %e <(d0, d1) -> (d1, 0)> : tensor<4x3xf32> -> tensor<3x4xf32>
+  return %t, %s, %u : tensor<3x4xf32>, tensor<4x3xf32>, tensor<3x4xf32>
+}
