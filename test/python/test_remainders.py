@@ -333,6 +333,56 @@ def test_conv2d_weight_gradient(dtype, stride, kernel, pad, n, c, f):
           (2, n, n + 2, c), (f, c, kernel, kernel), seed=n + kernel, tol_scale=10)
 
 
+def conv_gradients_against_torch(dtype, x_shape, w_shape, seed, **conv):
+    # Forward and both gradients of a convolution, f32 as well as f64: the
+    # gradients' kernels are vectorized by lane counts that depend on the
+    # element type.
+    import torch.nn.functional as TF
+    import harp.nn.functional as HF
+    np_dtype, h_dtype, tol = DTYPES[dtype]
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1.5, 1.5, size=x_shape).astype(np_dtype)
+    w = rng.uniform(-1.5, 1.5, size=w_shape).astype(np_dtype)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ty = TF.conv2d(tx, tw, **conv)
+    g = rng.uniform(0.5, 1.5, size=tuple(ty.shape)).astype(np_dtype)
+    (ty * torch.tensor(g)).sum().backward()
+    hx, hw = harp.tensor(x, h_dtype), harp.tensor(w, h_dtype)
+    hx.requires_grad = hw.requires_grad = True
+    hy = HF.conv2d(hx, hw, **conv)
+    (hy * harp.tensor(g, h_dtype)).sum().backward()
+    for name, h, t in [("output", hy, ty), ("input gradient", hx.grad, tx.grad),
+                       ("weight gradient", hw.grad, tw.grad)]:
+        expected = t.detach().numpy()
+        scale = max(1.0, float(np.abs(expected).max()))
+        np.testing.assert_allclose(h.numpy(), expected, rtol=tol * 10, atol=tol * 10 * scale,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n,c,h,w,k,stride,pad,mult", [
+    (1, 1, 1, 1, 1, 1, 0, 1), (2, 3, 5, 7, 3, 1, 1, 1), (3, 5, 17, 15, 3, 1, 1, 1),
+    (2, 4, 16, 16, 3, 1, 1, 1), (2, 7, 33, 31, 3, 2, 1, 1), (1, 2, 9, 65, 5, 1, 2, 2),
+    (2, 3, 13, 37, 3, 1, 0, 1), (2, 6, 63, 9, 3, 2, 1, 1)])
+def test_depthwise_conv_gradients(dtype, n, c, h, w, k, stride, pad, mult):
+    # A depthwise convolution's weight gradient is a correlation summed along
+    # the image's rows with vectors of partial sums carried over the batch
+    # and the rows (harp-tile-and-vectorize), not flattened onto planes.
+    conv_gradients_against_torch(dtype, (n, c, h, w), (c * mult, 1, k, k), seed=n + c + h + w,
+                                 stride=stride, padding=pad, groups=c)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n,c,f,h,w,stride", [(1, 1, 1, 1, 1, 1), (2, 3, 5, 7, 9, 1),
+                                              (3, 16, 32, 8, 8, 1), (2, 17, 9, 15, 17, 1),
+                                              (2, 5, 33, 13, 13, 2), (1, 64, 7, 3, 5, 1)])
+def test_pointwise_conv_gradients(dtype, n, c, f, h, w, stride):
+    # A 1x1 convolution's taps are loops of one iteration, folded away
+    # before harp-vectorize: it and its gradients are contractions.
+    conv_gradients_against_torch(dtype, (n, c, h, w), (f, c, 1, 1), seed=n + c + f + h,
+                                 stride=stride)
+
+
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n,c,h", [(1, 3, 5), (4, 5, 17), (3, 16, 33), (2, 7, 65)])
 def test_conv_batch_norm_relu(dtype, n, c, h):

@@ -13,7 +13,15 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
   let summary = "Pack wide matmuls' right operands into panels, copy transposed left ones, turn correlations into matmuls";
   let description = [{
     Runs on linalg on tensors before `harp-tile-and-vectorize` (the first
-    step of the `harp-vectorize` pipeline). A matmul (one m, n and k dim,
+    step of the `harp-vectorize` pipeline). First, a sum of products at
+    the function's top level loses its loops of one iteration
+    (`linalg::dropUnitDims`; a 1x1 convolution's taps, a grouped
+    convolution's dims of one), unless m, n or k of a contraction is only
+    such loops (a vector-matrix product); and each run of consecutive m, n
+    or k loops of a contraction that every operand reads as consecutive
+    dims (a linear layer's batch and tokens) becomes one loop
+    (`linalg::collapseOpIterationDims`; batch dims stay), so that the
+    plans below and the cache blocks see whole dims. A matmul (one m, n and k dim,
     no batch) whose n is wider than a cache block and a multiple of the
     register tile's width w (`register-vectors` x vector length) has its
     right operand B (K x N, or N x K when read transposed, as a gradient's
@@ -141,6 +149,8 @@ def HarpRewriteWindowsPass : Pass<"harp-rewrite-windows", "func::FuncOp"> {
       last (the filter) are padded with zeros and reshaped to
       [..., kq, r], and the kernel reduces over (kq, r);
     * flattening (option `flatten`): a window `X[..., oh + kh, ow + kw]`
+      (a convolution: not a correlation, whose reduced window dims are
+      longer than its output's, like a depthwise weight gradient's)
       whose output rows are no multiple of the register tile's width is
       computed on a grid as wide as X's rows Wp: grid output p = oh * Wp +
       ow reads X flattened at p + kh * Wp + kw, so the outputs are one long
@@ -294,6 +304,14 @@ def HarpTileAndVectorizePass : Pass<"harp-tile-and-vectorize", "func::FuncOp"> {
       vectors of partial accumulators
       (`ReductionTilingStrategy::PartialReductionOuterReduction`), merged by
       one horizontal reduction after the loop;
+    * a correlation whose largest input is read through a window `dp + dr`
+      along its last dim, the longer dim dr reduced and at least a vector
+      long (a depthwise convolution's weight gradient: the image's rows
+      summed for each tap) gets the same vectors of partial sums along dr,
+      carried across all the other reduced loops (tiled by one; where dr
+      is shorter than `reduction-vectors` vectors, the next reduced dim
+      out by `reduction-vectors`, for independent multiply-add chains) and
+      reduced once per output;
     * a transpose (its largest input read along another dim than the result
       is written) gets a square tile, transposed in registers;
     * anything else (element-wise kernels, broadcasts, reductions over outer
