@@ -600,3 +600,55 @@ func.func @windows_recompute(%x: tensor<10xf32>) -> (tensor<8xf32>, tensor<8x3xf
   } : tensor<8x3xf32>
   return %p, %q : tensor<8xf32>, tensor<8x3xf32>
 }
+
+// -----
+
+// A producer another kernel reads too (here a matmul, into which nothing is
+// fused through a broadcast) is computed anyway: a reduction recomputes it
+// only from at most one operand of its own. The concatenation of %a and %b
+// (two masked views, added) stays for the sum over rows, which reads it;
+// the one-operand producer %d (twice %a) is recomputed in its sum.
+// CHECK-LABEL: func.func @shared_producer_into_reduction
+// CHECK: %[[CAT:.*]] = harp.map_reduce ins(%{{.*}}, %{{.*}} : tensor<4x6xf32>, tensor<4x6xf32>)
+// CHECK: harp.map_reduce ins(%{{.*}}, %{{.*}} : tensor<4x6x5xf32>, tensor<4x6x5xf32>)
+// CHECK: harp.map_reduce ins(%[[CAT]] : tensor<4x6xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: harp.yield
+// CHECK: reduce(sum, dims = [0]) : tensor<6xf32>
+// CHECK: harp.map_reduce ins(%arg0 : tensor<4x3xf32>)
+// CHECK: } : tensor<4x3xf32>
+// CHECK: harp.map_reduce ins(%arg0 : tensor<4x3xf32>)
+// CHECK: arith.mulf
+// CHECK: reduce(sum, dims = [0]) : tensor<3xf32>
+func.func @shared_producer_into_reduction(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>, %w: tensor<6x5xf32>)
+    -> (tensor<4x5xf32>, tensor<6xf32>, tensor<4x3xf32>, tensor<3xf32>) {
+  %av = harp.view %a <(d0, d1) -> (d0, d1), mask_ge = (d0, d1) -> (-d1 + 2)> : tensor<4x3xf32> -> tensor<4x6xf32>
+  %bv = harp.view %b <(d0, d1) -> (d0, d1 - 3), mask_ge = (d0, d1) -> (d1 - 3)> : tensor<4x3xf32> -> tensor<4x6xf32>
+  %cat = harp.map_reduce ins(%av, %bv : tensor<4x6xf32>, tensor<4x6xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %y : f32
+    harp.yield %s : f32
+  } : tensor<4x6xf32>
+  %cb = harp.view %cat <(d0, d1, d2) -> (d0, d1)> : tensor<4x6xf32> -> tensor<4x6x5xf32>
+  %wb = harp.view %w <(d0, d1, d2) -> (d1, d2)> : tensor<6x5xf32> -> tensor<4x6x5xf32>
+  %mm = harp.map_reduce ins(%cb, %wb : tensor<4x6x5xf32>, tensor<4x6x5xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %p = arith.mulf %x, %y : f32
+    harp.yield %p : f32
+  } reduce(sum, dims = [1]) : tensor<4x5xf32>
+  %colsum = harp.map_reduce ins(%cat : tensor<4x6xf32>) {
+  ^bb0(%x: f32):
+    harp.yield %x : f32
+  } reduce(sum, dims = [0]) : tensor<6xf32>
+  %d = harp.map_reduce ins(%a : tensor<4x3xf32>) {
+  ^bb0(%x: f32):
+    %two = arith.constant 2.0 : f32
+    %m = arith.mulf %x, %two : f32
+    harp.yield %m : f32
+  } : tensor<4x3xf32>
+  %dsum = harp.map_reduce ins(%d : tensor<4x3xf32>) {
+  ^bb0(%x: f32):
+    harp.yield %x : f32
+  } reduce(sum, dims = [0]) : tensor<3xf32>
+  return %mm, %colsum, %d, %dsum : tensor<4x5xf32>, tensor<6xf32>, tensor<4x3xf32>, tensor<3xf32>
+}
