@@ -147,3 +147,33 @@ func.func @transposed_window(%e: tensor<2x12x4xf32>, %w: tensor<6x4x3xf32>, %ini
   } -> tensor<2x6x10xf32>
   return %0 : tensor<2x6x10xf32>
 }
+
+// -----
+
+// A windowed operand contiguous along a row dim (channels last: a conv1d
+// over a transposed embedding reads E[n, t + k, c]) keeps its rows
+// innermost: the column tensor is Xc[n, t, k, c] (each (n, t) a
+// contiguous block of E), the right operand of R^T[f, (k, c)]; the other
+// operand, dY[n, f, t], becomes the left one, copied as [f, n, t] so that
+// its reduced dims are one k (collapsed with Xc's into 14).
+// CHECK-LABEL: func.func @channels_last_weight_gradient
+// CHECK: %[[COLS:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1 + d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], {{.*}} ins(%arg0 : tensor<2x9x6xf32>) outs(%{{.*}} : tensor<2x7x3x6xf32>)
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[COLS]] {{\[}}[0], [1], [2, 3]] : tensor<2x7x3x6xf32> into tensor<2x7x18xf32>
+// CHECK: %[[DYT:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, {{.*}} ins(%arg1 : tensor<2x5x7xf32>) outs(%{{.*}} : tensor<5x2x7xf32>)
+// CHECK-DAG: %[[A:.*]] = tensor.collapse_shape %[[DYT]] {{\[}}[0], [1, 2]] : tensor<5x2x7xf32> into tensor<5x14xf32>
+// CHECK-DAG: %[[B:.*]] = tensor.collapse_shape %[[FLAT]] {{\[}}[0, 1], [2]] : tensor<2x7x18xf32> into tensor<14x18xf32>
+// CHECK: %[[MM:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[A]], %[[B]] : tensor<5x14xf32>, tensor<14x18xf32>)
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2]] output_shape [5, 3, 6] : tensor<5x18xf32> into tensor<5x3x6xf32>
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], {{.*}} ins(%arg2, %[[R]] : tensor<5x6x3xf32>, tensor<5x3x6xf32>)
+#dyc = affine_map<(f, c, k, n, t) -> (n, f, t)>
+#ec = affine_map<(f, c, k, n, t) -> (n, t + k, c)>
+#wc = affine_map<(f, c, k, n, t) -> (f, c, k)>
+func.func @channels_last_weight_gradient(%e: tensor<2x9x6xf32>, %dy: tensor<2x5x7xf32>, %init: tensor<5x6x3xf32>) -> tensor<5x6x3xf32> {
+  %0 = linalg.generic {indexing_maps = [#dyc, #ec, #wc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%dy, %e : tensor<2x5x7xf32>, tensor<2x9x6xf32>) outs(%init : tensor<5x6x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<5x6x3xf32>
+  return %0 : tensor<5x6x3xf32>
+}

@@ -397,7 +397,9 @@ func.func @computed_through_permutation_keepdim(%x: tensor<4x3xf32>) -> tensor<1
 // -----
 
 // Not where the map_reduce has other uses (its result is needed in its own
-// order too) or where the view is no permutation.
+// order too), where the view is no permutation, or where the map_reduce
+// reads an operand through a window (a convolution: its code depends on
+// the order it computes in).
 // CHECK-LABEL: func.func @not_computed_through_permutation
 // CHECK: %[[S:.*]] = harp.map_reduce
 // CHECK: harp.view %[[S]] <(d0, d1) -> (d1, d0)>
@@ -417,4 +419,22 @@ func.func @not_computed_through_permutation(%x: tensor<4x3xf32>) -> (tensor<3x4x
   } : tensor<4x3xf32>
   %u = harp.view %e <(d0, d1) -> (d1, 0)> : tensor<4x3xf32> -> tensor<3x4xf32>
   return %t, %s, %u : tensor<3x4xf32>, tensor<4x3xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @window_not_computed_through_permutation
+// CHECK: %[[C:.*]] = harp.map_reduce
+// CHECK: reduce(sum, dims = [2])
+// CHECK: harp.view %[[C]] <(d0, d1) -> (d1, d0)>
+func.func @window_not_computed_through_permutation(%x: tensor<6x10xf32>, %w: tensor<3xf32>) -> tensor<8x6xf32> {
+  %xw = harp.view %x <(d0, d1, d2) -> (d0, d1 + d2)> : tensor<6x10xf32> -> tensor<6x8x3xf32>
+  %wb = harp.view %w <(d0, d1, d2) -> (d2)> : tensor<3xf32> -> tensor<6x8x3xf32>
+  %c = harp.map_reduce ins(%xw, %wb : tensor<6x8x3xf32>, tensor<6x8x3xf32>) {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.mulf %p, %q : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [2]) : tensor<6x8xf32>
+  %t = harp.view %c <(d0, d1) -> (d1, d0)> : tensor<6x8xf32> -> tensor<8x6xf32>
+  return %t : tensor<8x6xf32>
 }

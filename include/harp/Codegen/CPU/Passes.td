@@ -86,9 +86,13 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     order, as columns; the matmul over (rows, the other operand's parallel
     dims, reduced dims) is then packed as above (dY, contiguous along a
     reduced dim, copied with its channels innermost), and its result added
-    to the kernel's init in the kernel's order. Only where each parallel
-    dim is read by one operand (not a depthwise convolution's channel) and
-    each reduced dim by both.
+    to the kernel's init in the kernel's order. Where the windowed operand
+    is contiguous along a parallel dim (channels last, `E[n, t + k, c]`),
+    the column tensor keeps those dims innermost (`Xc[n, t, (k, c)]`,
+    copied in contiguous blocks) and is the matmul's right operand, the
+    other operand copied with its reduced dims innermost as the left one.
+    Only where each parallel dim is read by one operand (not a depthwise
+    convolution's channel) and each reduced dim by both.
 
     A sum of products that reads an operand through a window on one of its
     outer dims while a reduced dim is innermost (a 1-d convolution over a
