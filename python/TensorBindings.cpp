@@ -40,6 +40,14 @@ int64_t normalized(int64_t axis, int64_t rank, const char *op) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// The number of elements of `n`.
+int64_t numelOf(const NodePtr &n) {
+  int64_t count = 1;
+  for (int64_t s : detail::shapeOf(n))
+    count *= s;
+  return count;
+}
+
 std::vector<int64_t> shapeVector(const NodePtr &n) {
   const auto &s = detail::shapeOf(n);
   return std::vector<int64_t>(s.begin(), s.end());
@@ -348,15 +356,7 @@ it (once per graph structure) and run it.)");
       .def(
           "dim", [](const NodePtr &n) { return detail::shapeOf(n).size(); },
           "The number of dims.")
-      .def(
-          "numel",
-          [](const NodePtr &n) {
-            int64_t count = 1;
-            for (int64_t s : detail::shapeOf(n))
-              count *= s;
-            return count;
-          },
-          "The number of elements.")
+      .def("numel", &numelOf, "The number of elements.")
       .def("__len__",
            [](const NodePtr &n) {
              if (detail::shapeOf(n).empty())
@@ -418,9 +418,7 @@ it (once per graph structure) and run it.)");
       .def(
           "__bool__",
           [](const NodePtr &n) {
-            int64_t count = 1;
-            for (int64_t s : detail::shapeOf(n))
-              count *= s;
+            int64_t count = numelOf(n);
             if (count != 1)
               throw Error(
                   "bool: the truth value of a tensor of " +

@@ -516,6 +516,22 @@ static bool readsCorrelationWindow(AffineMap map, ArrayRef<int64_t> ranges,
   return true;
 }
 
+/// Reassociation of `rank` dims with dims [at, at + length) as one dim and
+/// the others on their own.
+static SmallVector<ReassociationIndices> runAsOneDim(unsigned rank, unsigned at,
+                                                     unsigned length) {
+  SmallVector<ReassociationIndices> groups;
+  for (unsigned d = 0; d < rank; ++d) {
+    if (d == at) {
+      groups.push_back(llvm::to_vector(llvm::seq<int64_t>(at, at + length)));
+      d += length - 1;
+      continue;
+    }
+    groups.push_back({d});
+  }
+  return groups;
+}
+
 /// Packs the windowed operand of a correlation (readsCorrelationWindow: a
 /// convolution's weight gradient dW[f, c, kh, kw] = sum over (n, oh, ow)
 /// of dY[n, f, oh, ow] X[n, c, oh + kh, ow + kw], strided or not) into a
@@ -640,21 +656,14 @@ static linalg::GenericOp packCorrelation(RewriterBase &rewriter,
       windowMap.replaceDimsAndSymbols(toCopy, {}, numRows + numReduced, 0);
   Value columns = copyThrough(rewriter, loc, window->get(), read, copyShape);
   // Flattened: one dim j for the rows, in place.
-  SmallVector<ReassociationIndices> rowGroups;
+  SmallVector<ReassociationIndices> rowGroups =
+      runAsOneDim(numRows + numReduced, rowsAt, numRows);
   SmallVector<int64_t> flatShape;
-  for (unsigned i = 0; i < numRows + numReduced;) {
-    if (i == rowsAt) {
-      ReassociationIndices group;
-      for (unsigned r = 0; r < numRows; ++r)
-        group.push_back(i + r);
-      rowGroups.push_back(group);
-      flatShape.push_back(rowCount);
-      i += numRows;
-      continue;
-    }
-    rowGroups.push_back({i});
-    flatShape.push_back(copyShape[i]);
-    ++i;
+  for (const ReassociationIndices &group : rowGroups) {
+    int64_t size = 1;
+    for (int64_t d : group)
+      size *= copyShape[d];
+    flatShape.push_back(size);
   }
   Value flat = columns;
   if (numRows > 1)
@@ -749,19 +758,8 @@ static linalg::GenericOp packCorrelation(RewriterBase &rewriter,
     expandedShape[rowsOut + i] = ranges[d];
   for (auto [i, d] : llvm::enumerate(cols))
     expandedShape[colsOut + i] = ranges[d];
-  SmallVector<ReassociationIndices> resultGroups;
-  for (unsigned i = 0; i < numRows + numCols;) {
-    if (i == rowsOut) {
-      ReassociationIndices group;
-      for (unsigned r = 0; r < numRows; ++r)
-        group.push_back(i + r);
-      resultGroups.push_back(group);
-      i += numRows;
-      continue;
-    }
-    resultGroups.push_back({i});
-    ++i;
-  }
+  SmallVector<ReassociationIndices> resultGroups =
+      runAsOneDim(numRows + numCols, rowsOut, numRows);
   Value expanded = matmul.getResult(0);
   if (numRows > 1)
     expanded = tensor::ExpandShapeOp::create(

@@ -156,7 +156,7 @@ static std::optional<unsigned> correlationReducedDim(linalg::LinalgOp op,
       unitSum = false;
     }
   });
-  if (!unitSum || !longest || isa<AffineDimExpr>(map.getResults().back()) ||
+  if (!unitSum || !longest ||
       !linalg::isReductionIterator(iterators[*longest]) ||
       ranges[*longest] < lanes)
     return std::nullopt;

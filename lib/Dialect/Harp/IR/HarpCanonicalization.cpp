@@ -205,18 +205,12 @@ struct ComputeThroughPermutation : OpRewritePattern<ViewOp> {
     auto permuted = MapReduceOp::create(
         rewriter, loc, op.getType(), inputs, producer.getKindAttr(),
         rewriter.getDenseI64ArrayAttr(newDims), producer.getKeepdimAttr());
-    Block *block = createBodyBlock(rewriter, permuted);
-    IRMapping mapping;
-    Block &body = producer.getBody().front();
-    for (auto [from, to] :
-         llvm::zip(body.getArguments(), block->getArguments()))
-      mapping.map(from, to);
-    rewriter.setInsertionPointToEnd(block);
-    for (Operation &inner : body) {
-      Operation *clone = rewriter.clone(inner, mapping);
-      if (auto index = dyn_cast<IndexOp>(clone))
-        index.setDim(position[index.getDim()]);
-    }
+    // The body moves as it is; its index ops name the permuted dims.
+    rewriter.inlineRegionBefore(producer.getBody(), permuted.getBody(),
+                                permuted.getBody().end());
+    for (IndexOp index : permuted.getBody().front().getOps<IndexOp>())
+      rewriter.modifyOpInPlace(index,
+                               [&] { index.setDim(position[index.getDim()]); });
     rewriter.replaceOp(op, permuted.getResult());
     rewriter.eraseOp(producer);
     return success();
