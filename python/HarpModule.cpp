@@ -11,6 +11,7 @@
 
 #include "Bindings.h"
 
+#include "harp/API/Random.h"
 #include "harp/Runtime/Profile.h"
 
 #include <cstring>
@@ -347,10 +348,41 @@ PYBIND11_MODULE(_harp, m) {
   m.def(
       "rand_seeded",
       [](DType dtype, std::vector<int64_t> shape, int64_t seed) {
-        return detail::rand(dtype, std::move(shape),
-                            detail::scalar(DType::I64, &seed));
+        return detail::rand(dtype, std::move(shape), detail::seedLeaf(seed));
       },
       py::arg("dtype"), py::arg("shape"), py::arg("seed"));
+  m.def(
+      "randn_seeded",
+      [](DType dtype, std::vector<int64_t> shape, int64_t seed) {
+        return detail::randn(dtype, std::move(shape), detail::seedLeaf(seed));
+      },
+      py::arg("dtype"), py::arg("shape"), py::arg("seed"));
+  // One seed stream for the C++ and the Python API (harp.Generator wraps it).
+  py::class_<Generator>(m, "Generator",
+                        "A stream of seeds, one per random draw.")
+      .def(py::init<uint64_t>(), py::arg("seed") = Generator::kDefaultSeed)
+      .def(
+          "manual_seed",
+          [](Generator &g, uint64_t seed) -> Generator & {
+            return g.manual_seed(seed);
+          },
+          py::arg("seed"), py::return_value_policy::reference)
+      .def("seed", &Generator::seed)
+      .def("initial_seed", &Generator::initial_seed)
+      .def("next_seed", &Generator::next_seed)
+      .def("get_state",
+           [](const Generator &g) {
+             Generator::State st = g.get_state();
+             return py::make_tuple(st.seed, st.offset);
+           })
+      .def(
+          "set_state",
+          [](Generator &g, std::pair<uint64_t, uint64_t> st) {
+            g.set_state({st.first, st.second});
+          },
+          py::arg("state"));
+  m.def("default_generator", &default_generator,
+        py::return_value_policy::reference);
   m.def("concat", &detail::concat, py::arg("tensors"), py::arg("dim"));
   m.def("conv", &detail::conv, py::arg("input"), py::arg("weight"),
         py::arg("stride"), py::arg("padding"), py::arg("dilation"));
@@ -413,8 +445,10 @@ PYBIND11_MODULE(_harp, m) {
       py::arg("input"), py::arg("dim"));
   m.def("normalize", &detail::normalize, py::arg("input"), py::arg("p"),
         py::arg("dim"), py::arg("eps"));
-  m.def("randn", &detail::randn, py::arg("dtype"), py::arg("shape"),
-        py::arg("seed"));
+  m.def(
+      "randn",
+      py::overload_cast<DType, std::vector<int64_t>, uint64_t>(&detail::randn),
+      py::arg("dtype"), py::arg("shape"), py::arg("seed"));
   m.def(
       "complex",
       [](const NodePtr &re, const NodePtr &im) {

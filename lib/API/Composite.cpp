@@ -312,14 +312,10 @@ NodePtr harp::detail::normalize(NodePtr x, double p, int64_t dim, double eps) {
   return binary(BinaryOp::Div, x, clamp(n, eps, std::nullopt));
 }
 
-NodePtr harp::detail::randn(DType dtype, std::vector<int64_t> shape,
-                            uint64_t seed) {
-  if (!isFloat(dtype))
-    throw Error("randn: needs a float dtype, got " + dtypeName(dtype));
-  // Box-Muller on two uniform draws of harp's counter-based generator.
-  std::vector<int64_t> both = shape;
-  both.insert(both.begin(), 2);
-  NodePtr uniform = rand(dtype, both, seed);
+namespace {
+/// Box-Muller on a uniform draw [2, shape...].
+NodePtr boxMuller(DType dtype, const std::vector<int64_t> &shape,
+                  NodePtr uniform) {
   NodePtr u1 = reshape(slice(uniform, 0, 0, 1, 1), shape);
   NodePtr u2 = reshape(slice(uniform, 0, 1, 2, 1), shape);
   NodePtr one = full(dtype, {}, 1);
@@ -329,6 +325,31 @@ NodePtr harp::detail::randn(DType dtype, std::vector<int64_t> shape,
                    unary(UnaryOp::Log, binary(BinaryOp::Sub, one, u1))));
   NodePtr angle = binary(BinaryOp::Mul, u2, full(dtype, {}, 2 * M_PI));
   return binary(BinaryOp::Mul, radius, unary(UnaryOp::Cos, angle));
+}
+
+std::vector<int64_t> twoDraws(std::vector<int64_t> shape) {
+  shape.insert(shape.begin(), 2);
+  return shape;
+}
+} // namespace
+
+NodePtr harp::detail::randn(DType dtype, std::vector<int64_t> shape,
+                            uint64_t seed) {
+  if (!isFloat(dtype))
+    throw Error("randn: needs a float dtype, got " + dtypeName(dtype));
+  return boxMuller(dtype, shape, rand(dtype, twoDraws(shape), seed));
+}
+
+NodePtr harp::detail::randn(DType dtype, std::vector<int64_t> shape,
+                            NodePtr seed) {
+  if (!isFloat(dtype))
+    throw Error("randn: needs a float dtype, got " + dtypeName(dtype));
+  return boxMuller(dtype, shape, rand(dtype, twoDraws(shape), seed));
+}
+
+NodePtr harp::detail::seedLeaf(uint64_t seed) {
+  int64_t bits = static_cast<int64_t>(seed & 0x7FFFFFFFFFFFFFFFull);
+  return scalar(DType::I64, &bits);
 }
 
 NodePtr harp::detail::dot(NodePtr a, NodePtr b) {

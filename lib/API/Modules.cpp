@@ -115,7 +115,10 @@ void requireRank(const Module<T> &m, const Tensor<T> &x, int k) {
 
 } // namespace
 
-void harp::nn::manual_seed(uint64_t seed) { generator().seed(seed); }
+void harp::nn::manual_seed(uint64_t seed) {
+  generator().seed(seed);
+  default_generator().manual_seed(seed);
+}
 
 template <typename T>
 void harp::nn::init::uniform_(Tensor<T> &t, double low, double high) {
@@ -179,7 +182,7 @@ Tensor<T> Module<T>::register_buffer(std::string name, Tensor<T> value) {
 
 template <typename T>
 uint64_t Module<T>::nextSeed() {
-  return generator()();
+  return default_generator().next_seed();
 }
 
 template <typename T>

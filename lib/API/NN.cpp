@@ -702,8 +702,7 @@ NodePtr harp::detail::nn::dropout(NodePtr x, double p, bool training,
   if (p == 1.0)
     return scale(x, 0.0);
   // The seed is an argument of the compiled code (a 0-d i64 leaf).
-  int64_t bits = static_cast<int64_t>(seed & 0x7FFFFFFFFFFFFFFFull);
-  NodePtr draw = rand(dtypeOf(x), shape(x), scalar(DType::I64, &bits));
+  NodePtr draw = rand(dtypeOf(x), shape(x), seedLeaf(seed));
   return where(binary(BinaryOp::Ge, draw, num(draw, p)),
                scale(x, 1.0 / (1.0 - p)), num(x, 0.0));
 }

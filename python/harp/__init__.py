@@ -28,8 +28,12 @@ from ._harp import (DType, HarpError, Tensor, compile_stats,  # noqa: F401
 from . import nn, optim  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
 from . import graph  # noqa: E402,F401
-from ._ops import (broadcast_to, chunk, cumprod, cumsum, full_like,  # noqa: F401
-                   index_select, ones_like, rand_like, randn, randn_like,
+from . import random  # noqa: E402,F401
+from .random import (Generator, default_generator, get_rng_state,  # noqa: F401
+                     initial_seed, manual_seed, seed, set_rng_state)
+from ._ops import (bernoulli, broadcast_to, chunk, cumprod, cumsum,  # noqa: F401
+                   full_like, index_select, normal, ones_like, rand,
+                   rand_like, randint, randint_like, randn, randn_like,
                    repeat_interleave, roll, split, stack, take_along_dim, tril,
                    triu, unbind, zeros_like)
 
@@ -53,7 +57,10 @@ _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
 
 # harp.complex is not in __all__: `from harp import *` keeps Python's complex.
 __all__ = [
-    "DType", "HarpError", "Tensor", "angle", "arange", "bool_", "broadcast_to",
+    "DType", "Generator", "HarpError", "Tensor", "angle", "arange",
+    "bernoulli", "bool_", "broadcast_to", "default_generator",
+    "get_rng_state", "initial_seed", "normal", "randint", "randint_like",
+    "random", "seed", "set_rng_state",
     "cat", "chunk", "compile_stats", "complex128", "complex64",
     "concat", "conj", "constant", "conv", "cumprod", "cumsum",
     "dot", "float32", "float64", "fold", "format_profile", "full",
@@ -158,12 +165,6 @@ def arange(start, end=None, step=1, dtype=None):
     return _harp.arange(dtype, count, float(start), float(step))
 
 
-def rand(*shape, seed=0, dtype=float32):
-    """Uniform values in [0, 1) from a counter-based generator: the same
-    `seed` gives the same values on every machine."""
-    return _harp.rand(dtype, _shape(shape), seed)
-
-
 def complex(real, imag):
     """The complex tensor real + imag i (torch.complex): float parts,
     broadcast, give complex64 (float32) or complex128 (float64)."""
@@ -210,14 +211,6 @@ def view_as_complex(input):
         raise HarpError("view_as_complex: needs a last dim of 2, got shape %s"
                         % (tuple(input.shape),))
     return complex(input[..., 0], input[..., 1])
-
-
-def manual_seed(seed):
-    """Seeds harp's random streams, as torch.manual_seed: the generator of
-    harp.nn.init (so modules' default initialisation) and the sequence of
-    seeds dropout draws."""
-    nn.init.manual_seed(seed)
-    nn.functional.manual_seed(seed)
 
 
 def matmul(input, other):

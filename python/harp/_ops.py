@@ -10,7 +10,8 @@ from . import _harp
 from ._harp import HarpError
 
 __all__ = ["broadcast_to", "chunk", "cumprod", "cumsum",
-           "full_like", "index_select", "ones_like", "rand_like", "randn",
+           "full_like", "index_select", "normal", "ones_like", "bernoulli",
+           "rand", "rand_like", "randint", "randint_like", "randn",
            "randn_like", "repeat", "repeat_interleave", "roll", "split",
            "stack", "take_along_dim", "tril", "triu", "unbind", "zeros_like"]
 
@@ -125,18 +126,97 @@ def full_like(input, fill_value, dtype=None):
     return _harp.full(dtype or input.dtype, list(input.shape), float(fill_value))
 
 
-def rand_like(input, seed=0, dtype=None):
-    """Uniform [0, 1) numbers in input's shape (a float dtype)."""
-    return _harp.rand(dtype or input.dtype, list(input.shape), seed)
+def _seed_of(generator, seed):
+    from .random import next_seed
+    return next_seed(generator, seed)
 
 
-def randn(*shape, seed=0, dtype=None):
-    """Standard normal numbers (Box-Muller on two uniform draws of harp's
-    counter-based generator): the same seed gives the same numbers."""
+def rand(*size, generator=None, dtype=None, seed=None):
+    """Uniform numbers in [0, 1) (float32 unless `dtype`), fresh on every
+    call: the seed of the draw is the next of `generator` (harp's default
+    generator unless given, seeded by harp.manual_seed) and a run-time
+    argument, so nothing compiles anew. `seed=` fixes the draw instead: the
+    same seed gives the same numbers on every machine."""
     from . import _shape, float32
-    return _harp.randn(dtype or float32, _shape(shape), seed)
+    return _harp.rand_seeded(dtype or float32, _shape(size),
+                             _seed_of(generator, seed))
 
 
-def randn_like(input, seed=0, dtype=None):
-    """randn in input's shape."""
-    return randn(list(input.shape), seed=seed, dtype=dtype or input.dtype)
+def rand_like(input, dtype=None, generator=None, seed=None):
+    """rand in input's shape (and dtype, unless given)."""
+    return _harp.rand_seeded(dtype or input.dtype, list(input.shape),
+                             _seed_of(generator, seed))
+
+
+def randn(*size, generator=None, dtype=None, seed=None):
+    """Standard normal numbers (Box-Muller on two uniform draws), fresh on
+    every call as rand's."""
+    from . import _shape, float32
+    return _harp.randn_seeded(dtype or float32, _shape(size),
+                              _seed_of(generator, seed))
+
+
+def randn_like(input, dtype=None, generator=None, seed=None):
+    """randn in input's shape (and dtype, unless given)."""
+    return _harp.randn_seeded(dtype or input.dtype, list(input.shape),
+                              _seed_of(generator, seed))
+
+
+def randint(*args, size=None, generator=None, dtype=None, seed=None):
+    """Integers uniform in [low, high): randint(high, size) or
+    randint(low, high, size) (torch's forms; int64 unless `dtype`)."""
+    from . import _shape, int64, float64
+    args = list(args)
+    if size is None and args and not isinstance(args[-1], int):
+        size = args.pop()
+    if len(args) == 1:
+        low, high = 0, args[0]
+    elif len(args) == 2:
+        low, high = args
+    else:
+        raise TypeError("randint: expected randint(high, size) or "
+                        "randint(low, high, size)")
+    if size is None:
+        raise TypeError("randint: missing the size")
+    low, high = int(low), int(high)
+    if high <= low:
+        raise ValueError("randint: needs low < high, got low=%d, high=%d"
+                         % (low, high))
+    if high - low > 1 << 53:
+        raise ValueError("randint: the range high - low must be at most 2**53, "
+                         "got %d" % (high - low))
+    uniform = _harp.rand_seeded(float64, _shape((size,)), _seed_of(generator, seed))
+    # u < 1, so floor(u * n) < n; the clamp guards the rounding of u * n.
+    drawn = (uniform * float(high - low)).floor().clamp(0.0, float(high - low - 1))
+    return (drawn + float(low)).to(dtype or int64)
+
+
+def randint_like(input, *args, dtype=None, generator=None, seed=None):
+    """randint in input's shape: randint_like(x, high) or (x, low, high)."""
+    return randint(*args, list(input.shape), generator=generator,
+                   dtype=dtype or input.dtype, seed=seed)
+
+
+def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None, seed=None):
+    """Normal numbers of mean `mean` and standard deviation `std` (numbers or
+    tensors, broadcast together; `size` when both are numbers)."""
+    from . import Tensor, _shape, float32
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if tensors:
+        if size is not None:
+            raise TypeError("normal: size is for a number mean and std only")
+        shape = list(_np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+        dtype = dtype or tensors[0].dtype
+    else:
+        if size is None:
+            raise TypeError("normal: a number mean and std need size")
+        shape, dtype = _shape((size,)), dtype or float32
+    z = _harp.randn_seeded(dtype, shape, _seed_of(generator, seed))
+    return z * std + mean
+
+
+def bernoulli(input, p=None, generator=None, seed=None):
+    """0 or 1 in input's shape and dtype, 1 with probability `p` (a number)
+    or, without `p`, the element of input (torch.bernoulli)."""
+    u = _harp.rand_seeded(input.dtype, list(input.shape), _seed_of(generator, seed))
+    return (u < (input if p is None else float(p))).to(input.dtype)

@@ -301,6 +301,29 @@ TEST(Tensor, RandIsDeterministic) {
     EXPECT_TRUE(v >= 0 && v < 1);
 }
 
+TEST(Tensor, RandDrawsAFreshSeedPerCall) {
+  // Without a seed each call takes the generator's next one, as a run-time
+  // argument: new numbers, no new compile.
+  manual_seed(5);
+  std::vector<float> a = F2::rand({4, 5}).data();
+  std::vector<float> b = F2::rand({4, 5}).data();
+  EXPECT_NE(a, b);
+  manual_seed(5);
+  EXPECT_EQ(F2::rand({4, 5}).data(), a);
+  EXPECT_EQ(F2::rand({4, 5}).data(), b);
+  // A generator of its own resumes exactly at a saved state.
+  Generator g(3);
+  F2::randn({2, 2}, g).data();
+  Generator::State saved = g.get_state();
+  EXPECT_EQ(saved.seed, 3u);
+  EXPECT_EQ(saved.offset, 1u);
+  std::vector<float> next = F2::randn({2, 2}, g).data();
+  g.set_state(saved);
+  EXPECT_EQ(F2::randn({2, 2}, g).data(), next);
+  // The default stream was not touched by g's draws.
+  EXPECT_EQ(default_generator().get_state().offset, 2u);
+}
+
 TEST(Tensor, ErrorsNameOpShapesAndArgument) {
   F2 a = F2::zeros({2, 3}), b = F2::zeros({4, 5});
   EXPECT_EQ(errorOf([&] { (a + b).data(); }),

@@ -476,6 +476,10 @@ NodePtr norm(NodePtr x, double p, std::vector<int64_t> axes, bool keepdim);
 NodePtr normalize(NodePtr x, double p, int64_t dim, double eps);
 /// Standard normal numbers: Box-Muller on two rand() draws of `seed`.
 NodePtr randn(DType dtype, std::vector<int64_t> shape, uint64_t seed);
+/// randn() with the seed read at run time (as rand()'s overload).
+NodePtr randn(DType dtype, std::vector<int64_t> shape, NodePtr seed);
+/// A 0-d i64 leaf holding `seed` (the run-time seed of rand/randn).
+NodePtr seedLeaf(uint64_t seed);
 /// The inner product of two 1-D tensors / their outer product [n, m].
 NodePtr dot(NodePtr a, NodePtr b);
 NodePtr outer(NodePtr a, NodePtr b);

@@ -27,8 +27,9 @@
 namespace harp {
 namespace nn {
 
-/// Seeds the generator that the initialisers draw from (and the dropout
-/// modules' seed streams).
+/// Seeds the generator that the initialisers draw from and the default
+/// generator (harp::default_generator) that dropout and the random ops draw
+/// their seeds from; the same as harp::manual_seed.
 void manual_seed(uint64_t seed);
 
 /// In-place initialisers of a leaf (torch.nn.init's names).

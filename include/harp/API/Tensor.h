@@ -13,6 +13,7 @@
 #define HARP_API_TENSOR_H
 
 #include "harp/API/Graph.h"
+#include "harp/API/Random.h"
 
 #include <array>
 #include <complex>
@@ -213,11 +214,26 @@ public:
     LocationScope scope(loc);
     return full(std::move(shape), T(1));
   }
+  /// Uniform [0, 1) numbers of a fixed seed: the same seed gives the same
+  /// numbers, on every machine.
   static Tensor rand(Shape shape, uint64_t seed,
                      SourceLocation loc = SourceLocation::current()) {
     LocationScope scope(loc);
     static_assert(IsFloat<T>, "rand needs a float tensor");
     return Tensor(detail::rand(dtype, std::move(shape), seed));
+  }
+  /// Uniform [0, 1) numbers, fresh on every call: the seed is the next of
+  /// `generator`'s stream, a run-time argument (nothing compiles anew).
+  static Tensor rand(Shape shape, Generator &generator,
+                     SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
+    static_assert(IsFloat<T>, "rand needs a float tensor");
+    return Tensor(detail::rand(dtype, std::move(shape),
+                               detail::seedLeaf(generator.next_seed())));
+  }
+  static Tensor rand(Shape shape,
+                     SourceLocation loc = SourceLocation::current()) {
+    return rand(std::move(shape), default_generator(), loc);
   }
   static Tensor arange(int64_t count, T start = T(0), T step = T(1),
                        SourceLocation loc = SourceLocation::current()) {
@@ -952,6 +968,18 @@ public:
     LocationScope scope(loc);
     static_assert(IsFloat<T>, "randn needs a float tensor");
     return Tensor(detail::randn(dtype, std::move(shape), seed));
+  }
+  /// Standard normal numbers, fresh on every call (as rand(shape, generator)).
+  static Tensor randn(Shape shape, Generator &generator,
+                      SourceLocation loc = SourceLocation::current()) {
+    LocationScope scope(loc);
+    static_assert(IsFloat<T>, "randn needs a float tensor");
+    return Tensor(detail::randn(dtype, std::move(shape),
+                                detail::seedLeaf(generator.next_seed())));
+  }
+  static Tensor randn(Shape shape,
+                      SourceLocation loc = SourceLocation::current()) {
+    return randn(std::move(shape), default_generator(), loc);
   }
   /// zeros / ones / full of this tensor's shape and type.
   Tensor zeros_like(SourceLocation loc = SourceLocation::current()) const {

@@ -457,30 +457,24 @@ def instance_norm(input, weight=None, bias=None, eps=1e-5):
     return group_norm(input, input.shape[1], weight, bias, eps)
 
 
-_seed = [0x5EED]
+def _next_seed(generator=None, seed=None):
+    from ..random import next_seed
+    return next_seed(generator, seed)
 
 
-def manual_seed(seed):
-    """Restarts the sequence of seeds that dropout draws (one per call)."""
-    _seed[0] = int(seed) & 0x7FFFFFFFFFFFFFFF
-
-
-def _next_seed():
-    _seed[0] = (_seed[0] * 6364136223846793005 + 1442695040888963407) & 0x7FFFFFFFFFFFFFFF
-    return _seed[0]
-
-
-def dropout(input, p=0.5, training=True, inplace=False, seed=None):
+def dropout(input, p=0.5, training=True, inplace=False, seed=None,
+            generator=None):
     """Zeroes each element with probability p and scales the others by
     1 / (1 - p) when training; the identity otherwise. The mask comes from
-    harp's counter-based generator with a new seed per call (or `seed`);
-    the seed is a run-time argument, so no call compiles anew."""
+    harp's counter-based generator with the next seed of `generator` (the
+    default one, seeded by harp.manual_seed, unless given) or `seed`; the
+    seed is a run-time argument, so no call compiles anew."""
     if not training or p == 0.0:
         if not 0.0 <= p <= 1.0:
             raise ValueError("dropout: p must be in [0, 1], got %r" % p)
         return input
     return _harp.nn.dropout(input, float(p), True,
-                            _next_seed() if seed is None else int(seed))
+                            _next_seed(generator, seed))
 
 
 def embedding(input, weight, padding_idx=None):
