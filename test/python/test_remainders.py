@@ -333,6 +333,18 @@ def test_conv2d_weight_gradient(dtype, stride, kernel, pad, n, c, f):
           (2, n, n + 2, c), (f, c, kernel, kernel), seed=n + kernel, tol_scale=10)
 
 
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n,c,f,h,w,k,pad", [
+    (1, 1, 1, 3, 16, 3, 1), (2, 3, 5, 6, 16, 3, 1), (3, 5, 7, 5, 32, 3, 1),
+    (2, 17, 9, 4, 34, 3, 0), (2, 8, 16, 5, 64, 3, 1), (1, 3, 16, 9, 32, 3, 1)])
+def test_conv2d_weight_gradient_in_place(dtype, n, c, f, h, w, k, pad):
+    # Output rows of whole vectors (16, 32, 64 wide): the weight gradient is
+    # read in place by register tiles of dot products (correlationTile),
+    # channel and filter counts that the tiles do not divide.
+    conv_gradients_against_torch(dtype, (n, c, h, w), (f, c, k, k), seed=n + c + w,
+                                 padding=pad)
+
+
 def conv_gradients_against_torch(dtype, x_shape, w_shape, seed, **conv):
     # Forward and both gradients of a convolution, f32 as well as f64: the
     # gradients' kernels are vectorized by lane counts that depend on the

@@ -2,6 +2,7 @@
 
 #include "CodegenConfig.h"
 
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
@@ -146,6 +147,181 @@ CacheBlocks harp::cpu::cacheBlocks(const Config &config, int64_t rows,
   if (n > blocks.nMax)
     blocks.n = blockDividing(n, blocks.nMax, width);
   return blocks;
+}
+
+/// The kernel's largest tensor input, or null.
+OpOperand *harp::cpu::largestInput(linalg::LinalgOp op) {
+  OpOperand *largest = nullptr;
+  int64_t largestSize = -1;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (type && type.getRank() > 0 && type.getNumElements() > largestSize) {
+      largest = input;
+      largestSize = type.getNumElements();
+    }
+  }
+  return largest;
+}
+
+/// The reduced dim a correlation reads its largest input contiguously
+/// along: that input's last result a window `dp + dr` (unit coefficients)
+/// whose longest dim dr is reduced and at least a vector long, every other
+/// input reading dr, if at all, as its last result (plain or in such a
+/// window). A convolution's weight gradient reads its image so,
+/// X[n, c, oh + kh, ow + kw] summed over (n, oh, ow) for each tap (kh, kw):
+/// with the tap fixed, a row of X along ow is a contiguous vector, as is
+/// dY's. A convolution (`ow + kw` with kw reduced) reduces the short dim
+/// and is not one.
+std::optional<unsigned> harp::cpu::correlationReducedDim(linalg::LinalgOp op,
+                                                         int64_t lanes) {
+  OpOperand *largest = largestInput(op);
+  if (!largest)
+    return std::nullopt;
+  AffineMap map = op.getMatchingIndexingMap(largest);
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  std::optional<unsigned> longest;
+  bool unitSum = true;
+  map.getResults().back().walk([&](AffineExpr e) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (!longest || ranges[d.getPosition()] > ranges[*longest])
+        longest = d.getPosition();
+    } else if (isa<AffineConstantExpr>(e) ||
+               e.getKind() != AffineExprKind::Add) {
+      unitSum = false;
+    }
+  });
+  if (!unitSum || !longest ||
+      !linalg::isReductionIterator(iterators[*longest]) ||
+      ranges[*longest] < lanes)
+    return std::nullopt;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap other = op.getMatchingIndexingMap(input);
+    for (unsigned i = 0; i + 1 < other.getNumResults(); ++i)
+      if (other.getResult(i).isFunctionOfDim(*longest))
+        return std::nullopt;
+  }
+  return longest;
+}
+
+/// A convolution's weight gradient dW[f, c, kh, kw] = sum over (n, oh, ow)
+/// of dY[n, f, oh, ow] X[n, c, oh + kh, ow + kw] as rows of dot products
+/// along ow: for each tap (kh, kw), a register tile of rowsB filters f
+/// by rowsA channels c keeps one vector of partial sums per output, and
+/// each step loads a vector of rowsB rows of dY and of rowsA rows of X
+/// (shifted by kw) for rowsA x rowsB multiply-adds. Both operands are read
+/// in place; packed as a column tensor (harp-pack-contractions'
+/// packCorrelation) the image was copied nine times (kh x kw) into 19 MB
+/// and read by a matmul 16 columns wide.
+///
+/// Needs two inputs, one of them read through a correlation window along
+/// `reduced` (correlationReducedDim), a parallel dim each reads as a plain
+/// dim the other does not read (c, f), every parallel dim in the result
+/// and the result read by plain dims. The tile is as near square as
+/// `register-rows` x `register-vectors` accumulators allow.
+std::optional<CorrelationTile> harp::cpu::correlationTile(linalg::LinalgOp op,
+                                                          const Config &config,
+                                                          int64_t lanes) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  std::optional<unsigned> reduced = correlationReducedDim(op, lanes);
+  OpOperand *large = largestInput(op);
+  if (!reduced || !large)
+    return std::nullopt;
+  OpOperand *small =
+      op.getDpsInputOperand(large == op.getDpsInputOperand(0) ? 1 : 0);
+  AffineMap largeMap = op.getMatchingIndexingMap(large);
+  AffineMap smallMap = op.getMatchingIndexingMap(small);
+  AffineMap initMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!initMap.isProjectedPermutation() ||
+      initMap.getNumResults() != op.getNumParallelLoops())
+    return std::nullopt;
+  auto readsPlain = [](AffineMap map, unsigned d) {
+    return llvm::any_of(map.getResults(), [&](AffineExpr e) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      return dim && dim.getPosition() == d;
+    });
+  };
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  std::optional<unsigned> a, b;
+  SmallVector<unsigned> batch;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d) {
+    bool inLarge = largeMap.isFunctionOfDim(d);
+    bool inSmall = smallMap.isFunctionOfDim(d);
+    if (linalg::isParallelIterator(iterators[d])) {
+      if (inLarge && !inSmall && readsPlain(largeMap, d))
+        a = d;
+      else if (inSmall && !inLarge && readsPlain(smallMap, d))
+        b = d;
+    } else if (d != *reduced && readsPlain(largeMap, d) &&
+               readsPlain(smallMap, d)) {
+      batch.push_back(d);
+    }
+  }
+  if (!a || !b)
+    return std::nullopt;
+  // Batch dims lead both operands (the tile's blocks of them are whole
+  // images), else they are left to the row loops.
+  auto leads = [&](AffineMap map) {
+    for (auto [i, d] : llvm::enumerate(batch))
+      if (i >= map.getNumResults() || !isa<AffineDimExpr>(map.getResult(i)) ||
+          cast<AffineDimExpr>(map.getResult(i)).getPosition() != d)
+        return false;
+    return true;
+  };
+  if (!leads(largeMap) || !leads(smallMap))
+    batch.clear();
+  // Whole vectors along the row: a remainder of fewer lanes (28 = 16 + 12)
+  // made vectors of no register shape in the innermost loop, and the
+  // column tensor's matmul was faster.
+  if (ranges[*reduced] % lanes)
+    return std::nullopt;
+  int64_t accumulators =
+      std::max<int64_t>(1, config.registerRows * config.registerVectors);
+  int64_t side = 1;
+  while ((side + 1) * (side + 1) <= accumulators)
+    ++side;
+  // Tile rows that divide their dim where one near the limit does (16
+  // filters in tiles of 4, not 5, 5, 5 and 1).
+  auto rowsOf = [](int64_t extent, int64_t limit) {
+    if (extent <= limit)
+      return extent;
+    for (int64_t r = limit; 2 * r >= limit; --r)
+      if (extent % r == 0)
+        return r;
+    return limit;
+  };
+  CorrelationTile tile;
+  tile.reduced = *reduced;
+  tile.a = *a;
+  tile.b = *b;
+  tile.rowsA = rowsOf(ranges[*a], side);
+  tile.rowsB =
+      rowsOf(ranges[*b], tile.rowsA < side ? accumulators / tile.rowsA : side);
+  // The tile's rows of one batch step (one image of X and of dY) stay in L1
+  // across the taps that reread them; larger images (56 x 56 x 4 channels
+  // of each, 104 KB) streamed from L2 once per tap, slower than the
+  // column tensor's matmul.
+  int64_t steps = 1;
+  for (unsigned d : batch)
+    steps *= ranges[d];
+  auto tileElements = [&](OpOperand *input, unsigned d, int64_t rows) {
+    auto type = cast<RankedTensorType>(input->get().getType());
+    return type.getNumElements() / steps / ranges[d] * rows;
+  };
+  int64_t working = (tileElements(large, *a, tile.rowsA) +
+                     tileElements(small, *b, tile.rowsB)) *
+                    elementBytes(op);
+  if (working > int64_t(config.l1Bytes))
+    return std::nullopt;
+  tile.batch = std::move(batch);
+  return tile;
 }
 
 /// The loop dim an operand's map reads contiguously (its last result), if

@@ -68,6 +68,30 @@ std::optional<int64_t> laneCount(linalg::LinalgOp op, const Config &config);
 FailureOr<linalg::ContractionDimensions>
 orientedContractionDims(linalg::LinalgOp op);
 
+/// The kernel's largest tensor input (by elements), or null.
+OpOperand *largestInput(linalg::LinalgOp op);
+
+/// The reduced dim a correlation reads its largest input contiguously
+/// along (a window `dp + dr` whose longest dim dr is reduced and at least
+/// `lanes` long, see CodegenConfig.cpp), or nullopt.
+std::optional<unsigned> correlationReducedDim(linalg::LinalgOp op,
+                                              int64_t lanes);
+
+/// A correlation computed in place as rows of dot products: the reduced
+/// dim both inputs read contiguously (`reduced`, in vectors), a register
+/// tile of `rowsA` x `rowsB` outputs over a parallel dim `a` read only by
+/// the largest input and one `b` read only by the other, and the reduced
+/// dims both read as plain dims (`batch`, outermost in both).
+struct CorrelationTile {
+  unsigned reduced, a, b;
+  int64_t rowsA, rowsB;
+  SmallVector<unsigned> batch;
+};
+
+/// The CorrelationTile of `op` (see CodegenConfig.cpp), or nullopt.
+std::optional<CorrelationTile>
+correlationTile(linalg::LinalgOp op, const Config &config, int64_t lanes);
+
 /// The loop dim an operand's map reads contiguously (its last result), if
 /// that result is a plain dim.
 std::optional<unsigned> contiguousDim(AffineMap map);

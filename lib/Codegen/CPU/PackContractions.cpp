@@ -555,9 +555,14 @@ static SmallVector<ReassociationIndices> runAsOneDim(unsigned rank, unsigned at,
 /// both, and the other operand through a projected permutation. Returns
 /// the matmul, or null where it did not rewrite.
 static linalg::GenericOp packCorrelation(RewriterBase &rewriter,
-                                         linalg::GenericOp op) {
+                                         linalg::GenericOp op,
+                                         const Config &config, int64_t lanes) {
   if (!op.hasPureTensorSemantics() || !isProductSum(op) ||
       !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return nullptr;
+  // Rows a vector long or longer are read in place by register tiles of
+  // dot products (harp-tile-and-vectorize, correlationTile).
+  if (correlationTile(op, config, lanes))
     return nullptr;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -865,7 +870,8 @@ struct HarpPackContractionsPass
     for (linalg::GenericOp op : generics) {
       op = dropUnitLoops(rewriter, op);
       if (std::optional<int64_t> lanes = laneCount(op, config)) {
-        if (linalg::GenericOp matmul = packCorrelation(rewriter, op))
+        if (linalg::GenericOp matmul =
+                packCorrelation(rewriter, op, config, *lanes))
           op = matmul;
         else
           (void)transposeWindowOperand(rewriter, op);

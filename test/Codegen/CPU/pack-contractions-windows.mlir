@@ -177,3 +177,57 @@ func.func @channels_last_weight_gradient(%e: tensor<2x9x6xf32>, %dy: tensor<2x5x
   } -> tensor<5x6x3xf32>
   return %0 : tensor<5x6x3xf32>
 }
+
+// -----
+
+// Rows of whole vectors (ow = 32 at 4, 8 and 16 lanes) whose tile of one
+// image fits L1: harp-tile-and-vectorize reads the correlation in place
+// (correlationTile), so no column tensor is made.
+// CHECK-LABEL: func.func @weight_gradient_in_place
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg1, %arg0 : tensor<2x5x7x32xf32>, tensor<2x3x9x34xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK: return %[[R]]
+#dy = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#x = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @weight_gradient_in_place(%x: tensor<2x3x9x34xf32>, %dy: tensor<2x5x7x32xf32>, %init: tensor<5x3x3x3xf32>) -> tensor<5x3x3x3xf32> {
+  %0 = linalg.generic {indexing_maps = [#dy, #x, #w], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x5x7x32xf32>, tensor<2x3x9x34xf32>) outs(%init : tensor<5x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<5x3x3x3xf32>
+  return %0 : tensor<5x3x3x3xf32>
+}
+
+// -----
+
+// Rows of 30 (no whole number of vectors at any of the widths) and rows
+// whose tile of one image outgrows L1 (4 x 66 x 66 floats of X, 70 KB)
+// keep the column tensor.
+// CHECK-LABEL: func.func @weight_gradient_partial_rows
+// CHECK: tensor.collapse_shape
+// CHECK-LABEL: func.func @weight_gradient_large_image
+// CHECK: tensor.collapse_shape
+#dy = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#x = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @weight_gradient_partial_rows(%x: tensor<2x3x9x32xf32>, %dy: tensor<2x5x7x30xf32>, %init: tensor<5x3x3x3xf32>) -> tensor<5x3x3x3xf32> {
+  %0 = linalg.generic {indexing_maps = [#dy, #x, #w], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x5x7x30xf32>, tensor<2x3x9x32xf32>) outs(%init : tensor<5x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<5x3x3x3xf32>
+  return %0 : tensor<5x3x3x3xf32>
+}
+func.func @weight_gradient_large_image(%x: tensor<2x8x66x66xf32>, %dy: tensor<2x8x64x64xf32>, %init: tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> {
+  %0 = linalg.generic {indexing_maps = [#dy, #x, #w], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x8x64x64xf32>, tensor<2x8x66x66xf32>) outs(%init : tensor<8x8x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x8x3x3xf32>
+  return %0 : tensor<8x8x3x3xf32>
+}
