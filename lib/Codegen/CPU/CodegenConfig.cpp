@@ -321,6 +321,7 @@ std::optional<CorrelationTile> harp::cpu::correlationTile(linalg::LinalgOp op,
   if (working > int64_t(config.l1Bytes))
     return std::nullopt;
   tile.batch = std::move(batch);
+  tile.stepBytes = working;
   return tile;
 }
 

@@ -86,6 +86,8 @@ struct CorrelationTile {
   unsigned reduced, a, b;
   int64_t rowsA, rowsB;
   SmallVector<unsigned> batch;
+  /// Bytes of both inputs a tile reads per batch step (one image).
+  int64_t stepBytes;
 };
 
 /// The CorrelationTile of `op` (see CodegenConfig.cpp), or nullopt.

@@ -206,10 +206,23 @@ static void planCorrelationTile(linalg::LinalgOp op, const Config &config,
   if (ranges[tile.b] >= 2 * tile.rowsB)
     plan.cacheTileSizes[tile.b] =
         divisor(ranges[tile.b], ranges[tile.b] / 2, tile.rowsB);
-  // Blocks of one batch step (an image), each summed into the result:
-  // the tile's rows of it stay in L1 across the taps (correlationTile).
+  // Blocks of as many batch steps (images) as the tile's rows of them fit
+  // L1 (correlationTile), each block summed into the result: the rows stay
+  // in L1 across the taps, and the partial sums are carried across the
+  // block's images (with one-vector rows, 16 x 16 images at 16 lanes, a
+  // horizontal sum per image and tap cost about as much as the image's
+  // multiply-adds).
   for (unsigned d : tile.batch)
     plan.cacheTileSizes[d] = 1;
+  if (!tile.batch.empty()) {
+    unsigned inner = tile.batch.back();
+    plan.cacheTileSizes[inner] =
+        divisor(ranges[inner],
+                std::clamp<int64_t>(int64_t(config.l1Bytes) /
+                                        std::max<int64_t>(1, tile.stepBytes),
+                                    1, ranges[inner]),
+                1);
+  }
   SmallVector<unsigned> blockOrder{tile.b};
   blockOrder.append(tile.batch.begin(), tile.batch.end());
   plan.cacheInterchange.clear();

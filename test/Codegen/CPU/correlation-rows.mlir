@@ -67,17 +67,18 @@ func.func @depthwise_convolution(%x: tensor<4x8x18x18xf32>, %w: tensor<8x3x3xf32
 // A convolution's weight gradient, dW[f, c, kh, kw] summing
 // X[n, c, oh + kh, ow + kw] dY[n, f, oh, ow] over (n, oh, ow), with rows
 // of whole vectors: register tiles of 4 filters x 4 channels, each output
-// a vector of partial sums along ow, carried across the image's rows and
-// summed once per image and tap. Blocks: the channels in two halves (the
-// threads' loop), then one image per block; inside, the filter tiles and
-// the taps. Both operands are read in place (no column tensor).
+// a vector of partial sums along ow, carried across the rows of the images
+// of a block and summed once per block and tap. Blocks: the channels in
+// two halves (the threads' loop), then as many images as the tile's rows
+// of them fit L1 (both here: 18 KB each); inside, the filter tiles and the
+// taps. Both operands are read in place (no column tensor).
 // CHECK-LABEL: func.func @weight_gradient_tiles
 // CHECK-NOT: tensor.collapse_shape
 // CHECK: scf.for {{.*}} to %c8 step %c4
-// CHECK: scf.for {{.*}} to %c2 step %c1
 // CHECK: scf.for {{.*}} to %c16 step %c4
 // CHECK: scf.for {{.*}} to %c3 step %c1
 // CHECK: scf.for {{.*}} to %c3 step %c1
+// CHECK: scf.for {{.*}} to %c2 step %c1 iter_args(%{{.*}}) -> (vector<4x4x16xf32>)
 // CHECK: scf.for {{.*}} to %c16 step %c1 iter_args(%{{.*}}) -> (vector<4x4x16xf32>)
 // CHECK: scf.for {{.*}} to %c32 step %c16 iter_args(%{{.*}}) -> (vector<4x4x16xf32>)
 // CHECK: vector.transfer_read %arg0{{.*}} : tensor<2x8x18x34xf32>, vector<4x4x16xf32>
@@ -94,6 +95,29 @@ func.func @depthwise_convolution(%x: tensor<4x8x18x18xf32>, %w: tensor<8x3x3xf32
 func.func @weight_gradient_tiles(%x: tensor<2x8x18x34xf32>, %dy: tensor<2x16x16x32xf32>, %init: tensor<16x8x3x3xf32>) -> tensor<16x8x3x3xf32> {
   %r = linalg.generic {indexing_maps = [#xw, #dyw, #ow], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%x, %dy : tensor<2x8x18x34xf32>, tensor<2x16x16x32xf32>) outs(%init : tensor<16x8x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x8x3x3xf32>
+  return %r : tensor<16x8x3x3xf32>
+}
+
+// -----
+
+// Images whose tile rows take 35 KB (4 x 34 x 34 + 4 x 32 x 32 floats):
+// one image per block, the block loop outside the filter tiles.
+// CHECK-LABEL: func.func @weight_gradient_image_blocks
+// CHECK: scf.for {{.*}} to %c8 step %c4
+// CHECK: scf.for {{.*}} to %c2 step %c1
+// CHECK: scf.for {{.*}} to %c16 step %c4
+// CHECK: scf.for {{.*}} to %c32 step %c1 iter_args(%{{.*}}) -> (vector<4x4x16xf32>)
+#xb = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#dyb = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#ob = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @weight_gradient_image_blocks(%x: tensor<2x8x34x34xf32>, %dy: tensor<2x16x32x32xf32>, %init: tensor<16x8x3x3xf32>) -> tensor<16x8x3x3xf32> {
+  %r = linalg.generic {indexing_maps = [#xb, #dyb, #ob], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<2x8x34x34xf32>, tensor<2x16x32x32xf32>) outs(%init : tensor<16x8x3x3xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %m : f32
