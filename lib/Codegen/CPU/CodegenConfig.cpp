@@ -239,6 +239,23 @@ std::optional<CorrelationTile> harp::cpu::correlationTile(linalg::LinalgOp op,
   AffineMap largeMap = op.getMatchingIndexingMap(large);
   AffineMap smallMap = op.getMatchingIndexingMap(small);
   AffineMap initMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  // Both read the row contiguously: their last result is `reduced`, or a
+  // sum of dims with it (a strided image, X[n, c, 2 oh + kh, 2 ow + kw],
+  // reads every other element of the row: gathers, slower than the
+  // column tensor).
+  auto readsRow = [&](AffineMap map) {
+    if (map.getNumResults() == 0)
+      return false;
+    AffineExpr last = map.getResults().back();
+    bool unitSum = true;
+    last.walk([&](AffineExpr e) {
+      if (!isa<AffineDimExpr>(e) && e.getKind() != AffineExprKind::Add)
+        unitSum = false;
+    });
+    return unitSum && last.isFunctionOfDim(*reduced);
+  };
+  if (!readsRow(largeMap) || !readsRow(smallMap))
+    return std::nullopt;
   if (!initMap.isProjectedPermutation() ||
       initMap.getNumResults() != op.getNumParallelLoops())
     return std::nullopt;

@@ -231,3 +231,24 @@ func.func @weight_gradient_large_image(%x: tensor<2x8x66x66xf32>, %dy: tensor<2x
   } -> tensor<8x8x3x3xf32>
   return %0 : tensor<8x8x3x3xf32>
 }
+
+// -----
+
+// A strided weight gradient (X[n, c, 2 oh + kh, 2 ow + kw]) whose dY is the
+// larger operand, rows of whole vectors (16): X's rows are read every
+// other element, so it keeps the column tensor rather than register tiles
+// of dot products.
+// CHECK-LABEL: func.func @strided_weight_gradient_keeps_columns
+// CHECK: tensor.collapse_shape
+#dys = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#xs = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, 2 * oh + kh, 2 * ow + kw)>
+#ws = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @strided_weight_gradient_keeps_columns(%x: tensor<2x3x33x33xf32>, %dy: tensor<2x16x16x16xf32>, %init: tensor<16x3x3x3xf32>) -> tensor<16x3x3x3xf32> {
+  %0 = linalg.generic {indexing_maps = [#xs, #dys, #ws], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %dy : tensor<2x3x33x33xf32>, tensor<2x16x16x16xf32>) outs(%init : tensor<16x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<16x3x3x3xf32>
+  return %0 : tensor<16x3x3x3xf32>
+}
