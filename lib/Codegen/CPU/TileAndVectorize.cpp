@@ -179,11 +179,11 @@ static std::optional<TilePlan> streamsRows(linalg::LinalgOp op,
 /// rows (CorrelationTile): the tile's rowsA x rowsB outputs each keep a
 /// vector of partial sums along the reduced row, carried across the other
 /// reduced dims and summed once per block. Cache blocks: the filters `b`
-/// in two halves heading the nest (harp-parallelize's threads), then one
-/// batch step (an image) per block, whose rows the tile rereads from L1
-/// for every tap. (Without the batch blocks every tile and tap streamed
-/// all of the images: 144 passes over 2.4 MB for a 16 -> 16 channel 3x3
-/// weight gradient over 32 x 32 x 32.)
+/// in two halves heading the nest (harp-parallelize's threads), then as
+/// many batch steps (images) per block as the tile's rows of them fit L1,
+/// rows the tile rereads from L1 for every tap. (Without the batch blocks
+/// every tile and tap streamed all of the images: 144 passes over 2.4 MB
+/// for a 16 -> 16 channel 3x3 weight gradient over 32 x 32 x 32.)
 static void planCorrelationTile(linalg::LinalgOp op, const Config &config,
                                 int64_t lanes, const CorrelationTile &tile,
                                 TilePlan &plan) {
