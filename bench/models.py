@@ -249,8 +249,7 @@ def textcnn(L, vocab=500, dim=64, filters=96, width=5, classes=4):
         def forward(self, tokens):
             x = self.embedding(tokens).transpose(1, 2)    # [B, dim, length]
             x = F.relu(self.conv(x))
-            # max over time; `x.max(dim=2)` differs between the libraries
-            # (torch: values and indices; harp: values), pooling does not
+            # max over time, as the original program writes it
             x = F.max_pool1d(x, x.size(2)).squeeze(2)
             return self.fc(x)
 

@@ -57,6 +57,11 @@ NodePtr transpose(const NodePtr &n, int64_t a, int64_t b) {
   int64_t rank = detail::shapeOf(n).size();
   if (rank < 2 && a == -2 && b == -1)
     return n; // PyTorch's .T of a vector is the vector
+  if (rank == 0) {
+    normalized(a, 1, "transpose"); // a 0-d tensor's dim 0 or -1
+    normalized(b, 1, "transpose");
+    return n;
+  }
   a = normalized(a, rank, "transpose");
   b = normalized(b, rank, "transpose");
   std::vector<int64_t> perm(rank);
@@ -73,6 +78,10 @@ NodePtr squeeze(const NodePtr &n, const py::object &dim) {
       if (s != 1)
         out.push_back(s);
     return detail::reshape(n, out);
+  }
+  if (rank == 0) {
+    normalized(dim.cast<int64_t>(), 1, "squeeze"); // dim 0 or -1
+    return n;
   }
   int64_t d = normalized(dim.cast<int64_t>(), rank, "squeeze");
   if (shape[d] != 1)
@@ -472,6 +481,10 @@ it (once per graph structure) and run it.)");
         unaryDoc(op));
   }
   t.def(
+      "reciprocal",
+      [](const NodePtr &a) { return detail::unary(UnaryOp::Recip, a); },
+      "1 / x, element-wise (torch's name for recip).");
+  t.def(
        "clamp",
        [](const NodePtr &x, std::optional<double> min,
           std::optional<double> max) { return detail::clamp(x, min, max); },
@@ -530,6 +543,8 @@ it (once per graph structure) and run it.)");
   // Reductions.
   for (int i = 0; i <= static_cast<int>(ReduceOp::Mean); ++i) {
     auto kind = static_cast<ReduceOp>(i);
+    if (kind == ReduceOp::Max || kind == ReduceOp::Min)
+      continue; // below, in torch's forms
     t.def(
         opName(kind),
         [kind](const NodePtr &a, const py::object &axis, bool keepdim,
@@ -542,6 +557,60 @@ it (once per graph structure) and run it.)");
          " over `axis` (an int or a list; None: all dims; `dim` is "
          "PyTorch's name for it), keeping reduced dims as size 1 with "
          "`keepdim`.")
+            .c_str());
+  }
+  // max and min in torch's forms: of everything; with a dim, the values and
+  // their indices (a named pair, as torch.return_types.max); with another
+  // tensor, element-wise; with NumPy's `axis=`, the values alone.
+  for (bool isMax : {true, false}) {
+    const char *name = isMax ? "max" : "min";
+    // Kept for the process, as the type objects of torch.return_types.
+    py::handle pair =
+        py::module_::import("collections")
+            .attr("namedtuple")(name, py::make_tuple("values", "indices"))
+            .release();
+    pair.attr("__module__") = "harp.return_types";
+    t.def(
+        name,
+        [isMax, pair](const NodePtr &a, const py::object &d, bool keepdim,
+                      const py::object &axis) -> py::object {
+          ReduceOp kind = isMax ? ReduceOp::Max : ReduceOp::Min;
+          const char *op = isMax ? "max" : "min";
+          if (py::isinstance<PyTensor>(d)) {
+            if (!axis.is_none())
+              throw py::type_error(std::string(op) +
+                                   ": takes another tensor or a dim, not both");
+            return py::cast(
+                detail::binary(isMax ? BinaryOp::Maximum : BinaryOp::Minimum, a,
+                               d.cast<NodePtr>()));
+          }
+          if (!axis.is_none()) {
+            if (!d.is_none())
+              throw py::type_error(std::string(op) +
+                                   ": give axis or dim, not both");
+            return py::cast(detail::reduce(kind, a, axesOf(axis), keepdim));
+          }
+          if (d.is_none()) {
+            if (keepdim)
+              throw py::type_error(std::string(op) +
+                                   ": keepdim needs a dim (or amax/amin)");
+            return py::cast(detail::reduce(kind, a, {}, false));
+          }
+          if (!py::isinstance<py::int_>(d))
+            throw py::type_error(std::string(op) +
+                                 ": dim must be an int (a tuple of dims is "
+                                 "amax/amin's), got " +
+                                 std::string(py::repr(d)));
+          int64_t axisIndex = d.cast<int64_t>();
+          return pair(detail::reduce(kind, a, {axisIndex}, keepdim),
+                      detail::argExtreme(a, axisIndex, keepdim, isMax));
+        },
+        py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+        py::arg("axis") = py::none(),
+        (std::string("torch.") + name +
+         ": of every element; max(dim, keepdim=False) gives (values, "
+         "indices) along dim; max(other) is element-wise; axis= (NumPy's "
+         "name, an int or a tuple) gives the values alone.")
             .c_str());
   }
   t.def(
@@ -574,8 +643,7 @@ it (once per graph structure) and run it.)");
           [](const NodePtr &a, const py::object &axis, bool unbiased,
              bool keepdim, const py::object &dim,
              const py::object &correction) {
-            return detail::unary(
-                UnaryOp::Sqrt,
+            return detail::sqrtOfVariance(
                 variance(a, axis, unbiased, keepdim, dim, correction));
           },
           py::arg("axis") = py::none(), py::arg("unbiased") = true,

@@ -125,6 +125,14 @@ NodePtr harp::detail::indexSelect(NodePtr a, int64_t dim, NodePtr index) {
   if (shapeOf(index).size() != 1)
     throw Error("index_select: the index must be 1-D, got shape " +
                 shapeStr(shapeOf(index)));
+  if (isScalarAxis("index_select", dim, shapeOf(a).size())) {
+    if (shapeOf(index)[0] != 1)
+      throw Error("index_select: the index into a 0-d tensor must have one "
+                  "entry, got shape " +
+                  shapeStr(shapeOf(index)));
+    return onScalarAsVector(
+        a, [&](NodePtr v) { return indexSelect(v, 0, index); });
+  }
   int64_t d = normalizeAxis("index_select", dim, shapeOf(a).size());
   std::vector<int64_t> shape = shapeOf(a), column(shape.size(), 1);
   shape[d] = column[d] = shapeOf(index)[0];
@@ -262,6 +270,8 @@ NodePtr harp::detail::scan(ReduceOp kind, NodePtr a, int64_t dim) {
   // combines every element with the one 2^k before it (the identity before
   // the start). Each step is one fused element-wise kernel.
   size_t rank = shapeOf(a).size();
+  if (isScalarAxis(op, dim, rank))
+    return a; // the scan of one element
   int64_t d = normalizeAxis(op, dim, rank);
   int64_t n = shapeOf(a)[d];
   BinaryOp combine = kind == ReduceOp::Sum ? BinaryOp::Add : BinaryOp::Mul;
@@ -275,6 +285,10 @@ NodePtr harp::detail::scan(ReduceOp kind, NodePtr a, int64_t dim) {
     out = binary(combine, out, shifted);
   }
   return out;
+}
+
+NodePtr harp::detail::sqrtOfVariance(NodePtr v) {
+  return rootOfSum(v, [](NodePtr s) { return unary(UnaryOp::Sqrt, s); });
 }
 
 NodePtr harp::detail::norm(NodePtr x, double p, std::vector<int64_t> axes,

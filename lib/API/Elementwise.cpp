@@ -299,9 +299,6 @@ NodePtr harp::detail::unary(UnaryOp op, NodePtr a) {
   case UnaryOp::Rsqrt:
   case UnaryOp::Tan:
   case UnaryOp::Atan:
-  case UnaryOp::Ceil:
-  case UnaryOp::Round:
-  case UnaryOp::Trunc:
   case UnaryOp::Recip:
   case UnaryOp::Sqrt:
   case UnaryOp::Log:
@@ -312,10 +309,19 @@ NodePtr harp::detail::unary(UnaryOp op, NodePtr a) {
   case UnaryOp::Cos:
   case UnaryOp::Tanh:
   case UnaryOp::Sigmoid:
-  case UnaryOp::Floor:
+    // Integers and bools are promoted to the default float type (f32), as
+    // PyTorch's floating functions promote them.
     if (!isFloat(d))
-      throw Error(name + ": needs a float tensor, got " + dtypeName(d) + " " +
-                  shapeStr(a->shape));
+      return unary(op, cast(std::move(a), DType::F32));
+    break;
+  case UnaryOp::Ceil:
+  case UnaryOp::Round:
+  case UnaryOp::Trunc:
+  case UnaryOp::Floor:
+    if (d == DType::Bool)
+      throw Error(name + ": not defined for bool " + shapeStr(a->shape));
+    if (!isFloat(d))
+      return a; // an integer is already whole, as in PyTorch
     break;
   case UnaryOp::Not:
     if (isFloat(d))

@@ -321,6 +321,22 @@ int64_t harp::detail::normalizeAxis(const std::string &op, int64_t axis,
   return axis < 0 ? axis + r : axis;
 }
 
+bool harp::detail::isScalarAxis(const std::string &op, int64_t axis,
+                                size_t rank) {
+  if (rank != 0)
+    return false;
+  if (axis != 0 && axis != -1)
+    throw Error(op + ": dim " + std::to_string(axis) +
+                " is out of range for a 0-d tensor (0 or -1)");
+  return true;
+}
+
+NodePtr
+harp::detail::onScalarAsVector(const NodePtr &a,
+                               const std::function<NodePtr(NodePtr)> &fn) {
+  return reshape(fn(reshape(a, {1})), {});
+}
+
 std::vector<int64_t>
 harp::detail::broadcastShape(const std::string &op,
                              const std::vector<std::vector<int64_t>> &shapes) {

@@ -749,14 +749,42 @@ void requireClasses(const std::string &op, const NodePtr &input,
                     const NodePtr &target) {
   const Shape &is = shape(input), &ts = shape(target);
   Shape expected = is;
-  if (!expected.empty())
+  if (expected.size() >= 2)
     expected.erase(expected.begin() + 1);
   if (is.size() < 2 || ts != expected)
     throw Error(op + ": input " + shapeStr(is) +
                 " must be [N, C, ...] and target its shape without dim 1 (" +
-                shapeStr(expected) + "), got target " + shapeStr(ts));
+                shapeStr(expected) + "), or [C] and a 0-d target; got target " +
+                shapeStr(ts));
 }
 
+} // namespace
+
+namespace {
+/// The mean of `loss` over the samples `keep` (0 or 1) counts. With none
+/// counted it is NaN, as PyTorch's, and its gradient 0 rather than 0 / 0.
+NodePtr meanOverKept(const NodePtr &loss, const NodePtr &keep) {
+  NodePtr count = sum(keep, {});
+  NodePtr mean =
+      div(sum(loss, {}), binary(BinaryOp::Maximum, count, num(count, 1.0)));
+  return where(binary(BinaryOp::Eq, count, num(count, 0.0)), num(mean, NAN),
+               mean);
+}
+
+/// PyTorch's unbatched form of a classification loss: input [C] with a 0-d
+/// class index (or [C] probabilities) is a batch of one, and its per-sample
+/// loss is 0-d. `loss` computes the batched form.
+template <typename Loss>
+std::optional<NodePtr> unbatched(const NodePtr &input, const NodePtr &target,
+                                 Reduction reduction, Loss loss) {
+  if (shape(input).size() != 1 ||
+      shape(target).size() != (isFloat(dtypeOf(target)) ? 1u : 0u))
+    return std::nullopt;
+  int64_t classes = shape(input)[0];
+  NodePtr batched = loss(reshape(input, {1, classes}),
+                         reshape(target, join({1}, shape(target))));
+  return reduction == Reduction::None ? reshape(batched, {}) : batched;
+}
 } // namespace
 
 NodePtr harp::detail::nn::nllLoss(NodePtr input, NodePtr target,
@@ -764,6 +792,11 @@ NodePtr harp::detail::nn::nllLoss(NodePtr input, NodePtr target,
   const std::string op = "nll_loss";
   requireFloat(op, input);
   requireInteger(op, target, "target");
+  if (auto loss =
+          unbatched(input, target, reduction, [&](NodePtr in, NodePtr t) {
+            return nllLoss(in, t, ignoreIndex, reduction);
+          }))
+    return *loss;
   requireClasses(op, input, target);
   DType dtype = dtypeOf(input);
   NodePtr picked =
@@ -773,7 +806,7 @@ NodePtr harp::detail::nn::nllLoss(NodePtr input, NodePtr target,
                       dtype);
   NodePtr loss = mul(unary(UnaryOp::Neg, picked), keep);
   if (reduction == Reduction::Mean)
-    return div(sum(loss, {}), sum(keep, {}));
+    return meanOverKept(loss, keep);
   return reduceLoss(op, loss, reduction);
 }
 
@@ -785,8 +818,13 @@ NodePtr harp::detail::nn::crossEntropy(NodePtr input, NodePtr target,
   if (!(eps >= 0.0 && eps <= 1.0))
     throw Error("cross_entropy: label_smoothing must be in [0, 1], got " +
                 std::to_string(eps));
+  if (auto loss = unbatched(
+          input, target, options.reductionKind,
+          [&](NodePtr in, NodePtr t) { return crossEntropy(in, t, options); }))
+    return *loss;
   if (shape(input).size() < 2)
-    throw Error("cross_entropy: input must be [N, C, ...], got " + str(input));
+    throw Error("cross_entropy: input must be [N, C, ...] or [C], got " +
+                str(input));
   DType dtype = dtypeOf(input);
   int64_t classes = shape(input)[1];
   NodePtr logp = logSoftmax(input, 1);
@@ -811,7 +849,7 @@ NodePtr harp::detail::nn::crossEntropy(NodePtr input, NodePtr target,
                      scale(sum(logp, {1}), eps / double(classes)));
   loss = mul(loss, keep);
   if (options.reductionKind == Reduction::Mean)
-    return div(sum(loss, {}), sum(keep, {}));
+    return meanOverKept(loss, keep);
   return reduceLoss(op, loss, options.reductionKind);
 }
 

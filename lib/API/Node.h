@@ -17,6 +17,7 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Location.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -131,6 +132,13 @@ uint64_t nextEpoch();
 /// Whether `n` holds a value computed from its leaves' current values.
 bool isFresh(const Node *n, std::map<const Node *, uint64_t> &memo);
 int64_t normalizeAxis(const std::string &op, int64_t axis, size_t rank);
+/// Whether `axis` is the one dim PyTorch lends a 0-d tensor (0 or -1):
+/// false for a tensor of rank > 0, an error naming `op` for any other
+/// axis of a 0-d tensor.
+bool isScalarAxis(const std::string &op, int64_t axis, size_t rank);
+/// `fn` of the 0-d `a` seen as [1], its [1] (or [] ) result seen as 0-d.
+NodePtr onScalarAsVector(const NodePtr &a,
+                         const std::function<NodePtr(NodePtr)> &fn);
 /// NumPy broadcasting of `shapes`, or an error naming `op`.
 std::vector<int64_t>
 broadcastShape(const std::string &op,

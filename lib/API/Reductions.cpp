@@ -21,6 +21,13 @@ namespace mh = mlir::harp;
 /// error naming `op`.
 static std::vector<int64_t> axesOf(const std::string &op,
                                    std::vector<int64_t> axes, size_t rank) {
+  // A 0-d tensor's dim 0 (or -1), as PyTorch lends it: reducing over it
+  // reduces over nothing.
+  if (rank == 0) {
+    for (int64_t axis : axes)
+      isScalarAxis(op, axis, rank);
+    return {};
+  }
   if (axes.empty())
     for (size_t i = 0; i < rank; ++i)
       axes.push_back(i);
@@ -92,6 +99,8 @@ NodePtr harp::detail::reduce(ReduceOp kind, NodePtr a,
 NodePtr harp::detail::softmax(NodePtr a, int64_t axis) {
   if (!isFloat(a->dtype))
     throw Error("softmax: needs a float tensor, got " + dtypeName(a->dtype));
+  if (isScalarAxis("softmax", axis, a->shape.size()))
+    return onScalarAsVector(a, [](NodePtr v) { return softmax(v, 0); });
   axis = normalizeAxis("softmax", axis, a->shape.size());
   NodePtr m = reduce(ReduceOp::Max, a, {axis}, true);
   NodePtr e = unary(UnaryOp::Exp, binary(BinaryOp::Sub, a, m));
@@ -229,6 +238,8 @@ NodePtr harp::detail::logSoftmax(NodePtr a, int64_t axis) {
   if (!isFloat(a->dtype))
     throw Error("log_softmax: needs a float tensor, got " +
                 dtypeName(a->dtype));
+  if (isScalarAxis("log_softmax", axis, a->shape.size()))
+    return onScalarAsVector(a, [](NodePtr v) { return logSoftmax(v, 0); });
   axis = normalizeAxis("log_softmax", axis, a->shape.size());
   return binary(BinaryOp::Sub, a, logsumexp(a, {axis}, true));
 }
@@ -261,7 +272,7 @@ NodePtr harp::detail::argExtreme(NodePtr a, int64_t axis, bool keepdim,
                 dtypeName(a->dtype) + " " + shapeStr(a->shape) +
                 "): they are unordered");
   size_t rank = a->shape.size();
-  if (rank == 0)
+  if (isScalarAxis(op, axis, rank))
     return full(DType::I64, {}, 0);
   axis = normalizeAxis(op, axis, rank);
   int64_t n = a->shape[axis];

@@ -134,7 +134,10 @@ NodePtr harp::detail::flip(NodePtr a, std::vector<int64_t> dims) {
   size_t rank = a->shape.size();
   llvm::SmallVector<bool> flipped(rank, false);
   for (int64_t d : dims)
-    flipped[normalizeAxis("flip", d, rank)] = true;
+    if (!isScalarAxis("flip", d, rank))
+      flipped[normalizeAxis("flip", d, rank)] = true;
+  if (rank == 0)
+    return a;
   ContextLock lock;
   return view(a, a->shape, mh::flipLayout(context(), a->shape, flipped));
 }
@@ -376,6 +379,9 @@ NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
   commonBackend("gather", {input, index});
   checkIndex("gather", index);
   size_t rank = input->shape.size();
+  if (isScalarAxis("gather", dim, rank) && index->shape.empty())
+    return onScalarAsVector(
+        input, [&](NodePtr v) { return gather(v, reshape(index, {1}), 0); });
   dim = normalizeAxis("gather", dim, rank);
   if (index->shape.size() != rank)
     throw Error("gather: index " + shapeStr(index->shape) +
@@ -395,6 +401,11 @@ NodePtr harp::detail::scatterAdd(NodePtr dest, NodePtr index, NodePtr src,
   commonBackend("scatter_add", {dest, index, src});
   checkIndex("scatter_add", index);
   size_t rank = dest->shape.size();
+  if (isScalarAxis("scatter_add", dim, rank) && index->shape.empty() &&
+      src->shape.empty())
+    return onScalarAsVector(dest, [&](NodePtr v) {
+      return scatterAdd(v, reshape(index, {1}), reshape(src, {1}), 0);
+    });
   dim = normalizeAxis("scatter_add", dim, rank);
   if (dest->dtype == DType::Bool)
     throw Error("scatter_add: not defined for bool");

@@ -36,9 +36,9 @@ def expected(op, values):
     if op == "prod":
         return stack.prod(0, dtype=stack.dtype)
     if op == "max":
-        return stack.max(0)
+        return stack.max(axis=0)
     if op == "min":
-        return stack.min(0)
+        return stack.min(axis=0)
     return stack.mean(0, dtype=stack.dtype)
 
 

@@ -97,8 +97,8 @@ BINARY = {
 REDUCE = {
     "sum": (lambda h, d, k: h.sum(d, k), lambda t, d, k: t.sum(d, keepdim=k)),
     "mean": (lambda h, d, k: h.mean(d, k), lambda t, d, k: t.mean(d, keepdim=k)),
-    "max": (lambda h, d, k: h.max(d, k), lambda t, d, k: t.amax(d, keepdim=k)),
-    "min": (lambda h, d, k: h.min(d, k), lambda t, d, k: t.amin(d, keepdim=k)),
+    "max": (lambda h, d, k: h.max(axis=d, keepdim=k), lambda t, d, k: t.amax(d, keepdim=k)),
+    "min": (lambda h, d, k: h.min(axis=d, keepdim=k), lambda t, d, k: t.amin(d, keepdim=k)),
 }
 OPS = ["unary", "binary", "reduce", "matmul", "transpose", "flip", "slice",
        "reshape", "softmax", "concat", "unsqueeze"]

@@ -144,3 +144,103 @@ def test_dot_outer_normalize():
         harp.dot(harp.tensor(a), harp.tensor(sample(3)))
     with pytest.raises(harp.HarpError, match="norm: p must be a number or 'fro'"):
         harp.tensor(a).norm("nuc")
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("ignore_index", [-100, 1, 2])
+def test_unbatched_classification_losses(reduction, ignore_index):
+    # Input [C] and a 0-d class index: a batch of one, with a 0-d loss per
+    # sample (this aborted the process with a heap error once).
+    logp = np.log(np.array([0.2, 0.5, 0.3]))
+    target = np.array(1)
+    kw = dict(reduction=reduction, ignore_index=ignore_index)
+    both(lambda x: HF.nll_loss(x, harp.tensor(target), **kw),
+         lambda x: F.nll_loss(x, torch.tensor(target), **kw), logp)
+    both(lambda x: HF.cross_entropy(x, harp.tensor(target), label_smoothing=0.2, **kw),
+         lambda x: F.cross_entropy(x, torch.tensor(target), label_smoothing=0.2, **kw),
+         sample(5, seed=9))
+    probs = np.array([0.1, 0.6, 0.3])
+    both(lambda x, p: HF.cross_entropy(x, p, reduction=reduction),
+         lambda x, p: F.cross_entropy(x, p, reduction=reduction), sample(3, seed=10), probs)
+
+
+def test_classification_losses_reject_bad_shapes():
+    x = harp.tensor(np.zeros(3))
+    with pytest.raises(harp.HarpError, match=r"nll_loss: input \[3\] must be .*or \[C\] and a "
+                                             r"0-d target; got target \[3\]"):
+        HF.nll_loss(x, harp.tensor(np.array([0, 1, 2])))
+    with pytest.raises(harp.HarpError, match="nll_loss: input"):
+        HF.nll_loss(harp.tensor(np.array(0.5)), harp.tensor(np.array(0)))
+
+
+def test_max_min_in_torchs_forms():
+    a = sample(3, 5, seed=11)
+    h, t = harp.tensor(a), torch.tensor(a)
+    for name in ("max", "min"):
+        for dim, keepdim in ((1, False), (0, True), (-1, True)):
+            got = getattr(h, name)(dim, keepdim=keepdim)
+            want = getattr(t, name)(dim, keepdim=keepdim)
+            values, indices = got
+            assert type(got).__name__ == name and got.values is values
+            np.testing.assert_array_equal(values.numpy(), want.values.numpy())
+            np.testing.assert_array_equal(indices.numpy(), want.indices.numpy())
+            assert indices.dtype == harp.int64
+        np.testing.assert_array_equal(getattr(h, name)(dim=0).indices.numpy(),
+                                      getattr(t, name)(dim=0).indices.numpy())
+        assert getattr(h, name)().item() == getattr(t, name)().item()
+        other = sample(5, seed=12)
+        np.testing.assert_array_equal(getattr(h, name)(harp.tensor(other)).numpy(),
+                                      getattr(t, name)(torch.tensor(other)).numpy())
+        # NumPy's axis= gives the values alone, with tuples of dims.
+        np.testing.assert_array_equal(getattr(h, name)(axis=(0, 1)).numpy(),
+                                      getattr(np, name)(a, axis=(0, 1)))
+        with pytest.raises(TypeError, match=name + ": dim must be an int"):
+            getattr(h, name)((0, 1))
+        with pytest.raises(TypeError, match="give axis or dim"):
+            getattr(h, name)(0, axis=1)
+    # The values carry the gradient of the max.
+    both(lambda x: x.max(1).values, lambda x: x.max(1).values, a)
+
+
+_ZERO_D = [
+    ("sum", lambda x: x.sum(dim=0), lambda x: x.sum(dim=0)),
+    ("mean keepdim", lambda x: x.mean(dim=-1, keepdim=True), lambda x: x.mean(dim=-1, keepdim=True)),
+    ("prod", lambda x: x.prod(dim=[0]), lambda x: x.prod(dim=0)),
+    ("max", lambda x: x.max(dim=0).values, lambda x: x.max(dim=0).values),
+    ("min indices", lambda x: x.min(dim=-1).indices, lambda x: x.min(dim=-1).indices),
+    ("softmax", lambda x: HF.softmax(x, dim=0), lambda x: F.softmax(x, dim=0)),
+    ("log_softmax", lambda x: HF.log_softmax(x, dim=-1), lambda x: F.log_softmax(x, dim=-1)),
+    ("logsumexp", lambda x: x.logsumexp(dim=0), lambda x: x.logsumexp(dim=0)),
+    ("cumsum", lambda x: x.cumsum(dim=0), lambda x: x.cumsum(dim=0)),
+    ("cumprod", lambda x: x.cumprod(dim=-1), lambda x: x.cumprod(dim=-1)),
+    ("index_select", lambda x: x.index_select(0, harp.tensor(np.array([0]))),
+     lambda x: x.index_select(0, torch.tensor([0]))),
+    ("gather", lambda x: harp.gather(x, 0, harp.tensor(np.array(0))),
+     lambda x: torch.gather(x, 0, torch.tensor(0))),
+    ("transpose", lambda x: x.transpose(0, -1), lambda x: x.transpose(0, -1)),
+    ("squeeze", lambda x: x.squeeze(0), lambda x: x.squeeze(0)),
+    ("flip", lambda x: x.flip(0), lambda x: x.flip(0)),
+    ("normalize", lambda x: HF.normalize(x, dim=0), lambda x: F.normalize(x, dim=0)),
+    ("norm", lambda x: x.norm(dim=0), lambda x: x.norm(dim=0)),
+    ("std", lambda x: x.std(dim=0, unbiased=False), lambda x: x.std(dim=0, unbiased=False)),
+]
+
+
+@pytest.mark.parametrize("name,fh,ft", _ZERO_D, ids=[c[0] for c in _ZERO_D])
+def test_zero_d_tensors_take_dim_0_and_minus_1(name, fh, ft):
+    # As torch's: a 0-d tensor has one dim to name (0 or -1), of one element.
+    hy, ty = fh(harp.tensor(np.array(0.7))), ft(torch.tensor(0.7, dtype=torch.float64))
+    assert tuple(hy.shape) == tuple(ty.shape) == ()
+    np.testing.assert_allclose(hy.numpy(), ty.numpy())
+    if hy.dtype == harp.float64:
+        both(fh, ft, np.array(-1.3))
+
+
+def test_zero_d_tensors_reject_other_dims():
+    x = harp.tensor(np.array(0.7))
+    for fn, op in ((lambda: x.sum(dim=1), "sum"), (lambda: HF.softmax(x, dim=2), "softmax"),
+                   (lambda: x.cumsum(dim=-2), "cumsum"), (lambda: x.flip(1), "flip")):
+        with pytest.raises(harp.HarpError, match=op + r": dim -?\d is out of range for a 0-d"):
+            fn()
+    with pytest.raises(harp.HarpError, match="index_select: the index into a 0-d tensor"):
+        x.index_select(0, harp.tensor(np.array([0, 0])))

@@ -472,6 +472,9 @@ NodePtr scan(ReduceOp kind, NodePtr a, int64_t dim);
 /// count of non-zeros) or any other positive p. A zero norm has a zero
 /// gradient (torch's subgradient), not NaN.
 NodePtr norm(NodePtr x, double p, std::vector<int64_t> axes, bool keepdim);
+/// sqrt(v) of a variance v >= 0, whose gradient is 0 where v is 0 (as
+/// torch.std's), not 0 * infinity.
+NodePtr sqrtOfVariance(NodePtr v);
 /// x / max(norm_p(x) along dim, eps) (torch.nn.functional.normalize).
 NodePtr normalize(NodePtr x, double p, int64_t dim, double eps);
 /// Standard normal numbers: Box-Muller on two rand() draws of `seed`.
