@@ -179,3 +179,22 @@ def test_errors_name_the_op():
         HF.gelu(harp.tensor(np.ones(2)), approximate="fast")
     with pytest.raises(harp.HarpError, match="clamp: give min, max or both"):
         harp.tensor(np.ones(2)).clamp()
+
+
+def test_pow_gradients_at_zero_match_torch():
+    # 0 ** t has a zero gradient where t >= 0, and x ** 0 a zero one at x = 0
+    # (torch's rules; 0 * log(0) and 0 * 0^-1 would be NaN).
+    torch = pytest.importorskip("torch")
+    x = np.array([-2.0, -0.5, 0.0, 0.5, 3.0])
+    for base in (0.0, 2.0, 0.5):
+        h, t = harp.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        (base ** h).sum().backward()
+        (base ** t).sum().backward()
+        np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    a, b = np.array([0.0, 0.0, 1.5, 2.0, 0.0]), np.array([0.0, 2.0, 0.0, -1.0, 0.5])
+    ha, hb = harp.tensor(a, requires_grad=True), harp.tensor(b, requires_grad=True)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (ha ** hb).sum().backward()
+    (ta ** tb).sum().backward()
+    np.testing.assert_allclose(ha.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(hb.grad.numpy(), tb.grad.numpy(), rtol=1e-12)

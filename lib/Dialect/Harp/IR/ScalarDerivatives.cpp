@@ -245,14 +245,21 @@ void adjoints(math::AbsFOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
   Value negv = o.cmp(arith::CmpFPredicate::OLT, x, zero);
   out.assign({o.select(pos, a, o.select(negv, o.neg(a), o.zeroLike(a)))});
 }
-/// x^y: d/dx = y x^(y-1), d/dy = x^y log x.
+/// x^y: d/dx = y x^(y-1), d/dy = x^y log x; as PyTorch's, d/dx is 0 where
+/// y is 0 and d/dy is 0 where x is 0 and y >= 0 (0 * inf would be NaN: the
+/// gradient of 0 ** t, or of x ** 0 at x = 0).
 template <>
 void adjoints(math::PowFOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
   Value x = op.getLhs(), y = op.getRhs(), f = op.getResult();
   Value ym1 = o.sub(y, o.cst(y.getType(), 1.0));
   Value dx = o.mul(y, math::PowFOp::create(o.b, o.loc, x, ym1));
   Value dy = o.mul(f, math::LogOp::create(o.b, o.loc, x));
-  out.assign({o.mul(a, dx), o.mul(a, dy)});
+  Value yZero = o.cmp(arith::CmpFPredicate::OEQ, y, o.zeroLike(y));
+  Value xZero = o.cmp(arith::CmpFPredicate::OEQ, x, o.zeroLike(x));
+  Value yNonNegative = o.cmp(arith::CmpFPredicate::OGE, y, o.zeroLike(y));
+  Value baseZero = arith::AndIOp::create(o.b, o.loc, xZero, yNonNegative);
+  out.assign({o.select(yZero, o.zeroLike(a), o.mul(a, dx)),
+              o.select(baseZero, o.zeroLike(a), o.mul(a, dy))});
 }
 template <>
 void adjoints(math::ErfOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
