@@ -492,6 +492,12 @@ PYBIND11_MODULE(_harp, m) {
         "restores the default ($HARP_CPU, else native).");
   m.def("get_cpu", &harp::get_cpu,
         "The CPU code is generated for (see set_cpu).");
+  m.def("_set_grad_enabled", &harp::set_grad_enabled, py::arg("mode"),
+        "Turns the calling thread's gradient mode on or off (see "
+        "harp.no_grad).");
+  m.def("is_grad_enabled", &harp::is_grad_enabled,
+        "Whether the calling thread builds tensors backward() "
+        "differentiates through (torch.is_grad_enabled).");
   m.def(
       "set_options",
       [](const py::object &threads, const py::object &vectorize,

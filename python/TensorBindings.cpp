@@ -875,6 +875,11 @@ it (once per graph structure) and run it.)");
        py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
        "Accumulates d(self)/d(leaf) into .grad of every leaf that requires "
        "a gradient (self must be a 0-d float tensor).")
+      .def_property_readonly(
+          "is_leaf", &detail::isLeaf,
+          "Whether the tensor holds values of its own (from data, "
+          "from_numpy, detach, a parameter) rather than being computed "
+          "from others; only leaves are written in place (copy_).")
       .def_property("requires_grad", &detail::requiresGrad,
                     &detail::setRequiresGrad,
                     "Whether backward() accumulates a gradient here (float "

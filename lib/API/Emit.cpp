@@ -54,18 +54,22 @@ private:
 };
 } // namespace
 
-GraphPlan harp::detail::planGraph(const NodePtr &root, bool cutAtValues) {
-  return planGraph(llvm::ArrayRef<NodePtr>(root), cutAtValues);
+GraphPlan
+harp::detail::planGraph(const NodePtr &root, bool cutAtValues,
+                        const std::unordered_set<const Node *> *cuts) {
+  return planGraph(llvm::ArrayRef<NodePtr>(root), cutAtValues, cuts);
 }
 
-GraphPlan harp::detail::planGraph(llvm::ArrayRef<NodePtr> roots,
-                                  bool cutAtValues) {
+GraphPlan
+harp::detail::planGraph(llvm::ArrayRef<NodePtr> roots, bool cutAtValues,
+                        const std::unordered_set<const Node *> *cuts) {
   GraphPlan plan;
   std::unordered_map<const Node *, uint32_t> index;
   std::map<const Node *, uint64_t> memo;
   KeyWriter key(plan.key);
   auto isArgument = [&](const Node *n) {
-    return n->kind == Kind::Leaf || (cutAtValues && isFresh(n, memo));
+    return n->kind == Kind::Leaf || (cutAtValues && isFresh(n, memo)) ||
+           (cuts && cuts->count(n));
   };
   // Iterative post-order: graphs of thousands of ops stay off the C stack.
   std::vector<std::pair<const NodePtr *, size_t>> stack;

@@ -281,6 +281,11 @@ static void cancelDeferredWrite(Node &leaf) {
                  [&](const auto &write) { return write.first.get() == &leaf; });
 }
 
+static thread_local bool gradEnabled = true;
+
+void harp::set_grad_enabled(bool enabled) { gradEnabled = enabled; }
+bool harp::is_grad_enabled() { return gradEnabled; }
+
 NodePtr harp::detail::make(Kind kind, std::vector<int64_t> shape, DType dtype,
                            std::vector<NodePtr> inputs) {
   // A tensor built on a leaf reads its current values: the writes
@@ -296,6 +301,7 @@ NodePtr harp::detail::make(Kind kind, std::vector<int64_t> shape, DType dtype,
   n->dtype = dtype;
   n->backend = commonBackend("harp", inputs);
   n->inputs = std::move(inputs);
+  n->noGrad = kind != Kind::Leaf && !is_grad_enabled();
   locate(*n);
   for (const NodePtr &in : n->inputs)
     if (in->kind == Kind::Leaf)

@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace mlir {
@@ -91,6 +92,10 @@ struct Node {
   bool hasValues = true; // false for an input() before setData()
   std::string name;      // an input's name
   bool requiresGrad = false;
+  /// Built while gradient mode was off (no_grad): backward() treats it as a
+  /// constant, computed first, when a leaf that requires a gradient is
+  /// under it.
+  bool noGrad = false;
   std::optional<Array> gradient;
   /// The tensor grad() handed out for `gradient`: a leaf sharing its
   /// storage, the same one at every call until the gradient is replaced,
@@ -190,9 +195,12 @@ struct GraphPlan {
 /// a fresh value are arguments (realize); otherwise only leaves are
 /// (autodiff must see the whole graph). Throws for a placeholder without
 /// values when `cutAtValues`.
-GraphPlan planGraph(const NodePtr &root, bool cutAtValues);
-/// planGraph of one function computing every node of `roots`.
-GraphPlan planGraph(llvm::ArrayRef<NodePtr> roots, bool cutAtValues);
+GraphPlan planGraph(const NodePtr &root, bool cutAtValues,
+                    const std::unordered_set<const Node *> *cuts = nullptr);
+/// planGraph of one function computing every node of `roots`; the nodes of
+/// `cuts` (which hold values) are arguments too.
+GraphPlan planGraph(llvm::ArrayRef<NodePtr> roots, bool cutAtValues,
+                    const std::unordered_set<const Node *> *cuts = nullptr);
 
 /// The MLIR element type of `d` (signless for unsigned dtypes).
 mlir::Type elementType(mlir::MLIRContext *ctx, DType d);

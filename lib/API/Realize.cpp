@@ -322,6 +322,69 @@ static void accumulate(Array &into, const Array &add) {
 
 static void runBackwardHooks(const std::vector<NodePtr> &reached);
 
+/// The nodes built under no_grad that backward() from `roots` must treat as
+/// constants: the outermost ones with a leaf that requires a gradient under
+/// them (the others differentiate to nothing anyway). Each is given its
+/// values here.
+static std::unordered_set<const Node *>
+gradientCuts(const std::vector<NodePtr> &roots) {
+  // Whether a leaf that requires a gradient is under each node, post-order
+  // and iterative (graphs of thousands of ops stay off the C stack).
+  std::unordered_map<const Node *, bool> reaches;
+  bool anyNoGrad = false;
+  std::vector<std::pair<const Node *, size_t>> stack;
+  for (const NodePtr &root : roots)
+    stack.push_back({root.get(), 0});
+  while (!stack.empty()) {
+    auto &[n, next] = stack.back();
+    if (reaches.count(n)) {
+      stack.pop_back();
+      continue;
+    }
+    if (n->kind == Kind::Leaf) {
+      reaches[n] = n->requiresGrad;
+      stack.pop_back();
+      continue;
+    }
+    if (next < n->inputs.size()) {
+      const Node *input = n->inputs[next++].get();
+      if (!reaches.count(input))
+        stack.push_back({input, 0});
+      continue;
+    }
+    bool any = false;
+    for (const NodePtr &in : n->inputs)
+      any = any || reaches.at(in.get());
+    reaches[n] = any;
+    anyNoGrad = anyNoGrad || n->noGrad;
+    stack.pop_back();
+  }
+  std::unordered_set<const Node *> cuts;
+  if (!anyNoGrad)
+    return cuts;
+  // The outermost such nodes, from the roots down.
+  std::unordered_set<const Node *> seen;
+  std::vector<NodePtr> pending(roots.begin(), roots.end()), found;
+  while (!pending.empty()) {
+    NodePtr n = std::move(pending.back());
+    pending.pop_back();
+    if (n->kind == Kind::Leaf || !reaches.at(n.get()) ||
+        !seen.insert(n.get()).second)
+      continue;
+    if (n->noGrad) {
+      found.push_back(n);
+      continue;
+    }
+    for (const NodePtr &in : n->inputs)
+      pending.push_back(in);
+  }
+  for (const NodePtr &n : found) {
+    realize(n);
+    cuts.insert(n.get());
+  }
+  return cuts;
+}
+
 void harp::detail::backward(const NodePtr &loss,
                             const CompileOptions &options) {
   if (!loss->shape.empty() || !isFloat(loss->dtype))
@@ -344,11 +407,13 @@ void harp::detail::backward(const NodePtr &loss,
   for (const auto &write : writes)
     if (write.second->backend == loss->backend)
       roots.push_back(write.second);
+  std::unordered_set<const Node *> cuts = gradientCuts(roots);
   std::unordered_set<const Node *> lossArgs;
   if (roots.size() > 1)
-    for (const NodePtr &arg : planGraph(loss, /*cutAtValues=*/false).args)
+    for (const NodePtr &arg :
+         planGraph(loss, /*cutAtValues=*/false, &cuts).args)
       lossArgs.insert(arg.get());
-  GraphPlan plan = planGraph(roots, /*cutAtValues=*/false);
+  GraphPlan plan = planGraph(roots, /*cutAtValues=*/false, &cuts);
   std::vector<int64_t> wrt;
   for (size_t i = 0; i < plan.args.size(); ++i) {
     if (!plan.args[i]->requiresGrad ||
@@ -364,7 +429,11 @@ void harp::detail::backward(const NodePtr &loss,
     wrt.push_back(i);
   }
   if (wrt.empty())
-    throw Error("backward: no tensor in the graph requires a gradient");
+    throw Error(std::string("backward: no tensor in the graph requires a "
+                            "gradient") +
+                (cuts.empty() ? ""
+                              : " (what was built under no_grad is a "
+                                "constant to backward)"));
   std::string key = plan.key + "\x01grad";
   key.append(reinterpret_cast<const char *>(wrt.data()),
              wrt.size() * sizeof(int64_t));

@@ -352,6 +352,37 @@ TEST(Tensor, ErrorsNameOpShapesAndArgument) {
   expectNear((a + a).sum(1).data(), {0, 0});
 }
 
+TEST(Tensor, NoGradBuildsConstantsForBackward) {
+  using D1 = Tensor<double, Dim<1>>;
+  D1 w = D1::from_data({1.0, 2.0}, {2});
+  D1 x = D1::from_data({3.0, 4.0}, {2});
+  w.set_requires_grad();
+  EXPECT_TRUE(is_grad_enabled());
+  auto target = [&] {
+    NoGradGuard guard;
+    EXPECT_FALSE(is_grad_enabled());
+    return (w * x).sum();
+  }();
+  EXPECT_TRUE(is_grad_enabled());
+  // d/dw [(w.x - t)^2 + t sum(w)] with t = w.x held constant: t = 11.
+  auto loss = ((w * x).sum() - target).square() + (w * target).sum();
+  loss.backward();
+  expectNear(w.grad().data(), {11.0, 11.0}, 1e-12);
+  w.zero_grad();
+  // Without the guard the same graph differentiates through t.
+  auto t2 = (w * x).sum();
+  (((w * x).sum() - t2).square() + (w * t2).sum()).backward();
+  expectNear(w.grad().data(), {11.0 + 3.0 * 3.0, 11.0 + 3.0 * 4.0}, 1e-12);
+  w.zero_grad();
+  auto constant = [&] {
+    NoGradGuard guard;
+    return (w * x).sum();
+  }();
+  EXPECT_EQ(errorOf([&] { constant.backward(); }),
+            "backward: no tensor in the graph requires a gradient (what was "
+            "built under no_grad is a constant to backward)");
+}
+
 TEST(Tensor, BackwardMatchesFiniteDifferences) {
   using D2 = Tensor<double, Dim<2>>;
   std::vector<double> xs = {0.3, -0.7, 1.2, 0.5, -0.1, 0.9};

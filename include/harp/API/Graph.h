@@ -82,6 +82,24 @@ void set_cpu(const std::string &name);
 /// The CPU set_cpu or set_options last set, or the default.
 std::string get_cpu();
 
+/// Gradient mode of the calling thread (torch.set_grad_enabled): while it is
+/// off, the tensors built are constants to backward(), which stops at them
+/// (their values are computed first). On by default.
+void set_grad_enabled(bool enabled);
+bool is_grad_enabled();
+/// Turns gradient mode off for its scope and restores it after
+/// (torch.no_grad).
+class NoGradGuard {
+public:
+  NoGradGuard() : previous(is_grad_enabled()) { set_grad_enabled(false); }
+  ~NoGradGuard() { set_grad_enabled(previous); }
+  NoGradGuard(const NoGradGuard &) = delete;
+  NoGradGuard &operator=(const NoGradGuard &) = delete;
+
+private:
+  bool previous;
+};
+
 /// Element types of the Tensor API (harp/API/DTypes.def). Unsigned types are
 /// carried here and lowered to signless integers with unsigned ops.
 enum class DType {
