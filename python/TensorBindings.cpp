@@ -484,6 +484,21 @@ it (once per graph structure) and run it.)");
       "reciprocal",
       [](const NodePtr &a) { return detail::unary(UnaryOp::Recip, a); },
       "1 / x, element-wise (torch's name for recip).");
+  for (const char *name : {"asin", "arcsin"})
+    t.def(name, &detail::asin, "arcsin, element-wise (NaN outside [-1, 1]).");
+  for (const char *name : {"acos", "arccos"})
+    t.def(name, &detail::acos, "arccos, element-wise (NaN outside [-1, 1]).");
+  for (const char *name : {"atan2", "arctan2"})
+    t.def(
+        name,
+        [](const NodePtr &y, const py::object &x) {
+          return detail::atan2(y, operand(y, x));
+        },
+        py::arg("other"),
+        "The angle of the point (other, self) in (-pi, pi], element-wise "
+        "with broadcasting (torch.atan2(self, other)).");
+  t.def("frac", &detail::frac,
+        "x - trunc(x): the fractional part, with x's sign.");
   t.def(
        "clamp",
        [](const NodePtr &x, std::optional<double> min,
@@ -590,12 +605,8 @@ it (once per graph structure) and run it.)");
                                    ": give axis or dim, not both");
             return py::cast(detail::reduce(kind, a, axesOf(axis), keepdim));
           }
-          if (d.is_none()) {
-            if (keepdim)
-              throw py::type_error(std::string(op) +
-                                   ": keepdim needs a dim (or amax/amin)");
-            return py::cast(detail::reduce(kind, a, {}, false));
-          }
+          if (d.is_none()) // of everything (keepdim: as NumPy's keepdims)
+            return py::cast(detail::reduce(kind, a, {}, keepdim));
           if (!py::isinstance<py::int_>(d))
             throw py::type_error(std::string(op) +
                                  ": dim must be an int (a tuple of dims is "

@@ -320,6 +320,62 @@ NodePtr harp::detail::norm(NodePtr x, double p, std::vector<int64_t> axes,
   });
 }
 
+NodePtr harp::detail::atan2(NodePtr y, NodePtr x) {
+  DType d = promote(dtypeOf(y), dtypeOf(x));
+  if (isComplex(d))
+    throw Error("atan2: not defined for complex tensors (" + dtypeName(d) +
+                ")");
+  if (!isFloat(d))
+    d = DType::F32; // integers as PyTorch's: in the default float type
+  y = cast(y, d);
+  x = cast(x, d);
+  // atan(y / x), shifted by pi (with y's side) on the left half-plane; on
+  // the y axis +-pi / 2 - x / y, whose value and both partial derivatives
+  // there are atan2's (-1 / y and 0). Each branch divides by a denominator
+  // made safe where it is not taken, so no 0 * inf reaches the gradient.
+  auto c = [&](double v) { return num(x, v); };
+  NodePtr zero = c(0);
+  NodePtr xZero = binary(BinaryOp::Eq, x, zero);
+  NodePtr yZero = binary(BinaryOp::Eq, y, zero);
+  NodePtr xSafe = where(xZero, c(1), x), ySafe = where(yZero, c(1), y);
+  NodePtr shift =
+      where(binary(BinaryOp::Lt, x, zero),
+            where(binary(BinaryOp::Ge, y, zero), c(M_PI), c(-M_PI)), zero);
+  NodePtr offAxis =
+      binary(BinaryOp::Add,
+             unary(UnaryOp::Atan, binary(BinaryOp::Div, y, xSafe)), shift);
+  NodePtr onAxis =
+      binary(BinaryOp::Sub,
+             where(binary(BinaryOp::Gt, y, zero), c(M_PI / 2), c(-M_PI / 2)),
+             binary(BinaryOp::Div, x, ySafe));
+  // atan2(0, 0) is 0.
+  return where(xZero, where(yZero, zero, onAxis), offAxis);
+}
+
+NodePtr harp::detail::asin(NodePtr x) {
+  if (!isFloat(dtypeOf(x)))
+    x = cast(x, isComplex(dtypeOf(x)) ? dtypeOf(x) : DType::F32);
+  requireFloat("asin", x);
+  NodePtr one = num(x, 1);
+  return atan2(x, unary(UnaryOp::Sqrt,
+                        binary(BinaryOp::Sub, one, unary(UnaryOp::Square, x))));
+}
+
+NodePtr harp::detail::acos(NodePtr x) {
+  if (!isFloat(dtypeOf(x)))
+    x = cast(x, isComplex(dtypeOf(x)) ? dtypeOf(x) : DType::F32);
+  requireFloat("acos", x);
+  NodePtr one = num(x, 1);
+  return atan2(unary(UnaryOp::Sqrt,
+                     binary(BinaryOp::Sub, one, unary(UnaryOp::Square, x))),
+               x);
+}
+
+NodePtr harp::detail::frac(NodePtr x) {
+  requireFloat("frac", x);
+  return binary(BinaryOp::Sub, x, unary(UnaryOp::Trunc, x));
+}
+
 NodePtr harp::detail::normalize(NodePtr x, double p, int64_t dim, double eps) {
   requireFloat("normalize", x);
   NodePtr n = norm(x, p, {dim}, /*keepdim=*/true);

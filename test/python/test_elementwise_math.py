@@ -198,3 +198,36 @@ def test_pow_gradients_at_zero_match_torch():
     (ta ** tb).sum().backward()
     np.testing.assert_allclose(ha.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(hb.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+def test_inverse_trigonometry_and_frac_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    y, x = rng.normal(size=13), rng.normal(size=13)
+    x[:4] = [0.0, -1.5, 2.0, 0.0]     # the y axis, the left half-plane, y = 0
+    y[:4] = [1.2, 0.0, 0.0, -0.7]
+    hy, hx = harp.tensor(y, requires_grad=True), harp.tensor(x, requires_grad=True)
+    ty, tx = torch.tensor(y, requires_grad=True), torch.tensor(x, requires_grad=True)
+    got, want = harp.atan2(hy, hx), torch.atan2(ty, tx)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-14, atol=1e-15)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(hy.grad.numpy(), ty.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(hx.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    assert harp.atan2(harp.tensor(np.zeros(1)), harp.tensor(np.zeros(1))).item() == 0.0
+    # Integers promote to float32; a number broadcasts.
+    ints = harp.tensor(np.array([1, -2, 0])).atan2(harp.tensor(np.array([3, 0, -1])))
+    assert ints.dtype == harp.float32
+    np.testing.assert_allclose(ints.numpy(), np.arctan2([1, -2, 0], [3, 0, -1]), rtol=1e-6)
+    np.testing.assert_allclose(harp.tensor(y).atan2(2.0).numpy(), np.arctan2(y, 2.0))
+    v = np.concatenate([np.tanh(y), [1.0, -1.0, 0.0]])
+    for name in ("asin", "acos"):
+        h, t = harp.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+        got, want = getattr(h, name)(), getattr(torch, name)(t)
+        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-14, atol=1e-15)
+        got[:-3].sum().backward()
+        want[:-3].sum().backward()
+        np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert np.isnan(harp.tensor(np.array([1.5])).asin().item())
+    f = np.array([-2.75, -0.5, 0.0, 1.25, 3.0])
+    np.testing.assert_array_equal(harp.frac(harp.tensor(f)).numpy(), torch.frac(torch.tensor(f)))

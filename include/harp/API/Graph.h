@@ -495,6 +495,14 @@ NodePtr norm(NodePtr x, double p, std::vector<int64_t> axes, bool keepdim);
 NodePtr sqrtOfVariance(NodePtr v);
 /// x / max(norm_p(x) along dim, eps) (torch.nn.functional.normalize).
 NodePtr normalize(NodePtr x, double p, int64_t dim, double eps);
+/// The angle of the point (x, y) in (-pi, pi] (torch.atan2), from atan and
+/// selects; integer operands are promoted to f32.
+NodePtr atan2(NodePtr y, NodePtr x);
+/// arcsin and arccos (NaN outside [-1, 1]), composed of atan2 and sqrt.
+NodePtr asin(NodePtr x);
+NodePtr acos(NodePtr x);
+/// x - trunc(x): the fractional part, with x's sign (torch.frac).
+NodePtr frac(NodePtr x);
 /// Standard normal numbers: Box-Muller on two rand() draws of `seed`.
 NodePtr randn(DType dtype, std::vector<int64_t> shape, uint64_t seed);
 /// randn() with the seed read at run time (as rand()'s overload).
