@@ -211,6 +211,33 @@ void bindNN(py::module_ &parent) {
         },
         py::arg("input"), py::arg("target"), py::arg("reduction"));
   }
+  for (auto [name, fn] : std::initializer_list<std::pair<
+           const char *, NodePtr (*)(NodePtr, NodePtr, double, nn::Reduction)>>{
+           {"smooth_l1_loss", &dnn::smoothL1Loss},
+           {"huber_loss", &dnn::huberLoss}}) {
+    std::string op = name;
+    m.def(
+        name,
+        [op, fn = fn](const NodePtr &x, const py::object &target,
+                      double parameter, const std::string &reduction) {
+          NodePtr t = operand(x, target);
+          if (detail::shapeOf(t) != detail::shapeOf(x))
+            t = detail::expand(t, detail::shapeOf(x));
+          return fn(x, t, parameter, reductionOf(op, reduction));
+        },
+        py::arg("input"), py::arg("target"), py::arg("parameter"),
+        py::arg("reduction"));
+  }
+  m.def(
+      "kl_div",
+      [](const NodePtr &x, const py::object &target, bool logTarget) {
+        NodePtr t = operand(x, target);
+        if (detail::shapeOf(t) != detail::shapeOf(x))
+          t = detail::expand(t, detail::shapeOf(x));
+        return dnn::klDiv(x, t, logTarget);
+      },
+      py::arg("input"), py::arg("target"), py::arg("log_target"),
+      "The pointwise KL divergence (unreduced).");
   m.def(
       "attention",
       [](const NodePtr &q, const NodePtr &k, const NodePtr &v,

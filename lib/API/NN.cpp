@@ -876,6 +876,53 @@ NodePtr harp::detail::nn::l1Loss(NodePtr input, NodePtr target,
                     reduction);
 }
 
+NodePtr harp::detail::nn::smoothL1Loss(NodePtr input, NodePtr target,
+                                       double beta, Reduction reduction) {
+  const std::string op = "smooth_l1_loss";
+  requireFloat(op, input);
+  requireSameShape(op, input, target);
+  if (!(beta >= 0))
+    throw Error(op + ": beta must be >= 0, got " + std::to_string(beta));
+  NodePtr d = unary(UnaryOp::Abs, sub(input, target));
+  if (beta == 0)
+    return reduceLoss(op, d, reduction);
+  NodePtr loss = where(binary(BinaryOp::Lt, d, num(d, beta)),
+                       scale(unary(UnaryOp::Square, d), 0.5 / beta),
+                       sub(d, num(d, 0.5 * beta)));
+  return reduceLoss(op, loss, reduction);
+}
+
+NodePtr harp::detail::nn::huberLoss(NodePtr input, NodePtr target, double delta,
+                                    Reduction reduction) {
+  const std::string op = "huber_loss";
+  requireFloat(op, input);
+  requireSameShape(op, input, target);
+  if (!(delta > 0))
+    throw Error(op + ": delta must be > 0, got " + std::to_string(delta));
+  NodePtr d = unary(UnaryOp::Abs, sub(input, target));
+  NodePtr loss = where(binary(BinaryOp::Lt, d, num(d, delta)),
+                       scale(unary(UnaryOp::Square, d), 0.5),
+                       scale(sub(d, num(d, 0.5 * delta)), delta));
+  return reduceLoss(op, loss, reduction);
+}
+
+NodePtr harp::detail::nn::klDiv(NodePtr input, NodePtr target, bool logTarget) {
+  const std::string op = "kl_div";
+  requireFloat(op, input);
+  requireSameShape(op, input, target);
+  if (logTarget)
+    return mul(unary(UnaryOp::Exp, target), sub(target, input));
+  // target * log(target) is 0 where the target is 0 (xlogy), and so is its
+  // gradient's log term: the log reads 1 there.
+  NodePtr zero = num(target, 0);
+  NodePtr positive = binary(BinaryOp::Gt, target, zero);
+  NodePtr safe = where(positive, target, num(target, 1));
+  NodePtr entropy =
+      where(binary(BinaryOp::Eq, target, zero), zero,
+            mul(target, unary(UnaryOp::Log, where(positive, safe, target))));
+  return sub(entropy, mul(target, input));
+}
+
 NodePtr harp::detail::nn::binaryCrossEntropy(NodePtr input, NodePtr target,
                                              Reduction reduction) {
   const std::string op = "binary_cross_entropy";

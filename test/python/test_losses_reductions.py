@@ -244,3 +244,37 @@ def test_zero_d_tensors_reject_other_dims():
             fn()
     with pytest.raises(harp.HarpError, match="index_select: the index into a 0-d tensor"):
         x.index_select(0, harp.tensor(np.array([0, 0])))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_smooth_l1_and_huber_losses(reduction):
+    x, y = sample(4, 5, seed=13), sample(4, 5, seed=14)
+    for beta in (1.0, 0.4, 0.0):
+        both(lambda a, b: HF.smooth_l1_loss(a, b, reduction=reduction, beta=beta),
+             lambda a, b: F.smooth_l1_loss(a, b, reduction=reduction, beta=beta), x, y)
+    for delta in (1.0, 0.3, 2.5):
+        both(lambda a, b: HF.huber_loss(a, b, reduction=reduction, delta=delta),
+             lambda a, b: F.huber_loss(a, b, reduction=reduction, delta=delta), x, y)
+    both(lambda a, b: harp.nn.SmoothL1Loss(reduction=reduction, beta=0.5)(a, b),
+         lambda a, b: torch.nn.SmoothL1Loss(reduction=reduction, beta=0.5)(a, b), x, y)
+    both(lambda a, b: harp.nn.HuberLoss(reduction=reduction, delta=0.5)(a, b),
+         lambda a, b: torch.nn.HuberLoss(reduction=reduction, delta=0.5)(a, b), x, y)
+    with pytest.raises(harp.HarpError, match="huber_loss: delta must be > 0"):
+        HF.huber_loss(harp.tensor(x), harp.tensor(y), delta=0.0)
+    with pytest.raises(harp.HarpError, match="smooth_l1_loss: beta must be >= 0"):
+        HF.smooth_l1_loss(harp.tensor(x), harp.tensor(y), beta=-1.0)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "batchmean", "sum"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div(reduction, log_target):
+    logp = np.log(np.random.default_rng(15).dirichlet(np.ones(5), 3))
+    q = np.random.default_rng(16).dirichlet(np.ones(5), 3)
+    q[0, 1] = 0.0  # a zero probability contributes nothing (xlogy)
+    target = np.log(q + 1e-3) if log_target else q
+    kw = dict(reduction=reduction, log_target=log_target)
+    both(lambda a, b: HF.kl_div(a, b, **kw), lambda a, b: F.kl_div(a, b, **kw), logp, target)
+    both(lambda a, b: harp.nn.KLDivLoss(**kw)(a, b), lambda a, b: torch.nn.KLDivLoss(**kw)(a, b),
+         logp, target)
+    with pytest.raises(ValueError, match="kl_div: reduction must be"):
+        HF.kl_div(harp.tensor(logp), harp.tensor(q), reduction="avg")

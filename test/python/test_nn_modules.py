@@ -1100,3 +1100,29 @@ def test_max_pool_module_returns_indices_as_torch():
         t_out, t_idx = torch.nn.MaxPool2d(3, 2, 1, return_indices=True)(torch.tensor(shape))
         np.testing.assert_array_equal(out.numpy(), t_out.numpy())
         np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+
+
+def test_load_state_dict_into_a_computed_buffer():
+    # nanoGPT registers tril(ones(...)).view(...) as a buffer: a computed
+    # tensor with no storage of its own. Loading replaces it by the values,
+    # and every key is checked before anything is written.
+    class Masked(harp.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = harp.nn.Linear(3, 2)
+            self.register_buffer("bias", harp.tril(harp.ones(4, 4)).reshape(1, 1, 4, 4))
+
+    m = Masked()
+    assert not m.bias.is_leaf and m.lin.weight.is_leaf
+    state = m.state_dict()
+    state["bias"] = np.triu(np.ones((4, 4), np.float32)).reshape(1, 1, 4, 4)
+    state["lin.weight"] = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert m.load_state_dict(state) == ([], [])
+    np.testing.assert_array_equal(m.bias.numpy(), state["bias"])
+    np.testing.assert_array_equal(m.lin.weight.numpy(), state["lin.weight"])
+    assert m.bias.is_leaf and dict(m.named_buffers())["bias"] is m.bias
+    before = m.lin.weight.numpy().copy()
+    bad = dict(state, bias=np.zeros((4, 4), np.float32), **{"lin.weight": before + 1})
+    with pytest.raises(RuntimeError, match=r"for Masked:\n\tsize mismatch for bias"):
+        m.load_state_dict(bad)
+    np.testing.assert_array_equal(m.lin.weight.numpy(), before)  # nothing written

@@ -147,6 +147,14 @@ NodePtr nllLoss(NodePtr input, NodePtr target, int64_t ignoreIndex,
                 Reduction reduction);
 NodePtr mseLoss(NodePtr input, NodePtr target, Reduction reduction);
 NodePtr l1Loss(NodePtr input, NodePtr target, Reduction reduction);
+NodePtr smoothL1Loss(NodePtr input, NodePtr target, double beta,
+                     Reduction reduction);
+NodePtr huberLoss(NodePtr input, NodePtr target, double delta,
+                  Reduction reduction);
+/// KL divergence target * (log target - input) of log-probabilities
+/// `input`; with `logTarget` the target is given as log-probabilities. The
+/// per-element loss (batchmean is sum / N, the caller's).
+NodePtr klDiv(NodePtr input, NodePtr target, bool logTarget);
 NodePtr binaryCrossEntropy(NodePtr input, NodePtr target, Reduction reduction);
 NodePtr binaryCrossEntropyWithLogits(NodePtr input, NodePtr target,
                                      Reduction reduction);
@@ -428,6 +436,31 @@ Tensor<T> l1_loss(const Tensor<T, D> &input, const Tensor<Same<T>> &target,
   LocationScope scope(loc);
   return Tensor<T>(
       detail::nn::l1Loss(input.graphNode(), target.graphNode(), reduction));
+}
+
+/// 0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere, for d =
+/// input - target (torch's smooth_l1_loss; beta = 0 is l1_loss).
+template <typename T, typename D>
+Tensor<T> smooth_l1_loss(const Tensor<T, D> &input,
+                         const Tensor<Same<T>> &target, double beta = 1.0,
+                         Reduction reduction = Reduction::Mean,
+                         SourceLocation loc = SourceLocation::current()) {
+  impl::requireFloat<T>("smooth_l1_loss");
+  LocationScope scope(loc);
+  return Tensor<T>(detail::nn::smoothL1Loss(
+      input.graphNode(), target.graphNode(), beta, reduction));
+}
+
+/// 0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (torch's
+/// huber_loss).
+template <typename T, typename D>
+Tensor<T> huber_loss(const Tensor<T, D> &input, const Tensor<Same<T>> &target,
+                     double delta = 1.0, Reduction reduction = Reduction::Mean,
+                     SourceLocation loc = SourceLocation::current()) {
+  impl::requireFloat<T>("huber_loss");
+  LocationScope scope(loc);
+  return Tensor<T>(detail::nn::huberLoss(input.graphNode(), target.graphNode(),
+                                         delta, reduction));
 }
 
 /// -(t log p + (1 - t) log(1 - p)) for probabilities p, each log clamped at

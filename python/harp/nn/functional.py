@@ -13,11 +13,11 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "col2im", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "cross_entropy", "dropout",
            "elu", "embedding", "gelu", "group_norm", "hardtanh",
-           "im2col", "instance_norm", "l1_loss", "layer_norm", "leaky_relu", "linear",
+           "huber_loss", "im2col", "instance_norm", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
            "log_softmax", "max_pool1d", "max_pool2d", "max_pool3d", "mse_loss",
            "nll_loss", "normalize", "one_hot", "pad", "relu",
            "scaled_dot_product_attention", "sigmoid", "silu", "softmax",
-           "softplus", "tanh"]
+           "smooth_l1_loss", "softplus", "tanh"]
 
 
 def relu(input):
@@ -105,6 +105,46 @@ def mse_loss(input, target, reduction="mean"):
 def l1_loss(input, target, reduction="mean"):
     """|input - target|, reduced."""
     return _harp.nn.l1_loss(input, target, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None,
+                   reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, for d = input -
+    target, reduced (beta = 0 is l1_loss)."""
+    reduction = _legacy(size_average, reduce, reduction)
+    return _harp.nn.smooth_l1_loss(input, target, float(beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), reduced."""
+    return _harp.nn.huber_loss(input, target, float(delta), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
+           log_target=False):
+    """target * (log target - input) for log-probabilities `input` (the
+    target as probabilities, or as log-probabilities with log_target),
+    reduced: "batchmean" divides the sum by the batch size (the
+    mathematical KL divergence), "mean" by the number of elements, as
+    torch's."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if reduction not in ("mean", "batchmean", "sum", "none"):
+        raise ValueError("kl_div: reduction must be 'mean', 'batchmean', 'sum' or "
+                         "'none', got %r" % (reduction,))
+    loss = _harp.nn.kl_div(input, target, bool(log_target))
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _legacy(size_average, reduce, reduction):
+    """torch's deprecated size_average / reduce spelled as a reduction."""
+    if size_average is None and reduce is None:
+        return reduction
+    from .modules import _legacy_reduction
+    return _legacy_reduction(size_average, reduce)
 
 
 def nll_loss(input, target, ignore_index=-100, reduction="mean"):

@@ -42,10 +42,10 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Conv1d", "Conv2d", "Conv3d",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "CrossEntropyLoss",
     "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GroupNorm", "Hardtanh",
-    "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
+    "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
     "MSELoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "Module", "ModuleDict",
     "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "ReLU6",
-    "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh",
+    "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
     "TransformerEncoder", "TransformerEncoderLayer", "load",
 ]
 
@@ -370,16 +370,22 @@ class Module:
 
     def _state_tensors(self, prefix=""):
         """OrderedDict of state_dict's names to the tensors behind them."""
+        return OrderedDict((key, table[name]) for key, (table, name)
+                           in self._state_slots(prefix).items())
+
+    def _state_slots(self, prefix=""):
+        """OrderedDict of state_dict's names to where each tensor is held:
+        (the module's _parameters or _buffers table, the name in it)."""
         entries = OrderedDict()
         for name, param in self._parameters.items():
             if param is not None:
-                entries[prefix + name] = param
+                entries[prefix + name] = (self._parameters, name)
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers:
-                entries[prefix + name] = buf
+                entries[prefix + name] = (self._buffers, name)
         for name, module in self._modules.items():
             if module is not None:
-                entries.update(module._state_tensors(prefix + name + "."))
+                entries.update(module._state_slots(prefix + name + "."))
         return entries
 
     def state_dict(self, prefix=""):
@@ -391,11 +397,13 @@ class Module:
     def load_state_dict(self, state_dict, strict=True):
         """Writes the arrays of `state_dict` (NumPy arrays, harp or torch
         tensors, under state_dict()'s names) into the parameters and buffers
-        in place, cast to their dtypes. Raises RuntimeError naming every
-        key whose shape differs and, when strict, every missing or
-        unexpected key; nothing is written then. Returns
-        (missing_keys, unexpected_keys)."""
-        own = self._state_tensors()
+        in place, cast to their dtypes. A buffer that is a computed tensor
+        (register_buffer of an expression) is replaced by a tensor holding
+        the loaded values. Raises RuntimeError naming every key whose shape
+        differs and, when strict, every missing or unexpected key; nothing
+        is written then. Returns (missing_keys, unexpected_keys)."""
+        slots = self._state_slots()
+        own = OrderedDict((key, table[name]) for key, (table, name) in slots.items())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors, arrays = [], {}
@@ -420,7 +428,14 @@ class Module:
                                % (self._get_name(), "\n\t".join(errors)))
         for key, array in arrays.items():
             tensor = own[key]
-            tensor.copy_(np.array(array, dtype=np.dtype(tensor.dtype.name), order="C"))
+            values = np.array(array, dtype=np.dtype(tensor.dtype.name), order="C")
+            if tensor.is_leaf:
+                tensor.copy_(values)
+            else:
+                # A computed buffer has no storage to write: the module now
+                # holds the loaded values instead.
+                table, name = slots[key]
+                table[name] = _harp.from_numpy(values, tensor.device)
         return _IncompatibleKeys(missing, unexpected)
 
     def save_npz(self, path):
@@ -1649,6 +1664,50 @@ class MSELoss(_Loss):
 
     def forward(self, input, target):
         return F.mse_loss(input, _as_tensor(target), reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, reduced."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, _as_tensor(target), reduction=self.reduction,
+                                beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), reduced."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, _as_tensor(target), reduction=self.reduction,
+                            delta=self.delta)
+
+
+class KLDivLoss(Module):
+    """kl_div: target * (log target - input) for log-probabilities, reduced
+    ("mean", "batchmean", "sum", "none")."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean",
+                 log_target=False):
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = _legacy_reduction(size_average, reduce)
+        if reduction not in ("mean", "batchmean", "sum", "none"):
+            raise ValueError("KLDivLoss: reduction must be 'mean', 'batchmean', "
+                             "'sum' or 'none', got %r" % (reduction,))
+        self.reduction = reduction
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, _as_tensor(target), reduction=self.reduction,
+                        log_target=self.log_target)
 
 
 class L1Loss(_Loss):
