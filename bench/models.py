@@ -144,9 +144,7 @@ def gpt(L, vocab=256, block_size=64, n_embd=128, n_head=4, n_layer=2):
             q = q.view(B, Tn, self.n_head, C // self.n_head).transpose(1, 2)
             v = v.view(B, Tn, self.n_head, C // self.n_head).transpose(1, 2)
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-            # nanoGPT writes `self.bias[...] == 0`: harp's `==` is Python's
-            # identity comparison (a bool), so `.eq(0)` on both sides.
-            att = att.masked_fill(self.bias[:, :, :Tn, :Tn].eq(0),
+            att = att.masked_fill(self.bias[:, :, :Tn, :Tn] == 0,
                                   float("-inf"))
             att = F.softmax(att, dim=-1)
             y = att @ v
@@ -434,20 +432,7 @@ def worker(key, steps, threads, mode, profile_steps):
     harp.manual_seed(0)
     hnet = build(H)
     hnet.train()
-    try:
-        hnet.load_state_dict(state)
-    except Exception as e:  # noqa: BLE001 - reported, then worked around
-        # harp's register_buffer keeps a computed tensor (nanoGPT's
-        # `tril(ones(...)).view(...)` mask) as it is, and load_state_dict
-        # cannot copy_ into a tensor that is not a leaf: make every buffer
-        # a leaf holding its value and load again.
-        emit(note=f"load_state_dict failed ({type(e).__name__}: {e}); "
-             "buffers replaced by detach()ed leaves, then loaded")
-        for m in hnet.modules():
-            for name, buf in list(m._buffers.items()):
-                if buf is not None:
-                    m._buffers[name] = buf.detach()
-        hnet.load_state_dict(state)
+    hnet.load_state_dict(state)
     tr = Trainer(H, key, hnet, batches)
     before = harp.compile_stats()
     t0 = time.perf_counter()

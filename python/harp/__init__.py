@@ -11,7 +11,9 @@ Python number in an expression is an argument, so a new value compiles
 nothing) and run it. `backward()` differentiates with the harp-autodiff
 pass. `harp.ir` parses, prints, transforms and runs harp IR given as text.
 The Tensor class itself is native (harp._harp); this module adds the
-functions, with PyTorch's names and keyword arguments.
+functions, with PyTorch's names and keyword arguments (torch's module-level
+forms of the methods are in harp/_functions.py, the Tensor methods written
+in Python in harp/_tensor_methods.py, harp.device in harp/_device.py).
 """
 
 import math as _math
@@ -29,13 +31,34 @@ from . import nn, optim  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
 from . import graph  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import autograd  # noqa: E402,F401
+from .autograd import (enable_grad, inference_mode,  # noqa: F401
+                       is_grad_enabled, no_grad, set_grad_enabled)
 from .random import (Generator, default_generator, get_rng_state,  # noqa: F401
                      initial_seed, manual_seed, seed, set_rng_state)
+from ._ops import _placed  # noqa: E402
 from ._ops import (bernoulli, broadcast_to, chunk, cumprod, cumsum,  # noqa: F401
                    full_like, index_select, normal, ones_like, rand,
                    rand_like, randint, randint_like, randn, randn_like,
                    repeat_interleave, roll, split, stack, take_along_dim, tril,
                    triu, unbind, zeros_like)
+from ._device import device  # noqa: F401
+from . import _functions, _tensor_methods  # noqa: E402
+from ._functions import (  # noqa: F401
+    acos, arccos, arcsin, arctan2, asin, atan2, frac,
+    add, amax, amin, argmax, argmin, atan, bmm, ceil, clamp, clip, clone, cos,
+    div, divide, eq, erf, exp, exp2, expm1, flatten, flip, floor, floor_divide,
+    fmod, from_numpy, ge, gt, is_complex, is_floating_point, is_tensor, isinf,
+    isnan, le, log, log1p, log2, log_softmax, logsumexp, lt, masked_fill,
+    maximum, mean, minimum, mm, movedim, mul, multiply, narrow, ne, neg,
+    negative, numel, permute, prod, reciprocal, relu, remainder, reshape,
+    rsqrt, sigmoid, sign, sin, sqrt, square, squeeze, std, sub, subtract, t,
+    tan, tanh, transpose, trunc, unsqueeze, var)
+from . import utils  # noqa: E402,F401
+
+# PyTorch's Tensor methods written in Python (harp/_tensor_methods.py) join
+# the native ones.
+_tensor_methods.install()
 
 # Ops built from Python carry the caller's file and line: frames inside
 # this package are skipped.
@@ -46,6 +69,10 @@ int8, int16, int32, int64 = DType.int8, DType.int16, DType.int32, DType.int64
 uint8, uint16, uint32, uint64 = DType.uint8, DType.uint16, DType.uint32, DType.uint64
 float32, float64 = DType.float32, DType.float64
 complex64, complex128 = DType.complex64, DType.complex128
+# torch's other names of the dtypes; harp.float, harp.int and harp.bool are
+# served by __getattr__ below.
+double, long, short = DType.float64, DType.int64, DType.int16
+cfloat, cdouble = DType.complex64, DType.complex128
 
 _pycomplex = complex  # the builtin: harp.complex below builds tensors
 
@@ -58,6 +85,8 @@ _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
 # harp.complex is not in __all__: `from harp import *` keeps Python's complex.
 __all__ = [
     "DType", "Generator", "HarpError", "Tensor", "angle", "arange",
+    "autograd", "enable_grad", "inference_mode", "is_grad_enabled", "no_grad",
+    "set_grad_enabled",
     "bernoulli", "bool_", "broadcast_to", "default_generator",
     "get_rng_state", "initial_seed", "normal", "randint", "randint_like",
     "random", "seed", "set_rng_state",
@@ -73,8 +102,27 @@ __all__ = [
     "set_cpu", "set_options", "softmax", "split", "stack", "take_along_dim",
     "tensor", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
     "unfold", "view_as_complex", "view_as_real", "where", "zeros",
-    "zeros_like",
-]
+    "zeros_like", "cdouble", "cfloat", "device", "double", "long", "short",
+    "utils",
+] + [name for name in _functions.__all__ if name not in _functions.BUILTIN_NAMES]
+
+# Names that would hide Python's builtins, in this module and under
+# `from harp import *`: torch's harp.sum, harp.max, ... (harp/_functions.py)
+# and the dtypes harp.float (float32), harp.int (int32) and harp.bool. They
+# are served by the module's __getattr__ (PEP 562) and left out of __all__.
+_BUILTIN_NAMES = {name: getattr(_functions, name) for name in _functions.BUILTIN_NAMES}
+_BUILTIN_NAMES.update({"float": DType.float32, "int": DType.int32, "bool": DType.bool})
+
+
+def __getattr__(name):
+    try:
+        return _BUILTIN_NAMES[name]
+    except KeyError:
+        raise AttributeError("module 'harp' has no attribute %r" % name) from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_BUILTIN_NAMES))
 
 
 
@@ -114,14 +162,16 @@ def tensor(data, dtype=None, requires_grad=False, device="cpu"):
     return result
 
 
-def zeros(*shape, dtype=float32):
-    """A constant tensor of zeros: zeros(2, 3) or zeros((2, 3))."""
-    return _harp.full(dtype, _shape(shape), 0.0)
+def zeros(*shape, dtype=float32, device=None, requires_grad=False):
+    """A constant tensor of zeros: zeros(2, 3) or zeros((2, 3)); on `device`
+    if given; with requires_grad a new leaf that requires a gradient."""
+    return _placed(_harp.full(dtype, _shape(shape), 0.0), device, requires_grad)
 
 
-def ones(*shape, dtype=float32):
-    """A constant tensor of ones: ones(2, 3) or ones((2, 3))."""
-    return _harp.full(dtype, _shape(shape), 1.0)
+def ones(*shape, dtype=float32, device=None, requires_grad=False):
+    """A constant tensor of ones: ones(2, 3) or ones((2, 3)); device and
+    requires_grad as zeros'."""
+    return _placed(_harp.full(dtype, _shape(shape), 1.0), device, requires_grad)
 
 
 def _filled(dtype, shape, value):
@@ -133,10 +183,11 @@ def _filled(dtype, shape, value):
     return _harp.full(float32 if dtype is None else dtype, shape, float(value))
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
     """A constant tensor of `shape` filled with `fill_value` (float32, or
-    complex64 for a complex value, unless `dtype` is given)."""
-    return _filled(dtype, _shape((shape,)), fill_value)
+    complex64 for a complex value, unless `dtype` is given); device and
+    requires_grad as zeros'."""
+    return _placed(_filled(dtype, _shape((shape,)), fill_value), device, requires_grad)
 
 
 def constant(value, dtype=None):
@@ -146,11 +197,12 @@ def constant(value, dtype=None):
     return _filled(dtype, [], value)
 
 
-def arange(start, end=None, step=1, dtype=None):
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """Values from `start` (0 with one argument) up to but not including
     `end`, `step` apart, as numpy.arange and torch.arange: arange(5),
     arange(2, 5), arange(0, 1, 0.25). `dtype` defaults to int64 when start,
-    end and step are all integers, else float32."""
+    end and step are all integers, else float32; device and requires_grad
+    as zeros'."""
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):
@@ -162,7 +214,8 @@ def arange(start, end=None, step=1, dtype=None):
     if dtype is None:
         integral = all(isinstance(v, _numbers.Integral) for v in (start, end, step))
         dtype = int64 if integral else float32
-    return _harp.arange(dtype, count, float(start), float(step))
+    return _placed(_harp.arange(dtype, count, float(start), float(step)), device,
+                   requires_grad)
 
 
 def complex(real, imag):

@@ -111,19 +111,37 @@ def cumprod(input, dim):
     return _harp.cumprod(input, dim)
 
 
-def zeros_like(input, dtype=None):
-    """Zeros of input's shape (and dtype, unless given)."""
-    return _harp.full(dtype or input.dtype, list(input.shape), 0.0)
+def _placed(result, device, requires_grad):
+    """torch's device= and requires_grad= of a new tensor: `result` moved to
+    `device` (if given and not its own), and with requires_grad made a new
+    leaf that requires a gradient (a computed tensor cannot hold one)."""
+    if device is not None:
+        result = result.to(device)
+    if requires_grad:
+        result = result.detach()
+        result.requires_grad = True
+    return result
 
 
-def ones_like(input, dtype=None):
-    """Ones of input's shape (and dtype, unless given)."""
-    return _harp.full(dtype or input.dtype, list(input.shape), 1.0)
+def zeros_like(input, dtype=None, *, device=None, requires_grad=False):
+    """Zeros of input's shape (and dtype, unless given); device and
+    requires_grad as harp.zeros'."""
+    return _placed(_harp.full(dtype or input.dtype, list(input.shape), 0.0), device,
+                   requires_grad)
 
 
-def full_like(input, fill_value, dtype=None):
-    """`fill_value` in input's shape (and dtype, unless given)."""
-    return _harp.full(dtype or input.dtype, list(input.shape), float(fill_value))
+def ones_like(input, dtype=None, *, device=None, requires_grad=False):
+    """Ones of input's shape (and dtype, unless given); device and
+    requires_grad as harp.zeros'."""
+    return _placed(_harp.full(dtype or input.dtype, list(input.shape), 1.0), device,
+                   requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, *, device=None, requires_grad=False):
+    """`fill_value` in input's shape (and dtype, unless given); device and
+    requires_grad as harp.zeros'."""
+    return _placed(_harp.full(dtype or input.dtype, list(input.shape), float(fill_value)),
+                   device, requires_grad)
 
 
 def _seed_of(generator, seed):
@@ -131,40 +149,44 @@ def _seed_of(generator, seed):
     return next_seed(generator, seed)
 
 
-def rand(*size, generator=None, dtype=None, seed=None):
+def rand(*size, generator=None, dtype=None, seed=None, device=None, requires_grad=False):
     """Uniform numbers in [0, 1) (float32 unless `dtype`), fresh on every
     call: the seed of the draw is the next of `generator` (harp's default
     generator unless given, seeded by harp.manual_seed) and a run-time
     argument, so nothing compiles anew. `seed=` fixes the draw instead: the
-    same seed gives the same numbers on every machine."""
+    same seed gives the same numbers on every machine. device and
+    requires_grad as harp.zeros'."""
     from . import _shape, float32
-    return _harp.rand_seeded(dtype or float32, _shape(size),
-                             _seed_of(generator, seed))
+    return _placed(_harp.rand_seeded(dtype or float32, _shape(size),
+                                     _seed_of(generator, seed)), device, requires_grad)
 
 
-def rand_like(input, dtype=None, generator=None, seed=None):
+def rand_like(input, dtype=None, generator=None, seed=None, *, device=None,
+              requires_grad=False):
     """rand in input's shape (and dtype, unless given)."""
-    return _harp.rand_seeded(dtype or input.dtype, list(input.shape),
-                             _seed_of(generator, seed))
+    return _placed(_harp.rand_seeded(dtype or input.dtype, list(input.shape),
+                                     _seed_of(generator, seed)), device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, seed=None):
+def randn(*size, generator=None, dtype=None, seed=None, device=None, requires_grad=False):
     """Standard normal numbers (Box-Muller on two uniform draws), fresh on
-    every call as rand's."""
+    every call as rand's; device and requires_grad as harp.zeros'."""
     from . import _shape, float32
-    return _harp.randn_seeded(dtype or float32, _shape(size),
-                              _seed_of(generator, seed))
+    return _placed(_harp.randn_seeded(dtype or float32, _shape(size),
+                                      _seed_of(generator, seed)), device, requires_grad)
 
 
-def randn_like(input, dtype=None, generator=None, seed=None):
+def randn_like(input, dtype=None, generator=None, seed=None, *, device=None,
+               requires_grad=False):
     """randn in input's shape (and dtype, unless given)."""
-    return _harp.randn_seeded(dtype or input.dtype, list(input.shape),
-                              _seed_of(generator, seed))
+    return _placed(_harp.randn_seeded(dtype or input.dtype, list(input.shape),
+                                      _seed_of(generator, seed)), device, requires_grad)
 
 
-def randint(*args, size=None, generator=None, dtype=None, seed=None):
+def randint(*args, size=None, generator=None, dtype=None, seed=None, device=None):
     """Integers uniform in [low, high): randint(high, size) or
-    randint(low, high, size) (torch's forms; int64 unless `dtype`)."""
+    randint(low, high, size) (torch's forms; int64 unless `dtype`), on
+    `device` if given."""
     from . import _shape, int64, float64
     args = list(args)
     if size is None and args and not isinstance(args[-1], int):
@@ -188,7 +210,7 @@ def randint(*args, size=None, generator=None, dtype=None, seed=None):
     uniform = _harp.rand_seeded(float64, _shape((size,)), _seed_of(generator, seed))
     # u < 1, so floor(u * n) < n; the clamp guards the rounding of u * n.
     drawn = (uniform * float(high - low)).floor().clamp(0.0, float(high - low - 1))
-    return (drawn + float(low)).to(dtype or int64)
+    return _placed((drawn + float(low)).to(dtype or int64), device, False)
 
 
 def randint_like(input, *args, dtype=None, generator=None, seed=None):

@@ -83,7 +83,7 @@ def test_reductions_forward_and_gradient(kind, axis, keepdim):
     x = rnd(2, 3, 4, seed=6, low=0.5, high=1.5)
     hx = harp.tensor(x, harp.float64)
     hx.requires_grad = True
-    y = getattr(hx, kind)(axis, keepdim)
+    y = getattr(hx, kind)(axis=axis, keepdim=keepdim)
     y.sum().backward()
     tx = torch.tensor(x, requires_grad=True)
     dims = tuple(range(3)) if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))

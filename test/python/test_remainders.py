@@ -55,7 +55,7 @@ def test_elementwise_and_broadcast(dtype, n):
 def test_row_and_column_reductions(dtype, n, kind):
     torch_kind = {"sum": "sum", "max": "amax", "prod": "prod"}[kind]
     for dim in (0, 1):
-        check(dtype, lambda a: getattr(a, kind)([dim], False),
+        check(dtype, lambda a: getattr(a, kind)(axis=[dim], keepdim=False),
               lambda a: getattr(a, torch_kind)(dim), (n, n + 2), seed=n + dim,
               tol_scale=10)
 
@@ -166,7 +166,7 @@ def test_long_column_reductions(dtype, kind, rows, cols):
     # columns keep their accumulators in registers.
     torch_kind = {"sum": "sum", "max": "amax", "prod": "prod"}[kind]
     scale = 0.01 if kind == "prod" else 1.0
-    check(dtype, lambda a: getattr(a * scale + 1.0 if kind == "prod" else a, kind)([0], False),
+    check(dtype, lambda a: getattr(a * scale + 1.0 if kind == "prod" else a, kind)(axis=[0], keepdim=False),
           lambda a: getattr(a * scale + 1.0 if kind == "prod" else a, torch_kind)(0),
           (rows, cols), seed=rows + cols, tol_scale=100)
 

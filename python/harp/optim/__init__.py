@@ -20,7 +20,8 @@ import math
 
 from .. import _harp
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+           "lr_scheduler"]
 
 
 class Optimizer:
@@ -219,6 +220,141 @@ class AdamW(Adam):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=1e-2, amsgrad=False, maximize=False):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
+
+
+def _check_nonnegative(optimizer, **values):
+    for name, value in values.items():
+        if not value >= 0:
+            raise ValueError("%s: %s must be >= 0, got %r" % (optimizer, name, value))
+
+
+class RMSprop(Optimizer):
+    """RMSprop (torch.optim.RMSprop): g += weight_decay p;
+    v = alpha v + (1 - alpha) g^2; with centered, m = alpha m + (1 - alpha) g
+    and v - m^2 in place of v; d = sqrt(v) + eps; with momentum,
+    buf = momentum buf + g / d and p -= lr buf, else p -= lr g / d
+    (+= with maximize). `foreach` is accepted and ignored."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0,
+                 momentum=0.0, centered=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _check_nonnegative("RMSprop", lr=lr, eps=eps, momentum=momentum,
+                           weight_decay=weight_decay, alpha=alpha)
+        if differentiable:
+            raise ValueError("RMSprop: harp's optimizers are not differentiable "
+                             "(differentiable=True)")
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
+                                      centered=centered, weight_decay=weight_decay,
+                                      foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable))
+
+    def _update(self, p, g, group, state):
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        if not state:
+            state["step"] = 0
+            state["square_avg"] = _zeros_like(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = _zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = _zeros_like(p)
+        state["step"] += 1
+        alpha, momentum = group["alpha"], group["momentum"]
+        # The new values are used where the state would be read back (see
+        # SGD._update).
+        square_avg = state["square_avg"] * alpha + g * g * (1 - alpha)
+        state["square_avg"].copy_(square_avg)
+        if group["centered"]:
+            if "grad_avg" not in state:
+                state["grad_avg"] = _zeros_like(p)
+            grad_avg = state["grad_avg"] * alpha + g * (1 - alpha)
+            state["grad_avg"].copy_(grad_avg)
+            avg = (square_avg - grad_avg * grad_avg).sqrt() + group["eps"]
+        else:
+            avg = square_avg.sqrt() + group["eps"]
+        if momentum > 0:
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = _zeros_like(p)
+            buf = state["momentum_buffer"] * momentum + g / avg
+            state["momentum_buffer"].copy_(buf)
+            p.copy_(p - buf * group["lr"])
+        else:
+            p.copy_(p - g / avg * group["lr"])
+
+
+class Adagrad(Optimizer):
+    """Adagrad (torch.optim.Adagrad): g += weight_decay p; sum += g^2;
+    p -= lr / (1 + (step - 1) lr_decay) g / (sqrt(sum) + eps) (+= with
+    maximize). Every parameter's state is made when the optimizer is (sum
+    starts at initial_accumulator_value), as torch's. `foreach` is
+    accepted and ignored."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
+                 initial_accumulator_value=0.0, eps=1e-10, foreach=None, *,
+                 maximize=False):
+        _check_nonnegative("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value, eps=eps)
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps,
+                                      weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value,
+                                      foreach=foreach, maximize=maximize))
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._initialize(p, group, self._state(p))
+
+    @staticmethod
+    def _initialize(p, group, state):
+        import numpy as np
+        state["step"] = 0
+        state["sum"] = _leaf_like(p, np.full(p.shape, group["initial_accumulator_value"]))
+
+    def _update(self, p, g, group, state):
+        if not state:  # a parameter of a group added later
+            self._initialize(p, group, state)
+        state["step"] += 1
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+        total = state["sum"] + g * g
+        state["sum"].copy_(total)
+        p.copy_(p - g / (total.sqrt() + group["eps"]) * clr)
+
+
+class Adadelta(Optimizer):
+    """Adadelta (torch.optim.Adadelta): g += weight_decay p;
+    v = rho v + (1 - rho) g^2; delta = sqrt(u + eps) / sqrt(v + eps) g;
+    u = rho u + (1 - rho) delta^2; p -= lr delta (+= with maximize).
+    `foreach` is accepted and ignored."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0,
+                 foreach=None, *, maximize=False):
+        _check_nonnegative("Adadelta", lr=lr, eps=eps, weight_decay=weight_decay)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError("Adadelta: rho must be in [0, 1], got %r" % (rho,))
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
+                                      maximize=maximize, foreach=foreach))
+
+    def _update(self, p, g, group, state):
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        if not state:
+            state["step"] = 0
+            state["square_avg"] = _zeros_like(p)
+            state["acc_delta"] = _zeros_like(p)
+        state["step"] += 1
+        rho, eps = group["rho"], group["eps"]
+        square_avg = state["square_avg"] * rho + g * g * (1 - rho)
+        delta = (state["acc_delta"] + eps).sqrt() / (square_avg + eps).sqrt() * g
+        acc_delta = state["acc_delta"] * rho + delta * delta * (1 - rho)
+        state["square_avg"].copy_(square_avg)
+        state["acc_delta"].copy_(acc_delta)
+        p.copy_(p - delta * group["lr"])
 
 
 from . import lr_scheduler  # noqa: E402

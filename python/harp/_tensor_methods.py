@@ -1,0 +1,654 @@
+"""PyTorch's Tensor methods that harp writes in Python.
+
+The Tensor class is native (harp._harp.Tensor, python/TensorBindings.cpp);
+`install()` (called once by harp/__init__.py) adds the methods below to it,
+each only where the class has no member of that name, so a method the
+extension defines itself always wins. The exceptions are `float`, `double`,
+`int`, `long` and `bool`, which wrap the native conversions to take torch's
+`memory_format=` keyword (ignored: harp has one layout).
+
+In-place methods (`fill_`, `zero_`, `add_`, `sub_`, `mul_`, `div_`,
+`clamp_`, `masked_fill_`, `normal_`, `uniform_`, and assigning `.data`)
+compute the new value and write it with `copy_`, so they take the leaves
+copy_ takes (tensors made from data, parameters, `detach()` and `.data`)
+and keep the tensor's shape and dtype: a result of another shape, or of a
+dtype the tensor's cannot hold (float into an integer tensor), raises
+HarpError as torch raises its RuntimeError.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import _harp
+from ._harp import DType, HarpError, Tensor
+
+__all__ = ["install"]
+
+
+# Helpers ---------------------------------------------------------------------
+
+
+def _kind(dtype):
+    """0 for bool, 1 for integers, 2 for floats, 3 for complex dtypes."""
+    name = dtype.name
+    if name == "bool":
+        return 0
+    if name.startswith(("int", "uint")):
+        return 1
+    return 2 if name.startswith("float") else 3
+
+
+def _numpy_dtype(dtype):
+    return np.dtype(dtype.name)
+
+
+def _dims(value):
+    """An int, or a tuple or list of ints, as a list."""
+    return [value] if isinstance(value, numbers.Integral) else [int(d) for d in value]
+
+
+def _normalized(op, dim, rank):
+    """`dim` in [-rank, rank) as a non-negative dim (a 0-d tensor has 0 and -1)."""
+    size = max(rank, 1)
+    if not -size <= dim < size:
+        raise HarpError("%s: dim %d is out of range for a tensor of %d dims"
+                        % (op, dim, rank))
+    return dim + size if dim < 0 else dim
+
+
+def _shape_of(op, size):
+    """torch's size argument: ints, or one tuple or list of ints."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for n in size:
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+            raise TypeError("%s: the size must be ints, got %r" % (op, tuple(size)))
+    return [int(n) for n in size]
+
+
+def _leaf(array, device, requires_grad):
+    """A new leaf holding `array` (NumPy) on `device`."""
+    result = _harp.from_numpy(np.ascontiguousarray(array), device)
+    if requires_grad:
+        result.requires_grad = True
+    return result
+
+
+def _write(tensor, op, value):
+    """Writes `value` (a tensor or a number) into the leaf `tensor` with
+    copy_, as the in-place op `op`; returns the tensor."""
+    if op != "data" and tensor.requires_grad and _harp.is_grad_enabled():
+        raise RuntimeError("%s: a leaf tensor that requires grad is being used in an "
+                           "in-place operation; write it under harp.no_grad() (as "
+                           "torch requires)" % op)
+    if isinstance(value, Tensor):
+        if tuple(value.shape) != tuple(tensor.shape):
+            raise HarpError("%s: the result's shape %s does not match the tensor's "
+                            "shape %s (an in-place op keeps the shape)"
+                            % (op, list(value.shape), list(tensor.shape)))
+        if _kind(value.dtype) > _kind(tensor.dtype):
+            raise HarpError("%s: result type %s can't be cast to the tensor's "
+                            "type %s" % (op, value.dtype.name, tensor.dtype.name))
+    try:
+        tensor.copy_(value)
+    except HarpError as error:
+        raise HarpError("%s: %s" % (op, error)) from None
+    return tensor
+
+
+def _check_alpha(op, tensor, alpha):
+    if not isinstance(alpha, numbers.Number):
+        raise TypeError("%s: alpha must be a number, got %s" % (op, _type_name(alpha)))
+    if _kind(tensor.dtype) <= 1 and isinstance(alpha, numbers.Number) \
+            and not isinstance(alpha, numbers.Integral):
+        raise HarpError("%s: for integral input tensors, alpha must not be a "
+                        "floating point number" % op)
+
+
+def _scaled(other, alpha):
+    return other if alpha == 1 else other * alpha
+
+
+# Arithmetic with torch's keywords ---------------------------------------------
+
+
+def add(self, other, *, alpha=1):
+    """self + alpha * other (torch.Tensor.add)."""
+    _check_alpha("add", self, alpha)
+    return self + _scaled(other, alpha)
+
+
+def sub(self, other, *, alpha=1):
+    """self - alpha * other (torch.Tensor.sub)."""
+    _check_alpha("sub", self, alpha)
+    return self - _scaled(other, alpha)
+
+
+def mul(self, other):
+    """self * other (torch.Tensor.mul)."""
+    return self * other
+
+
+def _integral(value):
+    if isinstance(value, Tensor):
+        return _kind(value.dtype) <= 1
+    return isinstance(value, numbers.Integral)
+
+
+def div(self, other, *, rounding_mode=None):
+    """self / other (torch.Tensor.div): rounding_mode None is true division
+    (a float result), "trunc" rounds the quotient toward zero and "floor"
+    down (integer tensors keep an integer result)."""
+    if rounding_mode is None:
+        return self / other
+    if rounding_mode == "floor":
+        return self // other
+    if rounding_mode != "trunc":
+        raise ValueError("div: rounding_mode must be None, 'trunc' or 'floor', "
+                         "got %r" % (rounding_mode,))
+    if not (_integral(self) and _integral(other)):
+        return (self / other).trunc()
+    # Integers: the floor quotient, one more where it was rounded down past
+    # a negative exact quotient (a remainder and operands of unlike signs).
+    quotient = self // other
+    inexact = (self % other) != 0
+    unlike = (self < 0) != (other < 0) if isinstance(other, Tensor) else \
+        (self < 0) if other > 0 else (self >= 0)
+    return quotient + (inexact & unlike).to(quotient.dtype)
+
+
+def neg(self):
+    """-self (torch.Tensor.neg)."""
+    return -self
+
+
+def lt(self, other):
+    """self < other, element-wise (torch.Tensor.lt)."""
+    return self < other
+
+
+def le(self, other):
+    """self <= other, element-wise (torch.Tensor.le)."""
+    return self <= other
+
+
+def gt(self, other):
+    """self > other, element-wise (torch.Tensor.gt)."""
+    return self > other
+
+
+def ge(self, other):
+    """self >= other, element-wise (torch.Tensor.ge)."""
+    return self >= other
+
+
+def mm(self, mat2):
+    """The matrix product of two 2-D tensors (torch.Tensor.mm)."""
+    if self.ndim != 2:
+        raise HarpError("mm: self must be a matrix, got shape %s" % list(self.shape))
+    if not isinstance(mat2, Tensor) or mat2.ndim != 2:
+        raise HarpError("mm: mat2 must be a matrix, got %s"
+                        % (list(mat2.shape) if isinstance(mat2, Tensor)
+                           else _type_name(mat2)))
+    return self.matmul(mat2)
+
+
+def bmm(self, mat2):
+    """Batched matrix products of two 3-D tensors [b, n, m] @ [b, m, p]
+    (torch.Tensor.bmm)."""
+    if self.ndim != 3 or not isinstance(mat2, Tensor) or mat2.ndim != 3:
+        raise HarpError("bmm: both operands must be 3-D, got %s and %s"
+                        % (list(self.shape), list(mat2.shape) if isinstance(mat2, Tensor)
+                           else _type_name(mat2)))
+    if self.shape[0] != mat2.shape[0]:
+        raise HarpError("bmm: batch sizes differ: %d and %d" % (self.shape[0], mat2.shape[0]))
+    return self.matmul(mat2)
+
+
+# Reductions ------------------------------------------------------------------
+
+
+def _reduce_dims(op, self, dim):
+    """torch's dim argument of amax/amin (an int or a tuple; () or None:
+    every dim) as NumPy's axis (a tuple)."""
+    if dim is None or (not isinstance(dim, numbers.Integral) and len(dim) == 0):
+        return tuple(range(self.ndim))
+    return tuple(_normalized(op, d, self.ndim) for d in _dims(dim))
+
+
+def amax(self, dim=(), keepdim=False):
+    """The maximum over `dim` (an int or a tuple; () or None: all dims)
+    (torch.Tensor.amax)."""
+    axis = _reduce_dims("amax", self, dim)
+    return self.max(axis=axis, keepdim=keepdim) if self.ndim else self
+
+
+def amin(self, dim=(), keepdim=False):
+    """The minimum over `dim` (an int or a tuple; () or None: all dims)
+    (torch.Tensor.amin)."""
+    axis = _reduce_dims("amin", self, dim)
+    return self.min(axis=axis, keepdim=keepdim) if self.ndim else self
+
+
+def _truth(op, self, dim, keepdim, every):
+    nonzero = self if self.dtype == DType.bool else self != 0
+    if dim is None:
+        if keepdim:
+            raise TypeError("%s: keepdim needs a dim" % op)
+        axis = None
+    else:
+        if not isinstance(dim, numbers.Integral):
+            raise TypeError("%s: dim must be an int, got %r" % (op, dim))
+        axis = _normalized(op, int(dim), self.ndim)
+    if self.ndim == 0:
+        result = nonzero
+    elif every:
+        result = (~nonzero).sum(axis=axis, keepdim=keepdim) == 0
+    else:
+        result = nonzero.sum(axis=axis, keepdim=keepdim) > 0
+    # torch keeps uint8 for uint8 input.
+    return result.to(DType.uint8) if self.dtype == DType.uint8 else result
+
+
+def all(self, dim=None, keepdim=False):
+    """Whether every element (along `dim`) is non-zero (torch.Tensor.all);
+    a bool tensor."""
+    return _truth("all", self, dim, keepdim, True)
+
+
+def any(self, dim=None, keepdim=False):
+    """Whether any element (along `dim`) is non-zero (torch.Tensor.any);
+    a bool tensor."""
+    return _truth("any", self, dim, keepdim, False)
+
+
+# Shapes ----------------------------------------------------------------------
+
+
+def t(self):
+    """The transpose of a matrix; a 0-d or 1-D tensor as it is
+    (torch.Tensor.t)."""
+    if self.ndim > 2:
+        raise HarpError("t: expects a tensor with <= 2 dimensions, but self is %dD"
+                        % self.ndim)
+    return self.transpose(0, 1) if self.ndim == 2 else self
+
+
+def movedim(self, source, destination):
+    """The dims `source` moved to the positions `destination` (ints or
+    sequences of one length), the others keeping their order
+    (torch.Tensor.movedim)."""
+    rank = self.ndim
+    src = [_normalized("movedim", d, rank) for d in _dims(source)]
+    dst = [_normalized("movedim", d, rank) for d in _dims(destination)]
+    if len(src) != len(dst):
+        raise HarpError("movedim: source (%d dims) and destination (%d dims) must "
+                        "have as many dims" % (len(src), len(dst)))
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise HarpError("movedim: repeated dim in `%s` (%s)" % (name, dims))
+    if rank == 0:
+        return self
+    order = [None] * rank
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(rank) if i not in src)
+    order = [next(rest) if o is None else o for o in order]
+    return self.permute(order)
+
+
+def narrow(self, dim, start, length):
+    """The `length` elements from `start` (may be negative) along `dim`, a
+    view (torch.Tensor.narrow)."""
+    dim = _normalized("narrow", dim, self.ndim)
+    size = self.shape[dim]
+    if not -size <= start <= size:
+        raise HarpError("narrow: start %d is out of range for a dim of size %d"
+                        % (start, size))
+    if start < 0:
+        start += size
+    if length < 0:
+        raise HarpError("narrow: length must be non-negative, got %d" % length)
+    if start + length > size:
+        raise HarpError("narrow: start (%d) + length (%d) exceeds dimension size (%d)"
+                        % (start, length, size))
+    return self.slice(dim, start, start + length, 1)
+
+
+def view_as(self, other):
+    """self.view(other.shape) (torch.Tensor.view_as)."""
+    return self.view(list(other.shape))
+
+
+def reshape_as(self, other):
+    """self.reshape(other.shape) (torch.Tensor.reshape_as)."""
+    return self.reshape(list(other.shape))
+
+
+def expand_as(self, other):
+    """self.expand(other.shape) (torch.Tensor.expand_as)."""
+    return self.expand(list(other.shape))
+
+
+def gather(self, dim, index, *, sparse_grad=False):
+    """out[i][j] = self[index[i][j]][j] for dim 0, and so on
+    (torch.Tensor.gather; harp.gather)."""
+    return _harp.gather(self, index, dim)
+
+
+def clone(self, *, memory_format=None):
+    """A copy computed into its own buffer, differentiable
+    (torch.Tensor.clone; memory_format is ignored)."""
+    return self.contiguous()
+
+
+def nelement(self):
+    """The number of elements (torch.Tensor.nelement)."""
+    return self.numel()
+
+
+def element_size(self):
+    """The size of one element in bytes (torch.Tensor.element_size)."""
+    return _numpy_dtype(self.dtype).itemsize
+
+
+# Types and devices -----------------------------------------------------------
+
+_TYPE_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
+    "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+    "uint8": "ByteTensor", "bool": "BoolTensor", "uint16": "UInt16Tensor",
+    "uint32": "UInt32Tensor", "uint64": "UInt64Tensor",
+    "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
+}
+
+
+def type(self, dtype=None, non_blocking=False, **kwargs):
+    """Without `dtype`, the type's name ("harp.FloatTensor", or
+    "harp.cuda.FloatTensor" on the GPU); with a dtype or such a name
+    ("harp." or "torch." prefixed), the tensor converted to it
+    (torch.Tensor.type)."""
+    if dtype is None:
+        prefix = "harp.cuda." if self.device == "cuda" else "harp."
+        return prefix + _TYPE_NAMES[self.dtype.name]
+    if isinstance(dtype, DType):
+        return self.to(dtype)
+    if isinstance(dtype, str):
+        module, _, name = dtype.rpartition(".")
+        for key, value in _TYPE_NAMES.items():
+            if value == name and module in ("harp", "torch", "harp.cuda", "torch.cuda"):
+                result = self.to(getattr(DType, key))
+                return result.to("cuda") if module.endswith("cuda") else result
+        raise ValueError("type: invalid type %r" % dtype)
+    raise TypeError("type: expected a dtype or a type name, got %s" % _type_name(dtype))
+
+
+def _type_name(value):
+    return value.__class__.__name__
+
+
+def type_as(self, other):
+    """self converted to other's dtype (torch.Tensor.type_as)."""
+    return self.to(other.dtype)
+
+
+def cpu(self, memory_format=None):
+    """The tensor on the CPU: itself if it is there (torch.Tensor.cpu)."""
+    return self.to("cpu")
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """The tensor on the GPU (harp drives one: device None, 0, "cuda" or
+    "cuda:0") (torch.Tensor.cuda)."""
+    if device is not None and device != 0:
+        from ._device import device as make_device
+        if make_device(device) not in ("cuda", "cuda:0"):
+            raise HarpError("cuda: harp drives one GPU (cuda or cuda:0), got %s" % (device,))
+    return self.to("cuda")
+
+
+def _is_cuda(self):
+    """Whether the tensor is on the GPU (torch.Tensor.is_cuda)."""
+    return self.device == "cuda"
+
+
+def get_device(self):
+    """-1 on the CPU, the GPU's index (0) on the GPU (torch.Tensor.get_device)."""
+    return 0 if self.device == "cuda" else -1
+
+
+def _converter(name, dtype, native):
+    def convert(self, memory_format=None):
+        return native(self)
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = ("astype(harp.%s), as torch.Tensor.%s (memory_format is "
+                       "accepted and ignored)." % (dtype, name))
+    return convert
+
+
+# New tensors -----------------------------------------------------------------
+
+
+def _new(self, op, size, fill, dtype, device, requires_grad):
+    dtype = self.dtype if dtype is None else dtype
+    array = np.full(_shape_of(op, size), fill, dtype=_numpy_dtype(dtype))
+    return _leaf(array, self.device if device is None else device, requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """A new leaf of zeros of `size` with this tensor's dtype and device
+    unless given (torch.Tensor.new_zeros)."""
+    return _new(self, "new_zeros", size, 0, dtype, device, requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """A new leaf of ones of `size` with this tensor's dtype and device
+    unless given (torch.Tensor.new_ones)."""
+    return _new(self, "new_ones", size, 1, dtype, device, requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """A new leaf of `size` (zeros: harp does not hand out uninitialised
+    memory) with this tensor's dtype and device unless given
+    (torch.Tensor.new_empty)."""
+    return _new(self, "new_empty", size, 0, dtype, device, requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A new leaf of `size` (a tuple or list) filled with `fill_value`, with
+    this tensor's dtype and device unless given (torch.Tensor.new_full)."""
+    if isinstance(size, numbers.Integral):
+        raise TypeError("new_full: size must be a tuple or list of ints, got %r" % size)
+    return _new(self, "new_full", (size,), fill_value, dtype, device, requires_grad)
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new leaf holding a copy of `data` (array-like or a harp tensor),
+    with this tensor's dtype and device unless given
+    (torch.Tensor.new_tensor)."""
+    array = np.array(data.numpy() if isinstance(data, Tensor) else data)
+    array = array.astype(_numpy_dtype(self.dtype if dtype is None else dtype))
+    return _leaf(array, self.device if device is None else device, requires_grad)
+
+
+# In place, through copy_ ----------------------------------------------------
+
+
+def fill_(self, value):
+    """Every element set to `value` (a number or a 0-d tensor), in place
+    (torch.Tensor.fill_)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise HarpError("fill_: only supports a 0-dimension value tensor, got "
+                            "one with %d dimensions" % value.ndim)
+        value = value.to(self.dtype).broadcast_to(list(self.shape))
+    elif not isinstance(value, numbers.Number):
+        raise TypeError("fill_: value must be a number or a 0-d tensor, got %s"
+                        % _type_name(value))
+    return _write(self, "fill_", value)
+
+
+def zero_(self):
+    """Every element set to zero, in place (torch.Tensor.zero_)."""
+    return _write(self, "zero_", 0)
+
+
+def add_(self, other, *, alpha=1):
+    """self += alpha * other, in place (torch.Tensor.add_)."""
+    return _write(self, "add_", add(self, other, alpha=alpha))
+
+
+def sub_(self, other, *, alpha=1):
+    """self -= alpha * other, in place (torch.Tensor.sub_)."""
+    return _write(self, "sub_", sub(self, other, alpha=alpha))
+
+
+def mul_(self, other):
+    """self *= other, in place (torch.Tensor.mul_)."""
+    return _write(self, "mul_", self * other)
+
+
+def div_(self, other, *, rounding_mode=None):
+    """self /= other, in place, with div's rounding_mode (torch.Tensor.div_)."""
+    return _write(self, "div_", div(self, other, rounding_mode=rounding_mode))
+
+
+def _clamped(op, self, min, max):
+    if min is None and max is None:
+        raise HarpError("%s: at least one of min and max must be given" % op)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        result = self
+        if min is not None:
+            result = result.maximum(min)
+        if max is not None:
+            result = result.minimum(max)
+        return result
+    return self.clamp(min, max)
+
+
+def clamp_(self, min=None, max=None):
+    """self limited to [min, max] (numbers or tensors), in place
+    (torch.Tensor.clamp_)."""
+    return _write(self, "clamp_", _clamped("clamp_", self, min, max))
+
+
+def masked_fill_(self, mask, value):
+    """`value` written where the bool `mask` holds, in place
+    (torch.Tensor.masked_fill_)."""
+    return _write(self, "masked_fill_", self.masked_fill(mask, value))
+
+
+def _check_float(op, self):
+    if _kind(self.dtype) != 2:
+        raise HarpError("%s: expects a floating-point tensor, got %s" % (op, self.dtype.name))
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Normal numbers of `mean` and `std` written in place, drawn from
+    harp's random streams (`generator`, else the default one)
+    (torch.Tensor.normal_)."""
+    from ._ops import randn_like
+    _check_float("normal_", self)
+    if std < 0:
+        raise HarpError("normal_: std must be >= 0, got %r" % std)
+    return _write(self, "normal_", randn_like(self, generator=generator) * std + mean)
+
+
+def uniform_(self, *bounds, generator=None, **keywords):
+    """Uniform numbers in [from, to) written in place (uniform_(a, b), or
+    torch's keywords `from` and `to`; 0 and 1 by default), drawn from
+    harp's random streams (torch.Tensor.uniform_)."""
+    from ._ops import rand_like
+    _check_float("uniform_", self)
+    names = ("from", "to")
+    unknown = set(keywords) - set(names)
+    if unknown or len(bounds) > 2:
+        raise TypeError("uniform_: takes from and to, got %s"
+                        % (sorted(unknown) if unknown else "%d bounds" % len(bounds)))
+    values = dict(zip(names, bounds))
+    for name in keywords:
+        if name in values:
+            raise TypeError("uniform_: got %s twice" % name)
+    values.update(keywords)
+    low, high = values.get("from", 0.0), values.get("to", 1.0)
+    if low > high:
+        raise HarpError("uniform_: expects from <= to, got from=%r, to=%r" % (low, high))
+    return _write(self, "uniform_", rand_like(self, generator=generator) * (high - low) + low)
+
+
+def _get_data(self):
+    return self.detach()
+
+
+def _set_data(self, value):
+    if not isinstance(value, Tensor):
+        raise TypeError("data: expected a harp.Tensor, got %s" % _type_name(value))
+    if tuple(value.shape) != tuple(self.shape) or value.dtype != self.dtype:
+        raise HarpError("data: harp writes the new values into the tensor, so they "
+                        "must have its shape and dtype: %s %s, got %s %s"
+                        % (self.dtype.name, list(self.shape), value.dtype.name,
+                           list(value.shape)))
+    _write(self, "data", value)
+
+
+_data = property(
+    _get_data, _set_data,
+    doc="The values as a tensor without a gradient that shares them (detach()); "
+        "assigning a tensor of the same shape and dtype writes its values in "
+        "place with copy_ (torch.Tensor.data).")
+_is_cuda_property = property(_is_cuda, doc=_is_cuda.__doc__)
+
+
+def _augmented(op, inplace, compute):
+    """`a op= b` as torch's: in place on a leaf (a parameter updated by hand
+    under no_grad), a new tensor bound to the name otherwise (harp's
+    computed tensors have no storage to write)."""
+    def method(self, other):
+        if self.is_leaf:
+            return inplace(self, other)
+        return compute(self, other)
+    method.__name__ = op
+    method.__doc__ = ("self %s other: in place on a leaf (through copy_), a new "
+                      "tensor otherwise." % compute.__name__)
+    return method
+
+
+_METHODS = {
+    "__iadd__": _augmented("__iadd__", add_, Tensor.__add__),
+    "__isub__": _augmented("__isub__", sub_, Tensor.__sub__),
+    "__imul__": _augmented("__imul__", mul_, Tensor.__mul__),
+    "__itruediv__": _augmented("__itruediv__", div_, Tensor.__truediv__),
+    "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg,
+    "lt": lt, "le": le, "gt": gt, "ge": ge, "mm": mm, "bmm": bmm,
+    "amax": amax, "amin": amin, "all": all, "any": any,
+    "t": t, "movedim": movedim, "narrow": narrow, "view_as": view_as,
+    "reshape_as": reshape_as, "expand_as": expand_as, "gather": gather,
+    "clone": clone, "nelement": nelement, "element_size": element_size,
+    "type": type, "type_as": type_as, "cpu": cpu, "cuda": cuda,
+    "is_cuda": _is_cuda_property, "get_device": get_device,
+    "new_zeros": new_zeros, "new_ones": new_ones, "new_empty": new_empty,
+    "new_full": new_full, "new_tensor": new_tensor,
+    "fill_": fill_, "zero_": zero_, "add_": add_, "sub_": sub_, "mul_": mul_,
+    "div_": div_, "clamp_": clamp_, "masked_fill_": masked_fill_,
+    "normal_": normal_, "uniform_": uniform_, "data": _data,
+}
+
+_CONVERSIONS = {"float": "float32", "double": "float64", "int": "int32",
+                "long": "int64", "bool": "bool_"}
+
+_installed = False
+
+
+def install():
+    """Adds the methods to harp.Tensor (once): each where the native class
+    has no member of that name, and the memory_format-taking conversions."""
+    global _installed
+    if _installed:
+        return
+    for name, member in _METHODS.items():
+        if name not in vars(Tensor):
+            setattr(Tensor, name, member)
+    for name, dtype in _CONVERSIONS.items():
+        setattr(Tensor, name, _converter(name, dtype, vars(Tensor)[name]))
+    _installed = True
