@@ -13,9 +13,9 @@ A parameter is a harp leaf tensor that requires a gradient (`Parameter`
 makes one): assigning one to a module attribute registers it, as assigning a
 module registers a submodule; a tensor without a gradient is a plain
 attribute, and `register_buffer` adds state without a gradient that is
-saved (BatchNorm's running statistics). Harp cannot tell a leaf from a
-computed tensor, so keep computed tensors that require a gradient out of
-module attributes (they would be taken for parameters). Harp tensors are
+saved (BatchNorm's running statistics; a computed buffer is loaded by
+replacing it with the loaded values). Only leaves (`t.is_leaf`) require a
+gradient, so only they are taken for parameters. Harp tensors are
 values: `inplace=True` arguments are accepted and change nothing. `state_dict()` gives NumPy arrays
 under torch's key names, so a torch model's `state_dict()` (its values
 turned into NumPy) loads into the harp model of the same layout, and the
