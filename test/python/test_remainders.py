@@ -336,7 +336,10 @@ def test_conv2d_weight_gradient(dtype, stride, kernel, pad, n, c, f):
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n,c,f,h,w,k,pad", [
     (1, 1, 1, 3, 16, 3, 1), (2, 3, 5, 6, 16, 3, 1), (3, 5, 7, 5, 32, 3, 1),
-    (2, 17, 9, 4, 34, 3, 0), (2, 8, 16, 5, 64, 3, 1), (1, 3, 16, 9, 32, 3, 1)])
+    (2, 17, 9, 4, 34, 3, 0), (2, 8, 16, 5, 64, 3, 1), (1, 3, 16, 9, 32, 3, 1),
+    # 5x5 padded by 2: the weight gradient's window is 64 planes wide
+    # (its planes once copied one by one: 150 s to bufferize).
+    (2, 8, 16, 5, 64, 5, 2)])
 def test_conv2d_weight_gradient_in_place(dtype, n, c, f, h, w, k, pad):
     # Output rows of whole vectors (16, 32, 64 wide): the weight gradient is
     # read in place by register tiles of dot products (correlationTile),

@@ -672,9 +672,25 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
   eraseUnused(rewriter, {image, initial});
 }
 
+/// The most planes planesFromPadding copies one by one. It emits up to five
+/// ops a plane, and one-shot bufferization is superlinear in such chains of
+/// inserts into one tensor: a weight gradient's window is as wide as the
+/// output (64 planes of a 5x5 convolution's gradient over 64 columns, padded
+/// by 2, made 320 ops that bufferized in 150 s). Wider windows copy the
+/// planes with one generic op from the padded image.
+constexpr int64_t kMaxPlanesFromPadding = 8;
+
+/// Whether flattenWindowPlanes copies the planes of `x` straight from the
+/// image it pads (planesFromPadding): `taps` of them.
+static bool planesFromPaddedImage(Value x, int64_t taps) {
+  std::optional<PaddedImage> image = paddedImage(x);
+  return image && image->onImageOnly() && taps <= kMaxPlanesFromPadding;
+}
+
 /// The planes P[..., j, r, c] = X[..., r, c + j] of flattenWindowPlanes
 /// written into `planes` straight from the image X pads (paddedImage), or
-/// null where X is no such padding: per plane, the columns of S it reads
+/// null where X is no such padding or the planes are too many
+/// (planesFromPaddedImage): per plane, the columns of S it reads
 /// copied into place, then its padding rows and columns filled with the
 /// padding value. The padded image is never made: a 3x3 convolution over
 /// 64 channels of 56 x 56, padded by one, copied it (30 us of 2.1 ms on
@@ -683,12 +699,12 @@ static void flattenWindow(RewriterBase &rewriter, linalg::GenericOp op,
 /// before copying the planes out of it.
 static Value planesFromPadding(RewriterBase &rewriter, Location loc, Value x,
                                Value planes) {
-  std::optional<PaddedImage> image = paddedImage(x);
-  if (!image || !image->onImageOnly())
-    return nullptr;
   auto type = cast<RankedTensorType>(planes.getType());
   int64_t rank = type.getRank();
   int64_t taps = type.getDimSize(rank - 3), outCols = type.getDimSize(rank - 1);
+  if (!planesFromPaddedImage(x, taps))
+    return nullptr;
+  std::optional<PaddedImage> image = paddedImage(x);
   Value value = image->pad.getConstantPaddingValue();
   Value source = image->pad.getSource();
   MLIRContext *ctx = rewriter.getContext();
@@ -851,8 +867,7 @@ static bool planesPay(linalg::GenericOp op, const FlatWindow &match,
                   double(yImages) * outRows * rowVectors;
   // Planes of a padded image are copied from the image it pads
   // (planesFromPadding); the grid copies it into its padded rows.
-  if (std::optional<PaddedImage> image = paddedImage(match.window->get());
-      image && image->onImageOnly())
+  if (planesFromPaddedImage(match.window->get(), ranges[match.kw]))
     copied -= double(xRows) *
               llvm::divideCeil(xType.getShape().back(), int64_t(lanes));
   return saved > copied;
