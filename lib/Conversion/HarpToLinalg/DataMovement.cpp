@@ -14,33 +14,23 @@ using namespace mlir;
 using namespace mlir::harp;
 
 namespace {
-/// Inserts each operand into an empty result at its offset along `dim`.
-struct ConcatToInsertSlices : OpRewritePattern<ConcatOp> {
+/// tensor.concat of the operands along `dim`: one op, bufferized as one
+/// allocation and a copy of each operand into its slice. A chain of
+/// tensor.insert_slice ops into an empty result bufferized the same way, but
+/// one-shot bufferization's analysis is superlinear in such chains (about
+/// n^4: 100 operands took 3.5 s, 200 took 60 s), where tensor.concat is one
+/// op to it (0.02 s for 200).
+struct ConcatToTensorConcat : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
-    int64_t dim = op.getDim();
-    Value result = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                           type.getElementType());
-    int64_t offset = 0;
-    for (Value input : op.getInputs()) {
-      auto inputType = cast<RankedTensorType>(input.getType());
-      SmallVector<OpFoldResult> offsets(type.getRank(),
-                                        rewriter.getIndexAttr(0));
-      offsets[dim] = rewriter.getIndexAttr(offset);
-      SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
-          inputType.getShape(),
-          [&](int64_t s) -> OpFoldResult { return rewriter.getIndexAttr(s); });
-      SmallVector<OpFoldResult> strides(type.getRank(),
-                                        rewriter.getIndexAttr(1));
-      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
-                                             offsets, sizes, strides);
-      offset += inputType.getDimSize(dim);
+    if (op.getInputs().size() == 1) {
+      rewriter.replaceOp(op, op.getInputs().front());
+      return success();
     }
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, op.getType(), op.getDim(),
+                                                  op.getInputs());
     return success();
   }
 };
@@ -138,6 +128,6 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
 
 void mlir::harp::populateDataMovementToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<ConcatToInsertSlices, GatherToGeneric, ScatterAddToLoops>(
+  patterns.add<ConcatToTensorConcat, GatherToGeneric, ScatterAddToLoops>(
       patterns.getContext());
 }

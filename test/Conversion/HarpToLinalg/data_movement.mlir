@@ -2,10 +2,8 @@
 
 // CHECK-LABEL: func.func @concat
 // CHECK-SAME: (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<2x5xf32>)
-// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x8xf32>
-// CHECK: %[[S0:.*]] = tensor.insert_slice %[[A]] into %[[E]][0, 0] [2, 3] [1, 1]
-// CHECK: %[[S1:.*]] = tensor.insert_slice %[[B]] into %[[S0]][0, 3] [2, 5] [1, 1]
-// CHECK: return %[[S1]]
+// CHECK: %[[C:.*]] = tensor.concat dim(1) %[[A]], %[[B]] : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+// CHECK: return %[[C]]
 func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
   %0 = harp.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
@@ -70,7 +68,7 @@ func.func @scatter_add(%src: tensor<2x3xf32>, %dest: tensor<5x3xf32>, %idx: tens
 // A view operand of a data-movement op is materialised first.
 // CHECK-LABEL: func.func @concat_of_view
 // CHECK: %[[T:.*]] = linalg.generic
-// CHECK: tensor.insert_slice %[[T]]
+// CHECK: tensor.concat dim(0) %[[T]], %[[T]]
 func.func @concat_of_view(%a: tensor<3x2xf32>) -> tensor<4x3xf32> {
   %t = harp.view %a <(d0, d1) -> (d1, d0)> : tensor<3x2xf32> -> tensor<2x3xf32>
   %0 = harp.concat dim(0) %t, %t : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
