@@ -25,12 +25,21 @@ struct ConcatToTensorConcat : OpRewritePattern<ConcatOp> {
 
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getInputs().size() == 1) {
-      rewriter.replaceOp(op, op.getInputs().front());
-      return success();
-    }
-    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, op.getType(), op.getDim(),
-                                                  op.getInputs());
+    // Empty operands add nothing (and tensor.concat would bufferize one to a
+    // subview starting past the end, which the verifier rejects).
+    SmallVector<Value> inputs;
+    for (Value input : op.getInputs())
+      if (cast<RankedTensorType>(input.getType()).getNumElements() != 0)
+        inputs.push_back(input);
+    RankedTensorType type = op.getType();
+    if (inputs.empty())
+      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(op, type.getShape(),
+                                                   type.getElementType());
+    else if (inputs.size() == 1)
+      rewriter.replaceOp(op, inputs.front());
+    else
+      rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, type, op.getDim(),
+                                                    inputs);
     return success();
   }
 };

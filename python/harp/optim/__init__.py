@@ -24,6 +24,16 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"
            "lr_scheduler"]
 
 
+def _coupled_gradient(p, g, group):
+    """The gradient a torch optimizer steps along: negated with `maximize`,
+    with weight_decay * p added (coupled weight decay, not AdamW's)."""
+    if group["maximize"]:
+        g = -g
+    if group["weight_decay"]:
+        g = g + p * group["weight_decay"]
+    return g
+
+
 class Optimizer:
     """Parameter groups and per-parameter state, as torch.optim.Optimizer:
     `params` is an iterable of tensors or of dicts with a "params" list and
@@ -138,10 +148,7 @@ class SGD(Optimizer):
                                       maximize=maximize))
 
     def _update(self, p, g, group, state):
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + p * group["weight_decay"]
+        g = _coupled_gradient(p, g, group)
         # Each write's value is used where the written tensor would be read
         # again: copy_ of a computed value is deferred, and the updates of
         # every parameter are done together in one compiled call when the
@@ -249,10 +256,7 @@ class RMSprop(Optimizer):
                                       differentiable=differentiable))
 
     def _update(self, p, g, group, state):
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + p * group["weight_decay"]
+        g = _coupled_gradient(p, g, group)
         if not state:
             state["step"] = 0
             state["square_avg"] = _zeros_like(p)
@@ -314,10 +318,7 @@ class Adagrad(Optimizer):
         if not state:  # a parameter of a group added later
             self._initialize(p, group, state)
         state["step"] += 1
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + p * group["weight_decay"]
+        g = _coupled_gradient(p, g, group)
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         total = state["sum"] + g * g
         state["sum"].copy_(total)
@@ -339,10 +340,7 @@ class Adadelta(Optimizer):
                                       maximize=maximize, foreach=foreach))
 
     def _update(self, p, g, group, state):
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + p * group["weight_decay"]
+        g = _coupled_gradient(p, g, group)
         if not state:
             state["step"] = 0
             state["square_avg"] = _zeros_like(p)
