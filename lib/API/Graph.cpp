@@ -282,9 +282,15 @@ static void cancelDeferredWrite(Node &leaf) {
 }
 
 static thread_local bool gradEnabled = true;
+/// Whether any node was ever built with gradient mode off: until then
+/// backward() has no constants to look for.
+static std::atomic<bool> noGradBuilt{false};
 
 void harp::set_grad_enabled(bool enabled) { gradEnabled = enabled; }
 bool harp::is_grad_enabled() { return gradEnabled; }
+bool harp::detail::anyNoGradNodes() {
+  return noGradBuilt.load(std::memory_order_relaxed);
+}
 
 NodePtr harp::detail::make(Kind kind, std::vector<int64_t> shape, DType dtype,
                            std::vector<NodePtr> inputs) {
@@ -302,6 +308,8 @@ NodePtr harp::detail::make(Kind kind, std::vector<int64_t> shape, DType dtype,
   n->backend = commonBackend("harp", inputs);
   n->inputs = std::move(inputs);
   n->noGrad = kind != Kind::Leaf && !is_grad_enabled();
+  if (n->noGrad)
+    noGradBuilt.store(true, std::memory_order_relaxed);
   locate(*n);
   for (const NodePtr &in : n->inputs)
     if (in->kind == Kind::Leaf)

@@ -137,6 +137,8 @@ uint64_t nextEpoch();
 /// Whether `n` holds a value computed from its leaves' current values.
 bool isFresh(const Node *n, std::map<const Node *, uint64_t> &memo);
 int64_t normalizeAxis(const std::string &op, int64_t axis, size_t rank);
+/// Whether a node was ever built with gradient mode off (Node::noGrad).
+bool anyNoGradNodes();
 /// Whether `axis` is the one dim PyTorch lends a 0-d tensor (0 or -1):
 /// false for a tensor of rank > 0, an error naming `op` for any other
 /// axis of a 0-d tensor.

@@ -328,6 +328,8 @@ static void runBackwardHooks(const std::vector<NodePtr> &reached);
 /// values here.
 static std::unordered_set<const Node *>
 gradientCuts(const std::vector<NodePtr> &roots) {
+  if (!anyNoGradNodes())
+    return {};
   // Whether a leaf that requires a gradient is under each node, post-order
   // and iterative (graphs of thousands of ops stay off the C stack).
   std::unordered_map<const Node *, bool> reaches;
