@@ -278,3 +278,15 @@ def test_kl_div(reduction, log_target):
          logp, target)
     with pytest.raises(ValueError, match="kl_div: reduction must be"):
         HF.kl_div(harp.tensor(logp), harp.tensor(q), reduction="avg")
+
+
+def test_reductions_of_constant_tensors():
+    # ones/full are splat constants: a reduction of one once read its value
+    # once instead of once per element (ones(4, 5).sum(dim=1) gave 1s).
+    np.testing.assert_array_equal(harp.ones(4, 5).sum(dim=1).numpy(), np.full(4, 5.0))
+    assert harp.full((4, 5), 2.0).sum().item() == 40.0
+    assert harp.ones(7).sum().item() == 7.0
+    assert harp.ones(3, 4).mean().item() == 1.0
+    assert harp.full((2, 3), 1.5, dtype=harp.float64).prod().item() == 1.5 ** 6
+    np.testing.assert_array_equal(harp.ones(4, 5).amax(dim=1).numpy(), np.ones(4))
+    assert harp.ones(2, 3, dtype=harp.int64).sum().item() == 6

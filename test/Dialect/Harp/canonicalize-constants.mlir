@@ -5,7 +5,8 @@
 
 // A splat constant operand (here a broadcast scalar, once its view folds)
 // is a constant in the body, and the operand goes; a non-splat constant, a
-// complex splat and a splat read by a reduction's domain operand stay.
+// complex splat and the one splat a reduction reads stay (read, see
+// @reduction_of_splats).
 // CHECK-LABEL: func.func @splat_operands
 // CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[Z:.*]]: tensor<4xcomplex<f32>>)
 // CHECK-DAG: %[[S:.*]] = arith.constant dense<2.000000e+00> : tensor<4xf32>
@@ -18,9 +19,8 @@
 // CHECK: arith.addf %[[M]], %[[T]]
 // CHECK: harp.map_reduce ins(%[[Z]], %[[ZC]] : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>)
 // CHECK: harp.map_reduce ins(%[[S]] : tensor<4xf32>)
-// CHECK-NEXT: ^bb0(%{{.*}}: f32):
-// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
-// CHECK-NEXT: harp.yield %[[TWO]]
+// CHECK-NEXT: ^bb0(%[[D:.*]]: f32):
+// CHECK-NEXT: harp.yield %[[D]]
 // CHECK: reduce(sum, dims = [0])
 func.func @splat_operands(%x: tensor<4xf32>, %z: tensor<4xcomplex<f32>>) -> (tensor<4xf32>, tensor<4xcomplex<f32>>, tensor<f32>) {
   %half = arith.constant dense<0.5> : tensor<f32>
@@ -112,4 +112,29 @@ func.func @outside(%a: f32) -> f32 {
   %e = arith.constant 2.0 : f32
   %p = math.powf %a, %e : f32
   return %p : f32
+}
+
+// -----
+
+// A reduction keeps reading its last operand even when it is a splat: a
+// reduced value that reads nothing was combined once, not once per
+// element, by linalg's vectorizer (sum(ones(4, 5), dim 1) gave 1). The
+// first splat is read as a constant (1 * b folds to b), the second stays
+// an operand the body reads.
+// CHECK-LABEL: func.func @reduction_of_splats
+// CHECK-DAG: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : tensor<4x5xf32>
+// CHECK-DAG: %[[TWOS:.*]] = arith.constant dense<2.000000e+00> : tensor<4x5xf32>
+// CHECK: harp.map_reduce ins(%[[ONES]], %[[TWOS]] : tensor<4x5xf32>, tensor<4x5xf32>)
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: harp.yield %[[B]] : f32
+// CHECK-NEXT: } reduce(sum, dims = [1])
+func.func @reduction_of_splats() -> tensor<4xf32> {
+  %ones = arith.constant dense<1.0> : tensor<4x5xf32>
+  %twos = arith.constant dense<2.0> : tensor<4x5xf32>
+  %0 = harp.map_reduce ins(%ones, %twos : tensor<4x5xf32>, tensor<4x5xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [1]) : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

@@ -267,18 +267,27 @@ struct SimplifyMapReduceOperands : OpRewritePattern<MapReduceOp> {
 
 /// A splat constant operand becomes a constant in the body: the kernel reads
 /// no buffer for it, and the ops that use it can simplify (below). The
-/// operand itself is then dropped by SimplifyMapReduceOperands.
+/// operand itself is then dropped by SimplifyMapReduceOperands. A reduction
+/// keeps reading at least one operand: a reduced value that reads none is
+/// the same for every reduced element, and linalg's vectorizer combined it
+/// once instead of once per element (the sum of ones(4, 5) over dim 1 gave
+/// 1, not 5).
 struct InlineSplatOperands : OpRewritePattern<MapReduceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MapReduceOp op,
                                 PatternRewriter &rewriter) const override {
     Block &body = op.getBody().front();
     bool changed = false;
+    unsigned read = llvm::count_if(body.getArguments(), [](BlockArgument arg) {
+      return !arg.use_empty();
+    });
     for (auto [i, input] : llvm::enumerate(op.getInputs())) {
       BlockArgument arg = body.getArgument(i);
       DenseElementsAttr value;
       if (arg.use_empty() || isa<ComplexType>(arg.getType()) ||
           !matchPattern(input, m_Constant(&value)) || !value.isSplat())
+        continue;
+      if (op.hasReduction() && read == 1)
         continue;
       auto scalar = dyn_cast<TypedAttr>(value.getSplatValue<Attribute>());
       if (!scalar || scalar.getType() != arg.getType())
@@ -287,6 +296,7 @@ struct InlineSplatOperands : OpRewritePattern<MapReduceOp> {
       Value constant = arith::ConstantOp::create(rewriter, input.getLoc(),
                                                  arg.getType(), scalar);
       rewriter.replaceAllUsesWith(arg, constant);
+      --read;
       changed = true;
     }
     return success(changed);
