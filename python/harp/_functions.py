@@ -300,20 +300,14 @@ def max(input, dim=None, keepdim=False):
     """torch.max: max(input) the largest element; max(input, dim,
     keepdim=False) the pair (values, indices) along dim; max(input, other)
     the element-wise maximum."""
-    input = _check("max", input)
-    if dim is None and not keepdim:
-        return input.max()
-    return input.max(dim, keepdim)
+    return _check("max", input).max(dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False):
     """torch.min: min(input) the smallest element; min(input, dim,
     keepdim=False) the pair (values, indices) along dim; min(input, other)
     the element-wise minimum."""
-    input = _check("min", input)
-    if dim is None and not keepdim:
-        return input.min()
-    return input.min(dim, keepdim)
+    return _check("min", input).min(dim, keepdim)
 
 
 def amax(input, dim=(), keepdim=False):
