@@ -912,14 +912,11 @@ NodePtr harp::detail::nn::klDiv(NodePtr input, NodePtr target, bool logTarget) {
   requireSameShape(op, input, target);
   if (logTarget)
     return mul(unary(UnaryOp::Exp, target), sub(target, input));
-  // target * log(target) is 0 where the target is 0 (xlogy), and so is its
-  // gradient's log term: the log reads 1 there.
+  // target * log(target) is 0 where the target is 0 (xlogy); its gradient
+  // there is NaN (0 * log 0), as torch's.
   NodePtr zero = num(target, 0);
-  NodePtr positive = binary(BinaryOp::Gt, target, zero);
-  NodePtr safe = where(positive, target, num(target, 1));
-  NodePtr entropy =
-      where(binary(BinaryOp::Eq, target, zero), zero,
-            mul(target, unary(UnaryOp::Log, where(positive, safe, target))));
+  NodePtr entropy = where(binary(BinaryOp::Eq, target, zero), zero,
+                          mul(target, unary(UnaryOp::Log, target)));
   return sub(entropy, mul(target, input));
 }
 
