@@ -12,6 +12,7 @@
 #include "Bindings.h"
 
 #include "harp/API/Random.h"
+#include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Profile.h"
 
 #include <cstring>
@@ -561,12 +562,22 @@ PYBIND11_MODULE(_harp, m) {
         d["memory_hits"] = c.memoryHits;
         d["disk_hits"] = c.diskHits;
         d["ir_parses"] = detail::irParseCount();
+        CompileTimes t = Jit::compileTimes();
+        d["kernel_functions"] = t.kernelFunctions;
+        d["lower_seconds"] = t.lowerSeconds;
+        d["translate_seconds"] = t.translateSeconds;
+        d["optimize_seconds"] = t.optimizeSeconds;
+        d["codegen_seconds"] = t.codegenSeconds;
         return d;
       },
       "How tensors found their compiled code since the process started: "
-      "{'compiles', 'memory_hits', 'disk_hits'}, and 'ir_parses', how many "
+      "{'compiles', 'memory_hits', 'disk_hits'}; 'ir_parses', how many "
       "modules the JIT parsed from text (harp.ir.call; tensors never "
-      "parse).");
+      "parse); and what compiling cost, over every compile in the process: "
+      "'kernel_functions' (the kernels LLVM compiled, equal ones once per "
+      "module), 'lower_seconds' (harp's and MLIR's passes), "
+      "'translate_seconds' (to LLVM IR), 'optimize_seconds' (LLVM's "
+      "optimizations) and 'codegen_seconds' (machine code).");
 
   bindIr(m);
   bindNN(m);

@@ -191,6 +191,10 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     pm.addNestedPass<func::FuncOp>(createHarpParallelizePass());
   if (options.profile)
     pm.addPass(createHarpProfileKernelsPass());
+  // One LLVM function per kernel: LLVM's loop passes are superlinear in
+  // the size of a function.
+  if (options.outline)
+    pm.addPass(createHarpOutlineKernelsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // n-D transfers become unrolled 1-D ones (register tiles are small).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(

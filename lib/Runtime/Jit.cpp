@@ -21,6 +21,7 @@
 #include "harp/Target/CPU.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -65,6 +66,7 @@
 #include <vector>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -263,6 +265,14 @@ static mlir::LogicalResult collectDiagnostic(mlir::Diagnostic &diag,
 }
 
 static std::atomic<unsigned> parses{0};
+static std::mutex timesMutex;
+static CompileTimes times;
+
+/// Seconds since `start`.
+static double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 struct Jit::Impl {
   JitOptions options;
@@ -586,15 +596,26 @@ struct Jit::Impl {
     }
     pm.addInstrumentation(
         std::make_unique<StageInstrumentation>(stage, crashIn));
+    auto start = std::chrono::steady_clock::now();
     if (mlir::failed(pm.run(*clone)))
       return makeError("lowering failed:\n" + diagnostics);
+    CompileTimes spent;
+    spent.modules = 1;
+    spent.lowerSeconds = secondsSince(start);
+    clone->walk([&](mlir::LLVM::LLVMFuncOp func) {
+      if (!func.isExternal() &&
+          func.getLinkage() == mlir::LLVM::linkage::Linkage::Internal)
+        ++spent.kernelFunctions;
+    });
 
     stage = "translating to LLVM IR";
+    start = std::chrono::steady_clock::now();
     llvm::LLVMContext llvmContext;
     std::unique_ptr<llvm::Module> llvmModule =
         mlir::translateModuleToLLVMIR(*clone, llvmContext, "harp");
     if (!llvmModule)
       return makeError("translation to LLVM IR failed:\n" + diagnostics);
+    spent.translateSeconds = secondsSince(start);
     if (Error err = addPackedWrappers(*llvmModule))
       return std::move(err);
     exportInitializers(*llvmModule);
@@ -606,13 +627,26 @@ struct Jit::Impl {
     auto optimize =
         mlir::makeOptimizingTransformer(options.optLevel, 0, tm->get());
     stage = "optimizing LLVM IR";
+    start = std::chrono::steady_clock::now();
     if (Error err = optimize(llvmModule.get()))
       return std::move(err);
+    spent.optimizeSeconds = secondsSince(start);
     stage = "generating machine code";
+    start = std::chrono::steady_clock::now();
     llvm::orc::SimpleCompiler compiler(**tm);
     auto object = compiler(*llvmModule);
     if (!object)
       return object.takeError();
+    spent.codegenSeconds = secondsSince(start);
+    {
+      std::lock_guard<std::mutex> lock(timesMutex);
+      times.modules += spent.modules;
+      times.kernelFunctions += spent.kernelFunctions;
+      times.lowerSeconds += spent.lowerSeconds;
+      times.translateSeconds += spent.translateSeconds;
+      times.optimizeSeconds += spent.optimizeSeconds;
+      times.codegenSeconds += spent.codegenSeconds;
+    }
     (void)key;
     return std::move(*object);
   }
@@ -793,6 +827,11 @@ std::recursive_mutex &Jit::sharedContextMutex() {
 }
 
 unsigned Jit::parseCount() { return parses.load(); }
+
+CompileTimes Jit::compileTimes() {
+  std::lock_guard<std::mutex> lock(timesMutex);
+  return times;
+}
 
 Jit &Jit::shared(Device device, StringRef cpu) {
   JitOptions options;

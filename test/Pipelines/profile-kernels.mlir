@@ -7,9 +7,13 @@
 // CHECK: %[[WHOLE_NAME:.*]] = llvm.mlir.addressof @__harp_profile_1 : !llvm.ptr
 // CHECK: %[[WHOLE:.*]] = llvm.call @harp_profile_clock() : () -> i64
 // CHECK-NEXT: %[[START:.*]] = llvm.call @harp_profile_clock() : () -> i64
-// CHECK: llvm.intr.maximum
-// CHECK: llvm.call @harp_profile_record(%[[NAME]], %[[START]]) : (!llvm.ptr, i64) -> ()
+// The kernel, in a function of its own (harp-outline-kernels), is what is timed.
+// CHECK-NEXT: llvm.call @relu_kernel0(
+// CHECK-NEXT: llvm.call @harp_profile_record(%[[NAME]], %[[START]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT: llvm.call @harp_profile_record(%[[WHOLE_NAME]], %[[WHOLE]])
+// CHECK: llvm.func internal @relu_kernel0(
+// CHECK-NOT: harp_profile
+// CHECK: llvm.intr.maximum
 // CHECK: llvm.func @harp_profile_clock() -> i64
 // CHECK: llvm.func @harp_profile_record(!llvm.ptr, i64)
 // CHECK: llvm.mlir.global internal constant @__harp_profile_0("@relu #0 scf.for 37 x {{[0-9]+}}: writes memref<37x53xf32> at profile-kernels.mlir:{{[0-9]+}}\00")

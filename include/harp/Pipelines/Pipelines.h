@@ -82,6 +82,12 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
       llvm::cl::desc("Time every kernel into harp's runtime profile "
                      "(harp-profile-kernels; HARP_PROFILE)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> outline{
+      *this, "outline",
+      llvm::cl::desc("Move each kernel into a function of its own and merge "
+                     "equal ones (harp-outline-kernels), so LLVM compiles "
+                     "small functions"),
+      llvm::cl::init(true)};
 };
 
 /// harp on tensors to the LLVM dialect: harp-function-abi, harp-autodiff,
@@ -91,7 +97,7 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
 /// bufferization with results turned into out-parameters, scratch buffers
 /// hoisted out of loops (without threads), buffer deallocation,
 /// harp-parallelize (with threads), harp-profile-kernels (with profile),
-/// loops, and the LLVM conversions (math
+/// harp-outline-kernels (with outline), loops, and the LLVM conversions (math
 /// functions without an LLVM intrinsic become libm calls). Fails only for an
 /// unknown `cpu`, saying why through `errorHandler` (default: on llvm::errs()).
 LogicalResult buildHarpToLLVMPipeline(

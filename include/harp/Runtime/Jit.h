@@ -119,6 +119,21 @@ struct JitStats {
   unsigned rejectedDiskEntries = 0;
 };
 
+/// Where the compiles of every JIT in this process spent their time, and
+/// what they compiled (cache hits cost none of it).
+struct CompileTimes {
+  /// Modules lowered and compiled.
+  unsigned modules = 0;
+  /// Kernel functions LLVM compiled (harp-outline-kernels' functions,
+  /// after equal ones were merged).
+  unsigned kernelFunctions = 0;
+  /// Seconds in the MLIR pipeline (harp-to-llvm or harp-to-gpu), in the
+  /// translation to LLVM IR, in LLVM's optimization pipeline and in code
+  /// generation.
+  double lowerSeconds = 0, translateSeconds = 0, optimizeSeconds = 0,
+         codegenSeconds = 0;
+};
+
 class Jit {
 public:
   explicit Jit(JitOptions options = {});
@@ -157,6 +172,8 @@ public:
   static std::recursive_mutex &sharedContextMutex();
   /// How many modules were parsed from text by any JIT in this process.
   static unsigned parseCount();
+  /// The compile times of every JIT in this process so far.
+  static CompileTimes compileTimes();
 
   const JitStats &stats() const;
   const JitOptions &options() const;
