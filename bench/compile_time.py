@@ -97,9 +97,7 @@ def lstm_step(n):
             h = o * harp.tanh(c)
             term = (h * h).mean()
             loss = term if loss is None else loss + term
-        for p in (wx, wh, b):
-            p.grad = None
-        loss.backward()
+        loss.backward()  # gradients accumulate across steps; unread
         return loss.item()
     return step
 
