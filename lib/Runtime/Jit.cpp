@@ -46,6 +46,8 @@
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/DynamicLibrary.h"
 
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
@@ -62,16 +64,19 @@
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 #include <csignal>
 #include <cstdlib>
 #include <malloc.h>
 #include <vector>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 using namespace harp;
@@ -87,6 +92,68 @@ const char *buildId();
 /// Bump when the object format or the calling convention changes.
 static constexpr char kCacheFormat[] = "harp-jit-object-v3";
 static constexpr char kMagic[8] = {'H', 'A', 'R', 'P', 'O', 'B', 'J', '1'};
+/// An object compiled in parts (on several threads) is stored as this
+/// magic, the number of parts and each part's size then bytes.
+static constexpr char kPartsMagic[8] = {'H', 'A', 'R', 'P', 'P', 'R', 'T', 'S'};
+
+/// The objects `parts` as one buffer (kPartsMagic, see above).
+static std::unique_ptr<llvm::MemoryBuffer>
+joinObjects(llvm::ArrayRef<std::unique_ptr<llvm::MemoryBuffer>> parts) {
+  std::string joined(kPartsMagic, sizeof(kPartsMagic));
+  auto put = [&](uint64_t n) {
+    joined.append(reinterpret_cast<const char *>(&n), sizeof(n));
+  };
+  put(parts.size());
+  for (const auto &part : parts) {
+    put(part->getBufferSize());
+    joined += part->getBuffer();
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(joined, "harp-object-parts");
+}
+
+/// The objects in `object`: its parts when it is a joined buffer, else
+/// itself; an error when a joined buffer is cut short.
+static Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+splitObjects(std::unique_ptr<llvm::MemoryBuffer> object) {
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> parts;
+  StringRef data = object->getBuffer();
+  if (!data.starts_with(StringRef(kPartsMagic, sizeof(kPartsMagic)))) {
+    parts.push_back(std::move(object));
+    return std::move(parts);
+  }
+  data = data.drop_front(sizeof(kPartsMagic));
+  auto take = [&](uint64_t &n) {
+    if (data.size() < sizeof(n))
+      return false;
+    std::memcpy(&n, data.data(), sizeof(n));
+    data = data.drop_front(sizeof(n));
+    return true;
+  };
+  uint64_t count = 0;
+  if (!take(count))
+    return harp::jit::makeError("a compiled object in parts is cut short");
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t size = 0;
+    if (!take(size) || data.size() < size)
+      return harp::jit::makeError("a compiled object in parts is cut short");
+    parts.push_back(llvm::MemoryBuffer::getMemBufferCopy(
+        data.take_front(size), "harp-object-part-" + std::to_string(i)));
+    data = data.drop_front(size);
+  }
+  return std::move(parts);
+}
+
+/// Threads LLVM compiles a module's parts on: $HARP_COMPILE_THREADS, else
+/// the machine's hardware threads, at most 4.
+static unsigned compileThreads() {
+  if (std::optional<std::string> env =
+          llvm::sys::Process::GetEnv("HARP_COMPILE_THREADS")) {
+    unsigned n = 0;
+    if (!StringRef(*env).getAsInteger(10, n) && n > 0)
+      return n;
+  }
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
 
 Error harp::jit::makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -663,20 +730,16 @@ struct Jit::Impl {
       return tm.takeError();
     llvmModule->setDataLayout((*tm)->createDataLayout());
     llvmModule->setTargetTriple((*tm)->getTargetTriple());
-    auto optimize =
-        mlir::makeOptimizingTransformer(options.optLevel, 0, tm->get());
-    stage = "optimizing LLVM IR";
-    start = std::chrono::steady_clock::now();
-    if (Error err = optimize(llvmModule.get()))
-      return std::move(err);
-    spent.optimizeSeconds = secondsSince(start);
-    stage = "generating machine code";
-    start = std::chrono::steady_clock::now();
-    llvm::orc::SimpleCompiler compiler(**tm);
-    auto object = compiler(*llvmModule);
+    // Several threads for a module of many kernels, one object for
+    // harp-run --compile-only (no key).
+    unsigned parts = key.empty() ? 1 : compileThreads();
+    if (spent.kernelFunctions < 4 * parts)
+      parts = 1;
+    Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+        parts > 1 ? optimizeInParts(std::move(llvmModule), parts, spent)
+                  : optimizeAndGenerate(*llvmModule, **tm, spent);
     if (!object)
       return object.takeError();
-    spent.codegenSeconds = secondsSince(start);
     {
       std::lock_guard<std::mutex> lock(timesMutex);
       times.modules += spent.modules;
@@ -687,6 +750,125 @@ struct Jit::Impl {
       times.codegenSeconds += spent.codegenSeconds;
     }
     (void)key;
+    return std::move(*object);
+  }
+
+  /// Optimizes `module` and generates its object with `tm`, adding the
+  /// seconds of each to `spent`.
+  Expected<std::unique_ptr<llvm::MemoryBuffer>>
+  optimizeAndGenerate(llvm::Module &module, llvm::TargetMachine &tm,
+                      CompileTimes &spent) {
+    auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, &tm);
+    stage = "optimizing LLVM IR";
+    auto start = std::chrono::steady_clock::now();
+    if (Error err = optimize(&module))
+      return std::move(err);
+    spent.optimizeSeconds += secondsSince(start);
+    stage = "generating machine code";
+    start = std::chrono::steady_clock::now();
+    llvm::orc::SimpleCompiler compiler(tm);
+    auto object = compiler(module);
+    if (!object)
+      return object.takeError();
+    spent.codegenSeconds += secondsSince(start);
+    return std::move(*object);
+  }
+
+  /// Splits `module` into `parts` modules of about equal size (its kernel
+  /// functions are many and independent) and optimizes and compiles each
+  /// on a thread of its own, in a context of its own; the objects are
+  /// joined into one buffer (joinObjects). `spent` gets the slowest part's
+  /// seconds, which is what the caller waits for.
+  Expected<std::unique_ptr<llvm::MemoryBuffer>>
+  optimizeInParts(std::unique_ptr<llvm::Module> module, unsigned parts,
+                  CompileTimes &spent) {
+    stage = "splitting LLVM IR";
+    std::vector<llvm::SmallVector<char, 0>> bitcode;
+    llvm::SplitModule(
+        *module, parts,
+        [&](std::unique_ptr<llvm::Module> part) {
+          llvm::SmallVector<char, 0> buffer;
+          llvm::raw_svector_ostream os(buffer);
+          llvm::WriteBitcodeToFile(*part, os);
+          bitcode.push_back(std::move(buffer));
+        },
+        /*PreserveLocals=*/false, /*RoundRobin=*/true);
+    module.reset();
+    struct Part {
+      std::unique_ptr<llvm::MemoryBuffer> object;
+      std::string error;
+      CompileTimes spent;
+    };
+    std::vector<Part> results(bitcode.size());
+    auto work = [&](size_t i) {
+      Part &result = results[i];
+      llvm::CrashRecoveryContext recovery;
+      bool ran = recovery.RunSafely([&] {
+        llvm::LLVMContext context;
+        auto part = llvm::parseBitcodeFile(
+            llvm::MemoryBufferRef(
+                StringRef(bitcode[i].data(), bitcode[i].size()), "part"),
+            context);
+        if (!part) {
+          result.error = llvm::toString(part.takeError());
+          return;
+        }
+        auto tm = targetMachine();
+        if (!tm) {
+          result.error = llvm::toString(tm.takeError());
+          return;
+        }
+        auto object = optimizePart(**part, **tm, result.spent);
+        if (!object)
+          result.error = llvm::toString(object.takeError());
+        else
+          result.object = std::move(*object);
+      });
+      if (!ran)
+        result.error = "harp crashed while compiling part " +
+                       std::to_string(i) + " of the module in LLVM (signal " +
+                       std::to_string(recovery.RetCode - 128) +
+                       "): this is a bug in harp; please report it";
+    };
+    stage = "optimizing and generating machine code in " +
+            std::to_string(bitcode.size()) + " parts";
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < bitcode.size(); ++i)
+      threads.emplace_back(work, i);
+    work(0);
+    for (std::thread &thread : threads)
+      thread.join();
+    std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+    for (Part &result : results) {
+      if (!result.error.empty())
+        return makeError(result.error);
+      spent.optimizeSeconds =
+          std::max(spent.optimizeSeconds, result.spent.optimizeSeconds);
+      spent.codegenSeconds =
+          std::max(spent.codegenSeconds, result.spent.codegenSeconds);
+      objects.push_back(std::move(result.object));
+    }
+    return joinObjects(objects);
+  }
+
+  /// optimizeAndGenerate for a part, on a thread of optimizeInParts: the
+  /// same steps, without naming the stage (which is the caller's).
+  Expected<std::unique_ptr<llvm::MemoryBuffer>>
+  optimizePart(llvm::Module &module, llvm::TargetMachine &tm,
+               CompileTimes &spent) const {
+    module.setDataLayout(tm.createDataLayout());
+    module.setTargetTriple(tm.getTargetTriple());
+    auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, &tm);
+    auto start = std::chrono::steady_clock::now();
+    if (Error err = optimize(&module))
+      return std::move(err);
+    spent.optimizeSeconds = secondsSince(start);
+    start = std::chrono::steady_clock::now();
+    llvm::orc::SimpleCompiler compiler(tm);
+    auto object = compiler(module);
+    if (!object)
+      return object.takeError();
+    spent.codegenSeconds = secondsSince(start);
     return std::move(*object);
   }
 
@@ -742,8 +924,12 @@ struct Jit::Impl {
         bind(name, address);
     if (Error err = main.define(llvm::orc::absoluteSymbols(runtime)))
       return std::move(err);
-    if (Error err = (*jit)->addObjectFile(std::move(object)))
-      return std::move(err);
+    auto objects = splitObjects(std::move(object));
+    if (!objects)
+      return objects.takeError();
+    for (std::unique_ptr<llvm::MemoryBuffer> &part : *objects)
+      if (Error err = (*jit)->addObjectFile(std::move(part)))
+        return std::move(err);
     // Constructors load the GPU kernels; a failure there is recorded by the
     // runtime and reported here.
     InitFn fini = nullptr;

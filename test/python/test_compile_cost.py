@@ -43,8 +43,11 @@ print(json.dumps({
 """
 
 
-def run_step(n, tmp_path):
-    env = dict(os.environ, HARP_CACHE_DIR=str(tmp_path / f"cache{n}"))
+def run_step(n, tmp_path, threads=None, cache=None):
+    env = dict(os.environ, HARP_CACHE_DIR=str(tmp_path / (cache or f"cache{n}")))
+    env.pop("HARP_COMPILE_THREADS", None)
+    if threads is not None:
+        env["HARP_COMPILE_THREADS"] = str(threads)
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(n)],
                           capture_output=True, text=True, env=env,
                           timeout=600)
@@ -97,3 +100,29 @@ def test_compile_stats_phase_times(tmp_path):
         assert isinstance(stats[phase], float)
         assert stats[phase] > 0, (phase, stats)
     assert isinstance(stats["kernel_functions"], int)
+
+
+def cached_payloads(cache_dir):
+    """The objects of the disk cache's entries, past each entry's header
+    (magic, checksum, size, key: 8 + 8 + 8 + 64 bytes)."""
+    return [path.read_bytes()[88:] for path in cache_dir.glob("*.o")]
+
+
+def test_compiling_in_parts(tmp_path):
+    # A module of many kernel functions compiled on 2 threads: two LLVM
+    # modules, one object each, joined in one disk entry; the results are
+    # those of one thread, and a fresh process loads the joined entry.
+    one = run_step(7, tmp_path, threads=1, cache="one")
+    two = run_step(7, tmp_path, threads=2, cache="two")
+    assert one["stats"]["kernel_functions"] >= 8  # enough for 2 parts
+    assert two["loss"] == one["loss"]
+    assert two["grad"] == one["grad"]
+    [single] = cached_payloads(tmp_path / "one")
+    assert single.startswith(b"\x7fELF")
+    [parts] = cached_payloads(tmp_path / "two")
+    assert parts.startswith(b"HARPPRTS")
+    assert int.from_bytes(parts[8:16], "little") == 2
+    assert parts.count(b"\x7fELF") >= 2
+    warm = run_step(7, tmp_path, threads=2, cache="two")
+    assert warm["stats"]["compiles"] == 0 and warm["stats"]["disk_hits"] == 1
+    assert warm["loss"] == one["loss"] and warm["grad"] == one["grad"]
