@@ -728,8 +728,6 @@ struct Jit::Impl {
     auto tm = targetMachine();
     if (!tm)
       return tm.takeError();
-    llvmModule->setDataLayout((*tm)->createDataLayout());
-    llvmModule->setTargetTriple((*tm)->getTargetTriple());
     // Several threads for a module of many kernels, one object for
     // harp-run --compile-only (no key).
     unsigned parts = key.empty() ? 1 : compileThreads();
@@ -737,7 +735,7 @@ struct Jit::Impl {
       parts = 1;
     Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
         parts > 1 ? optimizeInParts(std::move(llvmModule), parts, spent)
-                  : optimizeAndGenerate(*llvmModule, **tm, spent);
+                  : optimizeAndGenerate(*llvmModule, **tm, spent, &stage);
     if (!object)
       return object.takeError();
     {
@@ -749,28 +747,6 @@ struct Jit::Impl {
       times.optimizeSeconds += spent.optimizeSeconds;
       times.codegenSeconds += spent.codegenSeconds;
     }
-    (void)key;
-    return std::move(*object);
-  }
-
-  /// Optimizes `module` and generates its object with `tm`, adding the
-  /// seconds of each to `spent`.
-  Expected<std::unique_ptr<llvm::MemoryBuffer>>
-  optimizeAndGenerate(llvm::Module &module, llvm::TargetMachine &tm,
-                      CompileTimes &spent) {
-    auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, &tm);
-    stage = "optimizing LLVM IR";
-    auto start = std::chrono::steady_clock::now();
-    if (Error err = optimize(&module))
-      return std::move(err);
-    spent.optimizeSeconds += secondsSince(start);
-    stage = "generating machine code";
-    start = std::chrono::steady_clock::now();
-    llvm::orc::SimpleCompiler compiler(tm);
-    auto object = compiler(module);
-    if (!object)
-      return object.takeError();
-    spent.codegenSeconds += secondsSince(start);
     return std::move(*object);
   }
 
@@ -804,6 +780,10 @@ struct Jit::Impl {
       Part &result = results[i];
       llvm::CrashRecoveryContext recovery;
       bool ran = recovery.RunSafely([&] {
+        // A test hook (lit: Runtime/compiler-crash.test): "llvm-part"
+        // crashes the last part's thread.
+        if (crashIn == "llvm-part" && i + 1 == bitcode.size())
+          std::raise(SIGSEGV);
         llvm::LLVMContext context;
         auto part = llvm::parseBitcodeFile(
             llvm::MemoryBufferRef(
@@ -818,17 +798,20 @@ struct Jit::Impl {
           result.error = llvm::toString(tm.takeError());
           return;
         }
-        auto object = optimizePart(**part, **tm, result.spent);
+        auto object = optimizeAndGenerate(**part, **tm, result.spent, nullptr);
         if (!object)
           result.error = llvm::toString(object.takeError());
         else
           result.object = std::move(*object);
       });
       if (!ran)
-        result.error = "harp crashed while compiling part " +
-                       std::to_string(i) + " of the module in LLVM (signal " +
-                       std::to_string(recovery.RetCode - 128) +
-                       "): this is a bug in harp; please report it";
+        result.error =
+            "harp crashed while compiling the module (signal " +
+            std::to_string(recovery.RetCode - 128) + ", in LLVM, part " +
+            std::to_string(i + 1) + " of " + std::to_string(bitcode.size()) +
+            " compiled on threads): this is a bug in harp; please report it "
+            "with the module (HARP_COMPILE_THREADS=1 compiles it in one "
+            "part). The process can go on, but restarting it is safer";
     };
     stage = "optimizing and generating machine code in " +
             std::to_string(bitcode.size()) + " parts";
@@ -851,18 +834,23 @@ struct Jit::Impl {
     return joinObjects(objects);
   }
 
-  /// optimizeAndGenerate for a part, on a thread of optimizeInParts: the
-  /// same steps, without naming the stage (which is the caller's).
+  /// Optimizes `module` and generates its object with `tm`, setting the
+  /// seconds of each in `spent`, and naming each step in `*steps` where
+  /// given (the calling thread's stage, for crash reports).
   Expected<std::unique_ptr<llvm::MemoryBuffer>>
-  optimizePart(llvm::Module &module, llvm::TargetMachine &tm,
-               CompileTimes &spent) const {
+  optimizeAndGenerate(llvm::Module &module, llvm::TargetMachine &tm,
+                      CompileTimes &spent, std::string *steps) const {
     module.setDataLayout(tm.createDataLayout());
     module.setTargetTriple(tm.getTargetTriple());
     auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, &tm);
+    if (steps)
+      *steps = "optimizing LLVM IR";
     auto start = std::chrono::steady_clock::now();
     if (Error err = optimize(&module))
       return std::move(err);
     spent.optimizeSeconds = secondsSince(start);
+    if (steps)
+      *steps = "generating machine code";
     start = std::chrono::steady_clock::now();
     llvm::orc::SimpleCompiler compiler(tm);
     auto object = compiler(module);
