@@ -222,7 +222,7 @@ def main():
         return worker(*args.worker)
 
     sys.path.insert(0, BENCH)
-    from models import MODEL_ORDER, copy_bandwidth  # noqa: F401
+    from models import MODEL_ORDER
     import platform
     cpu = "unknown CPU"
     try:
