@@ -725,17 +725,20 @@ struct Jit::Impl {
     if (Error err = addPackedWrappers(*llvmModule))
       return std::move(err);
     exportInitializers(*llvmModule);
-    auto tm = targetMachine();
-    if (!tm)
-      return tm.takeError();
-    // Several threads for a module of many kernels, one object for
-    // harp-run --compile-only (no key).
-    unsigned parts = key.empty() ? 1 : compileThreads();
-    if (spent.kernelFunctions < 4 * parts)
-      parts = 1;
-    Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
-        parts > 1 ? optimizeInParts(std::move(llvmModule), parts, spent)
-                  : optimizeAndGenerate(*llvmModule, **tm, spent, &stage);
+    // A part per 4 kernel functions, on as many threads as there are; one
+    // object for harp-run --compile-only (no key).
+    unsigned parts = key.empty() ? 1
+                                 : std::clamp(spent.kernelFunctions / 4, 1u,
+                                              compileThreads());
+    auto compile = [&]() -> Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+      if (parts > 1)
+        return optimizeInParts(std::move(llvmModule), parts, spent);
+      auto tm = targetMachine();
+      if (!tm)
+        return tm.takeError();
+      return optimizeAndGenerate(*llvmModule, **tm, spent, &stage);
+    };
+    Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compile();
     if (!object)
       return object.takeError();
     {
