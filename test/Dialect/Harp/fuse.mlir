@@ -652,3 +652,70 @@ func.func @shared_producer_into_reduction(%a: tensor<4x3xf32>, %b: tensor<4x3xf3
   } reduce(sum, dims = [0]) : tensor<3xf32>
   return %mm, %colsum, %d, %dsum : tensor<4x5xf32>, tensor<6xf32>, tensor<4x3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// A producer that a reduction keeps a kernel of its own (two full-size
+// operands: the sum would read both) is read by an element-wise consumer
+// through a transpose, not recomputed there from its operands (which would
+// read two tensors in the transposed order for the one it saves). The
+// one-operand producer %d (%a scaled by a row statistic) is still
+// recomputed in its element-wise reader (it reads no more than its result)
+// and then moves into its sum.
+// CHECK-LABEL: func.func @kept_producer_not_recomputed
+// CHECK-SAME: (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4x3xf32>, %[[R:.*]]: tensor<4x1xf32>
+// CHECK: %[[P:.*]] = harp.map_reduce ins(%[[A]], %[[B]] : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: harp.yield
+// CHECK-NEXT: } : tensor<4x3xf32>
+// CHECK: harp.map_reduce ins(%[[P]] : tensor<4x3xf32>)
+// CHECK: reduce(sum, dims = [0]) : tensor<3xf32>
+// CHECK: %[[PT:.*]] = harp.view %[[P]] <(d0, d1) -> (d1, d0)> : tensor<4x3xf32> -> tensor<3x4xf32>
+// CHECK: harp.map_reduce ins(%[[PT]] : tensor<3x4xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK: harp.map_reduce ins(%[[A]], %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: harp.yield
+// CHECK-NEXT: } reduce(sum, dims = [0]) : tensor<3xf32>
+// CHECK: harp.map_reduce ins(%[[A]], %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: math.exp
+// CHECK: } : tensor<4x3xf32>
+func.func @kept_producer_not_recomputed(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>, %r: tensor<4x1xf32>)
+    -> (tensor<3xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<4x3xf32>) {
+  %p = harp.map_reduce ins(%a, %b : tensor<4x3xf32>, tensor<4x3xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %y : f32
+    harp.yield %s : f32
+  } : tensor<4x3xf32>
+  %colsum = harp.map_reduce ins(%p : tensor<4x3xf32>) {
+  ^bb0(%x: f32):
+    harp.yield %x : f32
+  } reduce(sum, dims = [0]) : tensor<3xf32>
+  %pt = harp.view %p <(d0, d1) -> (d1, d0)> : tensor<4x3xf32> -> tensor<3x4xf32>
+  %e = harp.map_reduce ins(%pt : tensor<3x4xf32>) {
+  ^bb0(%x: f32):
+    %y = math.exp %x : f32
+    harp.yield %y : f32
+  } : tensor<3x4xf32>
+  %rb = harp.view %r <(d0, d1) -> (d0, 0)> : tensor<4x1xf32> -> tensor<4x3xf32>
+  %d = harp.map_reduce ins(%a, %rb : tensor<4x3xf32>, tensor<4x3xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %y : f32
+    harp.yield %m : f32
+  } : tensor<4x3xf32>
+  %dsum = harp.map_reduce ins(%d : tensor<4x3xf32>) {
+  ^bb0(%x: f32):
+    harp.yield %x : f32
+  } reduce(sum, dims = [0]) : tensor<3xf32>
+  %de = harp.map_reduce ins(%d : tensor<4x3xf32>) {
+  ^bb0(%x: f32):
+    %y = math.exp %x : f32
+    harp.yield %y : f32
+  } : tensor<4x3xf32>
+  return %colsum, %e, %dsum, %de : tensor<3xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<4x3xf32>
+}

@@ -21,7 +21,11 @@ def HarpFusePass : Pass<"harp-fuse"> {
     through a broadcasting view (which repeats each of its elements), is
     fused into each map_reduce reader and recomputed there when its region
     has at most `recompute-bound` operations (constants are free);
-    otherwise it stays a kernel of its own. Nothing is fused through a
+    otherwise it stays a kernel of its own. A producer that another reader
+    keeps a kernel of its own (a reduction, a return) is recomputed only
+    where that reads no more than its result would: a reduction takes at
+    most one operand more, an element-wise reader operands holding at most
+    1.5 times the result's elements. Nothing is fused through a
     broadcast into a contraction (a sum of the product of two operands:
     matmul, convolution), which would recompute the producer per output
     column and hide the product from `harp-vectorize`'s register tiles. A
