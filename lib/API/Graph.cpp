@@ -448,8 +448,9 @@ void harp::detail::setData(const NodePtr &leaf, const void *data) {
 }
 
 /// Moves the tensors built on `leaf` onto a snapshot of its values, before
-/// an in-place write.
-static void snapshotUsers(const NodePtr &leaf) {
+/// an in-place write. With `takeStorage` the snapshot takes the leaf's
+/// storage itself (the caller gives the leaf new storage) instead of a copy.
+static void snapshotUsers(const NodePtr &leaf, bool takeStorage = false) {
   std::vector<NodePtr> live;
   {
     std::lock_guard<std::mutex> lock(usersMutex);
@@ -463,7 +464,7 @@ static void snapshotUsers(const NodePtr &leaf) {
     // The graphs built on the leaf keep its old values: they read a
     // snapshot, and the leaf's own storage takes the new ones.
     auto old = make(Kind::Leaf, leaf->shape, leaf->dtype);
-    old->data = Array::copyOf(*leaf->data);
+    old->data = takeStorage ? *leaf->data : Array::copyOf(*leaf->data);
     old->epoch = leaf->epoch;
     old->backend = leaf->backend;
     old->requiresGrad = leaf->requiresGrad;
@@ -488,6 +489,24 @@ void harp::detail::overwrite(const NodePtr &leaf, const void *data) {
   writeData(leaf, data);
 }
 
+void harp::detail::writeDeferred(const NodePtr &leaf, Array values) {
+  // Storage that nothing else sees (no detach() sharing it, no NumPy view,
+  // not borrowed) changes hands: the leaf adopts the computed values, and a
+  // snapshot, if any tensor still reads the old values, takes the old
+  // storage. Otherwise the values are copied into the leaf's storage.
+  if (leaf->data && leaf->data->unshared() && values.unshared() &&
+      values.type() == leaf->data->type()) {
+    snapshotUsers(leaf, /*takeStorage=*/true);
+    cancelDeferredWrite(*leaf);
+    leaf->data = std::move(values);
+    leaf->hasValues = true;
+    leaf->epoch = nextEpoch();
+    return;
+  }
+  snapshotUsers(leaf);
+  writeData(leaf, values.data());
+}
+
 void harp::detail::deferOverwrite(const NodePtr &leaf, const NodePtr &value) {
   if (leaf->kind != Kind::Leaf)
     throw Error("copy_: only leaves (from_data, input, detach) are written "
@@ -501,9 +520,11 @@ void harp::detail::deferOverwrite(const NodePtr &leaf, const NodePtr &value) {
     throw Error("copy_: input '" + leaf->name + "' " + shapeStr(leaf->shape) +
                 " has no values yet; give it some with set_data");
   // The tensors built on the leaf so far (the value's graph among them)
-  // keep its old values; the leaf keeps them too until the write is done,
-  // and nothing is built on it before (make() flushes first).
-  snapshotUsers(leaf);
+  // keep its old values: the leaf keeps them until the write is done, and
+  // nothing is built on it before (make() flushes first). Those still
+  // alive then are moved onto a snapshot of them (writeDeferred); the
+  // values written, computed by then, and the graphs dropped since (an
+  // optimizer's update expressions, the last step's loss) cost no copy.
   std::lock_guard<std::mutex> lock(deferredMutex);
   auto &queue = deferredWrites();
   if (leaf->writePending)

@@ -222,6 +222,10 @@ mlir::func::FuncOp buildFunction(mlir::OpBuilder &b, const GraphPlan &plan,
 /// Takes the deferred writes out of the queue, in the order they were made
 /// (leaf, value); the caller does them (or gives them back).
 std::vector<std::pair<NodePtr, NodePtr>> takeDeferredWrites();
+/// Does a deferred write (the value computed): the tensors still built on
+/// the leaf's old values move onto a snapshot of them, then the leaf takes
+/// `values` (their storage where nothing else shares either, else a copy).
+void writeDeferred(const NodePtr &leaf, Array values);
 /// Puts writes takeDeferredWrites() returned back (a call that failed).
 void restoreDeferredWrites(std::vector<std::pair<NodePtr, NodePtr>> writes);
 /// Whether `leaf` has a deferred write not done yet.

@@ -243,12 +243,18 @@ void harp::detail::flushDeferredWrites() {
           values.push_back(writes[i].second);
         }
       std::vector<Array> results = realizeAll(values, {});
-      for (auto [i, result] : llvm::zip(group, results)) {
-        setData(writes[i].first, result.data());
+      // The values are computed: dropped before the writes, their graphs
+      // need no snapshot of the leaves they read (writeDeferred).
+      values.clear();
+      for (size_t i : group) {
+        writes[i].second = nullptr;
         done[i] = true;
       }
+      for (auto [i, result] : llvm::zip(group, results))
+        writeDeferred(writes[i].first, std::move(result));
     }
   } catch (...) {
+    llvm::erase_if(writes, [](const auto &write) { return !write.second; });
     restoreDeferredWrites(std::move(writes));
     throw;
   }
@@ -421,8 +427,12 @@ void harp::detail::backward(const NodePtr &loss,
     if (!plan.args[i]->requiresGrad ||
         (roots.size() > 1 && !lossArgs.count(plan.args[i].get())))
       continue;
-    // Its gradient would belong to values the leaf no longer holds.
-    if (plan.args[i]->snapshot)
+    // Its gradient would belong to values the leaf no longer holds (or
+    // will not once its deferred write is done: the graph was built before
+    // it, since building on a leaf does its writes first).
+    if (plan.args[i]->snapshot || llvm::any_of(writes, [&](const auto &write) {
+          return write.first == plan.args[i];
+        }))
       throw Error("backward: a " + dtypeName(plan.args[i]->dtype) + " " +
                   shapeStr(plan.args[i]->shape) +
                   " tensor that requires a gradient was written in place "
@@ -462,15 +472,20 @@ void harp::detail::backward(const NodePtr &loss,
     loss->epoch = nextEpoch();
   }
   // The writes: those of the loss's backend from the results, the others
-  // (another device's) realized on their own.
-  std::vector<std::pair<NodePtr, NodePtr>> elsewhere;
+  // (another device's) realized on their own. The values computed here are
+  // dropped first: their graphs need no snapshot of the leaves they read
+  // (writeDeferred).
+  std::vector<std::pair<NodePtr, NodePtr>> elsewhere, here;
+  for (auto &write : writes)
+    (write.second->backend == loss->backend ? here : elsewhere)
+        .push_back(std::move(write));
+  writes.clear();
+  roots.clear();
+  for (auto &write : here)
+    write.second = nullptr;
   size_t next = 1;
-  for (const auto &write : writes) {
-    if (write.second->backend == loss->backend)
-      setData(write.first, results[next++].data());
-    else
-      elsewhere.push_back(write);
-  }
+  for (const auto &write : here)
+    writeDeferred(write.first, std::move(results[next++]));
   if (!elsewhere.empty()) {
     restoreDeferredWrites(std::move(elsewhere));
     flushDeferredWrites();
@@ -478,7 +493,7 @@ void harp::detail::backward(const NodePtr &loss,
   std::vector<NodePtr> reached;
   for (size_t j = 0; j < wrt.size(); ++j) {
     const NodePtr &leaf = plan.args[wrt[j]];
-    Array &gradient = results[j + roots.size()];
+    Array &gradient = results[j + 1 + here.size()];
     if (!leaf->gradient) {
       leaf->gradient = gradient;
     } else if (!leaf->gradientNode) {

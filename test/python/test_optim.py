@@ -208,3 +208,38 @@ def test_loss_read_after_the_step_is_the_loss_before_it():
     # The old graph's gradient would be of values w no longer holds.
     with pytest.raises(harp.HarpError, match="written in place"):
         loss.backward()
+
+
+def test_a_step_hands_storage_to_the_parameters_instead_of_copying():
+    # The deferred writes of an optimizer step are computed into new
+    # storage, which the parameter adopts when nothing else shares its old
+    # storage: no copy into it, and no snapshot copy for the update's own
+    # graph (dropped once computed). A NumPy view of the parameter shares
+    # its storage: then the values are written into it, and the view sees
+    # them, as torch's .numpy() of a parameter does.
+    w = harp.tensor(np.full((64, 64), 2.0), requires_grad=True)
+    opt = harp.optim.SGD([w], lr=0.1)
+
+    def step():
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+
+    def address():
+        return w.numpy().__array_interface__["data"][0]
+
+    step()
+    before = address()
+    step()
+    assert address() != before
+    np.testing.assert_allclose(w.numpy(), 2.0 * 0.8 ** 2)
+    view = w.numpy()
+    shared = address()
+    step()
+    assert address() == shared
+    np.testing.assert_allclose(view, 2.0 * 0.8 ** 3)
+    # A tensor built before the step keeps the values it was built on.
+    old = w * 1.0
+    step()
+    np.testing.assert_allclose(old.numpy(), 2.0 * 0.8 ** 3)
+    np.testing.assert_allclose(w.numpy(), 2.0 * 0.8 ** 4)

@@ -67,6 +67,10 @@ public:
   int64_t numElements() const { return ty.numElements(); }
   size_t byteSize() const { return numElements() * elementSize(ty.kind); }
   void *data() const { return ptr; }
+  /// Whether this array alone holds its storage, which harp allocated: no
+  /// copy of it (a tensor sharing it, a NumPy view) and no borrowed memory.
+  /// Such storage can change hands instead of being copied.
+  bool unshared() const { return owner && owner.use_count() == 1; }
   template <typename T>
   T *as() const {
     return static_cast<T *>(ptr);
