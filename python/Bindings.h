@@ -57,6 +57,7 @@ std::vector<int64_t> expandInts(const py::object &value, size_t count,
 void bindTensor(py::module_ &m);
 void bindIr(py::module_ &m);
 void bindNN(py::module_ &m);
+void bindOptim(py::module_ &m);
 void bindDistributed(py::module_ &m);
 void bindGraph(py::module_ &m);
 

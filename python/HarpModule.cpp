@@ -581,6 +581,7 @@ PYBIND11_MODULE(_harp, m) {
 
   bindIr(m);
   bindNN(m);
+  bindOptim(m);
   bindDistributed(m);
   bindGraph(m);
 }

@@ -59,26 +59,6 @@ void Optimizer::set_lr(double lr) {
   learningRate = lr;
 }
 
-NodePtr Optimizer::arg(const NodePtr &like, double value) const {
-  return scalar(dtypeOf(like), value);
-}
-
-NodePtr Optimizer::zerosLike(const NodePtr &p) const {
-  const std::vector<int64_t> &s = shapeOf(p);
-  size_t n = static_cast<size_t>(numElements(s));
-  if (dtypeOf(p) == DType::F64) {
-    std::vector<double> zeros(n, 0.0);
-    return fromData(DType::F64, s, zeros.data(), backendOf(p));
-  }
-  std::vector<float> zeros(n, 0.0f);
-  return fromData(DType::F32, s, zeros.data(), backendOf(p));
-}
-
-void Optimizer::assign(const NodePtr &dst, const NodePtr &value) {
-  const Array &data = realize(value);
-  overwrite(dst, data.data());
-}
-
 //===----------------------------------------------------------------------===//
 // SGD
 //===----------------------------------------------------------------------===//
@@ -96,22 +76,10 @@ SGD::SGD(ParamList params, const SGDOptions &options)
 }
 
 void SGD::update(size_t i, const NodePtr &p, NodePtr g) {
-  if (options.maximizeObjective)
-    g = unary(UnaryOp::Neg, g);
-  if (options.weightDecay)
-    g = add(g, mul(p, arg(p, options.weightDecay)));
-  if (double momentum = options.momentumFactor) {
-    if (state[i].empty()) {
-      state[i].push_back(zerosLike(p));
-      assign(state[i][0], g);
-    } else {
-      assign(state[i][0], add(mul(state[i][0], arg(p, momentum)),
-                              mul(g, arg(p, 1 - options.dampeningFactor))));
-    }
-    const NodePtr &buf = state[i][0];
-    g = options.useNesterov ? add(g, mul(buf, arg(p, momentum))) : buf;
-  }
-  assign(p, sub(p, mul(g, arg(p, learningRate))));
+  NodePtr buffer = state[i].empty() ? nullptr : state[i][0];
+  if (NodePtr made = detail::optim::sgdUpdate(p, g, buffer, options);
+      made && !buffer)
+    state[i].push_back(made);
 }
 
 //===----------------------------------------------------------------------===//
@@ -135,44 +103,105 @@ Adam::Adam(const char *name, ParamList params, const AdamOptions &options,
 }
 
 void Adam::update(size_t i, const NodePtr &p, NodePtr g) {
-  if (options.maximizeObjective)
-    g = unary(UnaryOp::Neg, g);
-  double lr = learningRate, wd = options.weightDecay;
-  double b1 = options.beta1, b2 = options.beta2;
-  if (wd) {
-    if (decoupled)
-      assign(p, mul(p, arg(p, 1 - lr * wd)));
-    else
-      g = add(g, mul(p, arg(p, wd)));
-  }
-  std::vector<NodePtr> &s = state[i];
-  if (s.empty()) {
-    // exp_avg, exp_avg_sq and, with amsgrad, max_exp_avg_sq.
-    s.push_back(zerosLike(p));
-    s.push_back(zerosLike(p));
-    if (options.useAmsgrad)
-      s.push_back(zerosLike(p));
-    stepsOf.resize(params.size(), 0);
-  }
-  int64_t t = ++stepsOf[i];
-  const NodePtr &m = s[0];
-  NodePtr v = s[1];
-  assign(m, add(mul(m, arg(p, b1)), mul(g, arg(p, 1 - b1))));
-  assign(v, add(mul(v, arg(p, b2)), mul(mul(g, g), arg(p, 1 - b2))));
-  if (options.useAmsgrad) {
-    assign(s[2], binary(BinaryOp::Maximum, s[2], v));
-    v = s[2];
-  }
-  double bias1 = 1 - std::pow(b1, double(t)),
-         bias2 = 1 - std::pow(b2, double(t));
-  NodePtr denom =
-      add(mul(unary(UnaryOp::Sqrt, v), arg(p, 1 / std::sqrt(bias2))),
-          arg(p, options.epsilon));
-  assign(p, sub(p, mul(div(m, denom), arg(p, lr / bias1))));
+  stepsOf.resize(params.size(), 0);
+  detail::optim::adamUpdate(p, g, state[i], ++stepsOf[i], options, decoupled);
 }
 
 AdamW::AdamW(ParamList params, const AdamOptions &options)
     : Adam("AdamW", std::move(params), options, /*decoupled=*/true) {}
+
+//===----------------------------------------------------------------------===//
+// The update rules
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A number as a run-time argument of the update's code.
+NodePtr arg(const NodePtr &like, double value) {
+  return scalar(dtypeOf(like), value);
+}
+
+/// A zero leaf of the parameter's shape and dtype, where it lives.
+NodePtr zerosLike(const NodePtr &p) {
+  const std::vector<int64_t> &s = shapeOf(p);
+  size_t n = static_cast<size_t>(numElements(s));
+  if (dtypeOf(p) == DType::F64) {
+    std::vector<double> zeros(n, 0.0);
+    return fromData(DType::F64, s, zeros.data(), backendOf(p));
+  }
+  std::vector<float> zeros(n, 0.0f);
+  return fromData(DType::F32, s, zeros.data(), backendOf(p));
+}
+
+/// Writes `value` into the leaf `dst`: deferred where it is computed, at
+/// once where it is a leaf's values (a gradient copied into a new buffer).
+void write(const NodePtr &dst, const NodePtr &value) {
+  if (!isLeaf(value)) {
+    deferOverwrite(dst, value);
+    return;
+  }
+  const Array &data = realize(value);
+  overwrite(dst, data.data());
+}
+} // namespace
+
+NodePtr harp::detail::optim::sgdUpdate(const NodePtr &p, NodePtr g,
+                                       NodePtr buffer,
+                                       const harp::optim::SGDOptions &options) {
+  if (options.maximizeObjective)
+    g = unary(UnaryOp::Neg, g);
+  if (options.weightDecay)
+    g = add(g, mul(p, arg(p, options.weightDecay)));
+  if (double momentum = options.momentumFactor) {
+    // The buffer's new value is read through its expression, not the
+    // buffer (which would do the write first).
+    NodePtr next = g;
+    if (!buffer)
+      buffer = zerosLike(p);
+    else
+      next = add(mul(buffer, arg(p, momentum)),
+                 mul(g, arg(p, 1 - options.dampeningFactor)));
+    write(buffer, next);
+    g = options.useNesterov ? add(g, mul(next, arg(p, momentum))) : next;
+  }
+  write(p, sub(p, mul(g, arg(p, options.learningRate))));
+  return options.momentumFactor ? buffer : nullptr;
+}
+
+void harp::detail::optim::adamUpdate(const NodePtr &p, NodePtr g,
+                                     std::vector<NodePtr> &state, int64_t step,
+                                     const harp::optim::AdamOptions &options,
+                                     bool decoupled) {
+  if (options.maximizeObjective)
+    g = unary(UnaryOp::Neg, g);
+  double lr = options.learningRate, wd = options.weightDecay;
+  double b1 = options.beta1, b2 = options.beta2;
+  // The value the update starts from: AdamW's decay is part of the one
+  // write of p.
+  NodePtr param = p;
+  if (wd) {
+    if (decoupled)
+      param = mul(p, arg(p, 1 - lr * wd));
+    else
+      g = add(g, mul(p, arg(p, wd)));
+  }
+  size_t count = options.useAmsgrad ? 3 : 2;
+  while (state.size() < count)
+    state.push_back(zerosLike(p));
+  NodePtr m = add(mul(state[0], arg(p, b1)), mul(g, arg(p, 1 - b1)));
+  NodePtr v = add(mul(state[1], arg(p, b2)), mul(mul(g, g), arg(p, 1 - b2)));
+  write(state[0], m);
+  write(state[1], v);
+  if (options.useAmsgrad) {
+    v = binary(BinaryOp::Maximum, state[2], v);
+    write(state[2], v);
+  }
+  double bias1 = 1 - std::pow(b1, double(step)),
+         bias2 = 1 - std::pow(b2, double(step));
+  NodePtr denom =
+      add(mul(unary(UnaryOp::Sqrt, v), arg(p, 1 / std::sqrt(bias2))),
+          arg(p, options.epsilon));
+  write(p, sub(param, mul(div(m, denom), arg(p, lr / bias1))));
+}
 
 //===----------------------------------------------------------------------===//
 // Schedulers

@@ -351,3 +351,61 @@ TEST(Modules, SmallCnnLearnsWithSGD) {
   EXPECT_LT(lastLoss, 0.5 * firstLoss);
   EXPECT_EQ(accuracy(), 1.0) << "accuracy before training: " << before;
 }
+
+TEST(Modules, OptimizerStepIsOneCallForEveryParameter) {
+  // The update rules write with deferred writes: a step's updates of all
+  // parameters and their state are one compiled call, done when a
+  // parameter is next read, and give torch's values (here Adam's, from
+  // its definition, and SGD with momentum's).
+  D w = D::from_data({1.0, -2.0, 3.0}, {3});
+  D b = D::from_data({0.5}, {1});
+  D u = D::from_data({2.0, 4.0}, {2});
+  for (D *t : {&w, &b, &u})
+    t->set_requires_grad();
+  optim::Adam adam({w, b}, optim::AdamOptions(0.1));
+  optim::SGD sgd({u}, optim::SGDOptions(0.1).momentum(0.5));
+  auto step = [&] {
+    adam.zero_grad();
+    sgd.zero_grad();
+    ((w * w).sum() + (b * 3.0).sum() + (u * u).sum()).backward();
+    adam.step();
+    sgd.step();
+  };
+  step();
+  step();
+  (void)w.data();
+  auto calls = [] {
+    detail::CompileCounts c = detail::compileCounts();
+    return c.compilations + c.memoryHits + c.diskHits;
+  };
+  unsigned before = calls();
+  step();
+  EXPECT_EQ(calls() - before, 1u) << "backward, the updates still deferred";
+  std::vector<double> wv = w.data(), bv = b.data(), uv = u.data();
+  EXPECT_EQ(calls() - before, 2u) << "the updates of all three: one call";
+  // Adam from its definition over three steps, g = 2w for w, 3 for b.
+  auto adamRef = [](double x, bool linear) {
+    double m = 0, v = 0;
+    for (int t = 1; t <= 3; ++t) {
+      double g = linear ? 3.0 : 2 * x;
+      m = 0.9 * m + 0.1 * g;
+      v = 0.999 * v + 0.001 * g * g;
+      double mh = m / (1 - std::pow(0.9, t)), vh = v / (1 - std::pow(0.999, t));
+      x -= 0.1 * mh / (std::sqrt(vh) + 1e-8);
+    }
+    return x;
+  };
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(wv[i], adamRef(std::vector<double>{1, -2, 3}[i], false), 1e-12);
+  EXPECT_NEAR(bv[0], adamRef(0.5, true), 1e-12);
+  // SGD with momentum 0.5: buf = g at the first step, then 0.5 buf + g.
+  for (int i = 0; i < 2; ++i) {
+    double x = std::vector<double>{2, 4}[i], buf = 0;
+    for (int t = 1; t <= 3; ++t) {
+      double g = 2 * x;
+      buf = t == 1 ? g : 0.5 * buf + g;
+      x -= 0.1 * buf;
+    }
+    EXPECT_NEAR(uv[i], x, 1e-12);
+  }
+}

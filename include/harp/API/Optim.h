@@ -11,10 +11,11 @@
 //   }
 //
 // Parameters are float leaves that require a gradient. Each update is built
-// from harp ops and written back into its parameter, so it runs as compiled
-// harp code where the parameter lives; the learning rate, the other
-// hyperparameters and the bias corrections are arguments of that code, so
-// one parameter shape compiles once however they change.
+// from harp ops and written back into its parameter with a deferred write:
+// the updates of every parameter run as one compiled call where the
+// parameters live, when one is next read (the next step's forward). The
+// learning rate, the other hyperparameters and the bias corrections are
+// arguments of that code, so it compiles once however they change.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,12 +63,6 @@ protected:
   /// Updates parameter `i` from its gradient `g`.
   virtual void update(size_t i, const detail::NodePtr &p,
                       detail::NodePtr g) = 0;
-  /// A number as a run-time argument of the update's code.
-  detail::NodePtr arg(const detail::NodePtr &like, double value) const;
-  /// A zero leaf of the parameter's shape and dtype, where it lives.
-  detail::NodePtr zerosLike(const detail::NodePtr &p) const;
-  /// Computes `value` and writes it into the leaf `dst`.
-  static void assign(const detail::NodePtr &dst, const detail::NodePtr &value);
 
   const char *name;
   std::vector<detail::NodePtr> params;
@@ -170,6 +165,29 @@ private:
 };
 
 } // namespace optim
+
+namespace detail {
+namespace optim {
+/// The update rules of harp::optim's SGD and Adam, and of harp.optim's
+/// (Python): one implementation. Each writes the new values of the
+/// parameter and its state with deferred writes (deferOverwrite), reading
+/// every state tensor it writes through its new value's expression, so a
+/// step's updates of all parameters are one compiled call, done when a
+/// parameter is next read. Numbers are run-time arguments of that call.
+
+/// One SGD update of `p` from its gradient `g`: returns the momentum
+/// buffer, made (a leaf like `p`) where `buffer` is null at the first step
+/// with momentum; null without momentum.
+NodePtr sgdUpdate(const NodePtr &p, NodePtr g, NodePtr buffer,
+                  const harp::optim::SGDOptions &options);
+/// One Adam update of `p` (AdamW's with `decoupled`): `state` holds
+/// exp_avg, exp_avg_sq and, with amsgrad, max_exp_avg_sq (leaves like `p`),
+/// made where it is empty; `step` counts this update (1 at the first).
+void adamUpdate(const NodePtr &p, NodePtr g, std::vector<NodePtr> &state,
+                int64_t step, const harp::optim::AdamOptions &options,
+                bool decoupled);
+} // namespace optim
+} // namespace detail
 } // namespace harp
 
 #endif // HARP_API_OPTIM_H

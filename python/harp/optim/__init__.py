@@ -16,8 +16,6 @@ option set) compiles once, however the learning rate and the bias
 corrections change.
 """
 
-import math
-
 from .. import _harp
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
@@ -148,23 +146,14 @@ class SGD(Optimizer):
                                       maximize=maximize))
 
     def _update(self, p, g, group, state):
-        g = _coupled_gradient(p, g, group)
-        # Each write's value is used where the written tensor would be read
-        # again: copy_ of a computed value is deferred, and the updates of
-        # every parameter are done together in one compiled call when the
-        # parameters are next read (a read of a written tensor would do
-        # the writes so far at once).
-        momentum = group["momentum"]
-        if momentum:
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = _zeros_like(p)
-                new = g
-            else:
-                new = buf * momentum + g * (1 - group["dampening"])
-            buf.copy_(new)
-            g = g + new * momentum if group["nesterov"] else new
-        p.copy_(p - g * group["lr"])
+        # harp::optim's rule (one implementation with C++), written with
+        # deferred writes: every parameter's update is one compiled call.
+        buf = _harp.optim.sgd_update(
+            p, g, state.get("momentum_buffer"), group["lr"], group["momentum"],
+            group["dampening"], group["weight_decay"], group["nesterov"],
+            group["maximize"])
+        if buf is not None:
+            state["momentum_buffer"] = buf
 
 
 class Adam(Optimizer):
@@ -188,34 +177,18 @@ class Adam(Optimizer):
                                       maximize=maximize))
 
     def _update(self, p, g, group, state):
-        if group["maximize"]:
-            g = -g
-        lr, wd = group["lr"], group["weight_decay"]
-        b1, b2 = group["betas"]
-        param = p  # the value the update starts from (see SGD._update)
-        if wd:
-            if self._decoupled:
-                param = p * (1 - lr * wd)
-            else:
-                g = g + p * wd
+        # harp::optim's rule (one implementation with C++).
         if not state:
             state["step"] = 0
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = _zeros_like(p)
         state["step"] += 1
-        t = state["step"]
-        m = state["exp_avg"] * b1 + g * (1 - b1)
-        v = state["exp_avg_sq"] * b2 + g * g * (1 - b2)
-        state["exp_avg"].copy_(m)
-        state["exp_avg_sq"].copy_(v)
-        if group["amsgrad"]:
-            v = state["max_exp_avg_sq"].maximum(v)
-            state["max_exp_avg_sq"].copy_(v)
-        bias1, bias2 = 1 - b1 ** t, 1 - b2 ** t
-        denom = v.sqrt() * (1 / math.sqrt(bias2)) + group["eps"]
-        p.copy_(param - m / denom * (lr / bias1))
+        names = ["exp_avg", "exp_avg_sq"] + (
+            ["max_exp_avg_sq"] if group["amsgrad"] else [])
+        b1, b2 = group["betas"]
+        made = _harp.optim.adam_update(
+            p, g, [state[n] for n in names if n in state], int(state["step"]),
+            group["lr"], b1, b2, group["eps"], group["weight_decay"],
+            group["amsgrad"], group["maximize"], self._decoupled)
+        state.update(zip(names, made))
 
 
 class AdamW(Adam):
