@@ -676,3 +676,39 @@ func.func @convolution_epilogue(%x: tensor<2x4x22xf32>, %w: tensor<3x4x3xf32>) -
   } : tensor<2x3x20xf32>
   return %y : tensor<2x3x20xf32>
 }
+
+// -----
+
+// The reduction's zero accumulator, which it shares with another reduction
+// (CSE merges equal fills), is filled again in each row: a slice of the
+// shared fill taken inside the loop became a copy of the whole tensor per
+// row once bufferized.
+// CHECK-LABEL: func.func @shared_fill
+// NOCONTRACT-LABEL: func.func @shared_fill
+// CHECK: linalg.fill {{.*}} -> tensor<4xf32>
+// CHECK: scf.for
+// CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<1xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: outs(%[[F]] : tensor<1xf32>)
+func.func @shared_fill(%x: tensor<4x6xf32>, %y: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x6xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%y : tensor<4x6xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x6xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%s, %x : tensor<4xf32>, tensor<4x6xf32>) outs(%e2 : tensor<4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %q = arith.divf %b, %a : f32
+    linalg.yield %q : f32
+  } -> tensor<4x6xf32>
+  return %o, %t : tensor<4x6xf32>, tensor<4xf32>
+}
