@@ -417,14 +417,10 @@ def worker(key, steps, threads, mode, profile_steps):
     state = {k: v.detach().numpy().copy() for k, v in tnet.state_dict().items()}
 
     if mode == "full":
-        tr = Trainer(T, key, tnet, batches)
-        losses = [tr.step() for _ in range(LOSS_STEPS)]
+        ttr = Trainer(T, key, tnet, batches)
+        tlosses = [ttr.step() for _ in range(LOSS_STEPS)]
         for _ in range(WARMUP):
-            tr.step()
-        times = timed(tr.step, steps)
-        emit(torch={"losses": losses, "times": times,
-                    "median_s": statistics.median(times),
-                    "threads": torch.get_num_threads()})
+            ttr.step()
 
     import harp
     harp.set_options(threads=threads > 1)
@@ -457,7 +453,15 @@ def worker(key, steps, threads, mode, profile_steps):
     for _ in range(WARMUP):
         tr.step()
     compiles = harp.compile_stats()["compiles"]
-    times = timed(tr.step, steps)
+    # The two sides' steps alternate, so that a change in what else the
+    # machine runs (a shared VM's neighbours) moves both medians alike.
+    ttimes, times = [], []
+    for _ in range(steps):
+        ttimes += timed(ttr.step, 1)
+        times += timed(tr.step, 1)
+    emit(torch={"losses": tlosses, "times": ttimes,
+                "median_s": statistics.median(ttimes),
+                "threads": torch.get_num_threads()})
     emit(harp={"losses": losses, "times": times,
                "median_s": statistics.median(times),
                "compiles_while_timed": harp.compile_stats()["compiles"] - compiles})
