@@ -275,6 +275,25 @@ static void storeSharedValues(RewriterBase &rewriter, linalg::GenericOp e) {
       return;
 }
 
+/// Replaces each slice of an empty tensor inside `loop` (a fused fill's
+/// tile, whose empty tensor tiling sliced) by an empty tensor of the
+/// slice's shape. Bufferized, the slice allocated the whole tensor in every
+/// row: a 2 MB buffer per row of a 32 x 16 x 32 x 32 epilogue, which took
+/// 2.7 ms a call on one thread and 11.8 ms on two (the allocator's lock).
+static void shrinkEmptySlices(RewriterBase &rewriter, Operation *loop) {
+  SmallVector<tensor::ExtractSliceOp> slices;
+  loop->walk([&](tensor::ExtractSliceOp slice) {
+    if (slice.getSource().getDefiningOp<tensor::EmptyOp>() &&
+        slice.getType().hasStaticShape())
+      slices.push_back(slice);
+  });
+  for (tensor::ExtractSliceOp slice : slices) {
+    rewriter.setInsertionPoint(slice);
+    rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
+        slice, slice.getType().getShape(), slice.getType().getElementType());
+  }
+}
+
 namespace {
 struct HarpFuseEpiloguesPass
     : harp::impl::HarpFuseEpiloguesPassBase<HarpFuseEpiloguesPass> {
@@ -345,6 +364,8 @@ struct HarpFuseEpiloguesPass
       // may run them on threads.
       for (LoopLikeOpInterface loop : result->loops)
         loop->setAttr(harp::kParallelLoopAttr, rewriter.getUnitAttr());
+      if (!result->loops.empty())
+        shrinkEmptySlices(rewriter, result->loops.front());
       // (The reductions it rewrites are erased: the epilogues first.)
       SmallVector<linalg::GenericOp> tiledEpilogues;
       for (Operation *tiled : result->tiledAndFusedOps)

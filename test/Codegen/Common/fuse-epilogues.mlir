@@ -682,12 +682,16 @@ func.func @convolution_epilogue(%x: tensor<2x4x22xf32>, %w: tensor<3x4x3xf32>) -
 // The reduction's zero accumulator, which it shares with another reduction
 // (CSE merges equal fills), is filled again in each row: a slice of the
 // shared fill taken inside the loop became a copy of the whole tensor per
-// row once bufferized.
+// row once bufferized. The row's fill starts from an empty tensor of the
+// row's shape, not a slice of the whole one (which bufferized to an
+// allocation of the whole tensor per row).
 // CHECK-LABEL: func.func @shared_fill
 // NOCONTRACT-LABEL: func.func @shared_fill
 // CHECK: linalg.fill {{.*}} -> tensor<4xf32>
 // CHECK: scf.for
-// CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<1xf32>
+// CHECK-NOT: tensor.extract_slice %{{.*}} : tensor<4xf32> to tensor<1xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1xf32>
+// CHECK: %[[F:.*]] = linalg.fill {{.*}} outs(%[[E]] : tensor<1xf32>) -> tensor<1xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 // CHECK-SAME: outs(%[[F]] : tensor<1xf32>)
 func.func @shared_fill(%x: tensor<4x6xf32>, %y: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4xf32>) {
