@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::harp;
@@ -296,7 +297,18 @@ static std::pair<Value, AffineMap> expandMergedDims(OpBuilder &b, Location loc,
 /// kernel of its own over the source (often much smaller than the domain:
 /// a [L, S] mask broadcast over heads), and narrows each element back in
 /// the body; the kernel doing the work is then vectorized.
+///
+/// Where a kernel computes the bool tensor element-wise (a comparison, the
+/// mask of a causal softmax, the one-hot rows of a loss), the copy is that
+/// kernel again yielding its bool as an `i8` (widenedKernel): the bools are
+/// never stored, and the kernel is vectorized as well. (Stored, the
+/// comparison and each reader's copy were two scalar kernels: a one-hot
+/// 1024 x 256 target took 0.5 ms per kernel in a GPT step.)
+static Value widenedKernel(OpBuilder &b, Location loc, Value source);
+
 static Value widenBooleans(OpBuilder &b, Location loc, Value source) {
+  if (Value wide = widenedKernel(b, loc, source))
+    return wide;
   auto type = cast<RankedTensorType>(source.getType());
   MLIRContext *ctx = b.getContext();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
@@ -310,6 +322,95 @@ static Value widenBooleans(OpBuilder &b, Location loc, Value source) {
                linalg::YieldOp::create(
                    nb, nloc,
                    arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), args[0])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// The `i8` twin of `source`, a bool tensor an element-wise kernel (all
+/// loops parallel, its result not read in the body) or an element-wise
+/// map_reduce computes, or a reshape or slice of one: that kernel built again yielding its bool extended to
+/// `i8`, and the reshape or slice applied to it; null otherwise. The
+/// original kernel stays for its other readers (and is erased as dead
+/// where it has none).
+static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
+  auto i8Of = [&](Type type) {
+    return cast<RankedTensorType>(type).clone(b.getI8Type());
+  };
+  if (auto expand = source.getDefiningOp<tensor::ExpandShapeOp>()) {
+    Value wide = widenedKernel(b, loc, expand.getSrc());
+    return wide ? tensor::ExpandShapeOp::create(
+                      b, loc, i8Of(expand.getType()), wide,
+                      expand.getReassociationIndices())
+                      .getResult()
+                : Value();
+  }
+  if (auto collapse = source.getDefiningOp<tensor::CollapseShapeOp>()) {
+    Value wide = widenedKernel(b, loc, collapse.getSrc());
+    return wide ? tensor::CollapseShapeOp::create(
+                      b, loc, i8Of(collapse.getType()), wide,
+                      collapse.getReassociationIndices())
+                      .getResult()
+                : Value();
+  }
+  if (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+    Value wide = widenedKernel(b, loc, slice.getSource());
+    return wide ? tensor::ExtractSliceOp::create(
+                      b, loc, i8Of(slice.getType()), wide,
+                      slice.getMixedOffsets(), slice.getMixedSizes(),
+                      slice.getMixedStrides())
+                      .getResult()
+                : Value();
+  }
+  // Not converted yet (the conversion visits readers first): the
+  // map_reduce's kernel built yielding i8.
+  if (auto producer = source.getDefiningOp<MapReduceOp>()) {
+    if (!producer.getDims().empty() || !producer.getType().hasStaticShape())
+      return {};
+    Block &block = producer.getBody().front();
+    auto yield = cast<YieldOp>(block.getTerminator());
+    return buildKernel(
+        b, loc, producer.getDomainShape(), producer.getInputs(), {},
+        std::nullopt, b.getI8Type(),
+        [&](OpBuilder &nb, Location nloc, ValueRange scalars,
+            ValueRange indices) -> Value {
+          IRMapping mapping;
+          mapping.map(block.getArguments(), scalars);
+          for (Operation &inner : block.without_terminator()) {
+            if (auto index = dyn_cast<IndexOp>(inner)) {
+              mapping.map(index.getResult(), indices[index.getDim()]);
+              continue;
+            }
+            nb.clone(inner, mapping);
+          }
+          Value bit = mapping.lookupOrDefault(yield.getValues().front());
+          return arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), bit);
+        });
+  }
+  auto producer = source.getDefiningOp<linalg::GenericOp>();
+  if (!producer || producer->getNumResults() != 1 ||
+      !producer.hasPureTensorSemantics() ||
+      producer.getNumReductionLoops() != 0 ||
+      producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)))
+    return {};
+  auto type = cast<RankedTensorType>(source.getType());
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), b.getI8Type());
+  Block *body = producer.getBody();
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), producer.getDpsInputs(), init,
+             producer.getIndexingMapsArray(),
+             producer.getIteratorTypesArray(),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               IRMapping mapping;
+               for (unsigned i = 0, e = producer.getNumDpsInputs(); i < e; ++i)
+                 mapping.map(body->getArgument(i), args[i]);
+               for (Operation &op : body->without_terminator())
+                 nb.clone(op, mapping);
+               Value bit = mapping.lookupOrDefault(
+                   body->getTerminator()->getOperand(0));
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), bit)
                        .getResult());
              })
       .getResult(0);

@@ -226,6 +226,39 @@ func.func @bool_mask(%m: tensor<4x5xi1>, %x: tensor<3x4x5xf32>) -> tensor<3x4x5x
 
 // -----
 
+// A bool computed by an element-wise map_reduce (a one-hot comparison) and
+// read by a kernel kept apart from it (a reduction; it is also returned):
+// the reader's i8 copy is the comparison again yielding i8, over the
+// comparison's own sources, never a copy of the stored i1 tensor (a
+// kernel writing i1 stays scalar).
+// CHECK-LABEL: func.func @computed_bool
+// CHECK: %[[W:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<6xi64>, tensor<7xi64>) outs(%{{.*}} : tensor<6x7xi8>)
+// CHECK-NEXT: ^bb0(%{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i8):
+// CHECK-NEXT: %[[C:.*]] = arith.cmpi eq
+// CHECK-NEXT: %[[E:.*]] = arith.extui %[[C]] : i1 to i8
+// CHECK-NEXT: linalg.yield %[[E]] : i8
+// CHECK: linalg.generic {{.*}} ins(%[[W]], %arg2 : tensor<6x7xi8>, tensor<6x7xf32>)
+// CHECK-NOT: ins(%{{.*}} : tensor<6x7xi1>)
+// CHECK: return
+func.func @computed_bool(%t: tensor<6xi64>, %r: tensor<7xi64>, %x: tensor<6x7xf32>) -> (tensor<6xf32>, tensor<6x7xi1>) {
+  %a = harp.view %t <(d0, d1) -> (d0)> : tensor<6xi64> -> tensor<6x7xi64>
+  %b = harp.view %r <(d0, d1) -> (d1)> : tensor<7xi64> -> tensor<6x7xi64>
+  %m = harp.map_reduce ins(%a, %b : tensor<6x7xi64>, tensor<6x7xi64>) {
+  ^bb0(%p: i64, %q: i64):
+    %c = arith.cmpi eq, %p, %q : i64
+    harp.yield %c : i1
+  } : tensor<6x7xi1>
+  %y = harp.map_reduce ins(%m, %x : tensor<6x7xi1>, tensor<6x7xf32>) {
+  ^bb0(%p: i1, %q: f32):
+    %z = arith.constant 0.0 : f32
+    %s = arith.select %p, %q, %z : f32
+    harp.yield %s : f32
+  } reduce(sum, dims = [1]) : tensor<6xf32>
+  return %y, %m : tensor<6xf32>, tensor<6x7xi1>
+}
+
+// -----
+
 // A convolution's input gradient (harp-fuse's fold of the column tensor):
 // the window over the output gradient reads backwards (y - ky), the filter
 // forwards. The kernel runs ky and kx backwards, so the window reads
