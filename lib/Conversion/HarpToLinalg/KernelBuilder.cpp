@@ -329,21 +329,22 @@ static Value widenBooleans(OpBuilder &b, Location loc, Value source) {
 
 /// The `i8` twin of `source`, a bool tensor an element-wise kernel (all
 /// loops parallel, its result not read in the body) or an element-wise
-/// map_reduce computes, or a reshape or slice of one: that kernel built again yielding its bool extended to
-/// `i8`, and the reshape or slice applied to it; null otherwise. The
-/// original kernel stays for its other readers (and is erased as dead
-/// where it has none).
+/// map_reduce computes, or a reshape or slice of one: that kernel built again
+/// yielding its bool extended to `i8`, and the reshape or slice applied to it;
+/// null otherwise. The original kernel stays for its other readers (and is
+/// erased as dead where it has none).
 static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
   auto i8Of = [&](Type type) {
     return cast<RankedTensorType>(type).clone(b.getI8Type());
   };
   if (auto expand = source.getDefiningOp<tensor::ExpandShapeOp>()) {
     Value wide = widenedKernel(b, loc, expand.getSrc());
-    return wide ? tensor::ExpandShapeOp::create(
-                      b, loc, i8Of(expand.getType()), wide,
-                      expand.getReassociationIndices())
-                      .getResult()
-                : Value();
+    return wide
+               ? tensor::ExpandShapeOp::create(b, loc, i8Of(expand.getType()),
+                                               wide,
+                                               expand.getReassociationIndices())
+                     .getResult()
+               : Value();
   }
   if (auto collapse = source.getDefiningOp<tensor::CollapseShapeOp>()) {
     Value wide = widenedKernel(b, loc, collapse.getSrc());
@@ -355,10 +356,10 @@ static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
   }
   if (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
     Value wide = widenedKernel(b, loc, slice.getSource());
-    return wide ? tensor::ExtractSliceOp::create(
-                      b, loc, i8Of(slice.getType()), wide,
-                      slice.getMixedOffsets(), slice.getMixedSizes(),
-                      slice.getMixedStrides())
+    return wide ? tensor::ExtractSliceOp::create(b, loc, i8Of(slice.getType()),
+                                                 wide, slice.getMixedOffsets(),
+                                                 slice.getMixedSizes(),
+                                                 slice.getMixedStrides())
                       .getResult()
                 : Value();
   }
@@ -398,8 +399,7 @@ static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
   Block *body = producer.getBody();
   return linalg::GenericOp::create(
              b, loc, init.getType(), producer.getDpsInputs(), init,
-             producer.getIndexingMapsArray(),
-             producer.getIteratorTypesArray(),
+             producer.getIndexingMapsArray(), producer.getIteratorTypesArray(),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                IRMapping mapping;
                for (unsigned i = 0, e = producer.getNumDpsInputs(); i < e; ++i)
