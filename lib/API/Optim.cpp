@@ -92,7 +92,7 @@ Adam::Adam(ParamList params, const AdamOptions &options)
 Adam::Adam(const char *name, ParamList params, const AdamOptions &options,
            bool decoupled)
     : Optimizer(name, std::move(params), options.learningRate),
-      options(options), decoupled(decoupled) {
+      options(options), decoupled(decoupled), stepsOf(this->params.size(), 0) {
   if (options.epsilon < 0 || options.weightDecay < 0)
     throw Error(std::string(name) + ": eps and weight_decay must be >= 0");
   for (double b : {options.beta1, options.beta2})
@@ -103,7 +103,6 @@ Adam::Adam(const char *name, ParamList params, const AdamOptions &options,
 }
 
 void Adam::update(size_t i, const NodePtr &p, NodePtr g) {
-  stepsOf.resize(params.size(), 0);
   detail::optim::adamUpdate(p, g, state[i], ++stepsOf[i], options, decoupled);
 }
 
