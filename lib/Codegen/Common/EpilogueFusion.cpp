@@ -11,10 +11,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::harp {
 #define GEN_PASS_DEF_HARPFUSEEPILOGUESPASS
@@ -277,21 +279,22 @@ static void storeSharedValues(RewriterBase &rewriter, linalg::GenericOp e) {
 
 /// Replaces each slice of an empty tensor inside `loop` (a fused fill's
 /// tile, whose empty tensor tiling sliced) by an empty tensor of the
-/// slice's shape. Bufferized, the slice allocated the whole tensor in every
-/// row: a 2 MB buffer per row of a 32 x 16 x 32 x 32 epilogue, which took
-/// 2.7 ms a call on one thread and 11.8 ms on two (the allocator's lock).
-static void shrinkEmptySlices(RewriterBase &rewriter, Operation *loop) {
-  SmallVector<tensor::ExtractSliceOp> slices;
+/// slice's shape (upstream's tensor.empty folds, on those slices only).
+/// Bufferized, the slice allocated the whole tensor in every row: a 2 MB
+/// buffer per row of a 32 x 16 x 32 x 32 epilogue, which took 2.7 ms a
+/// call on one thread and 11.8 ms on two (the allocator's lock).
+static void shrinkEmptySlices(const FrozenRewritePatternSet &foldEmpty,
+                              Operation *loop) {
+  SmallVector<Operation *> slices;
   loop->walk([&](tensor::ExtractSliceOp slice) {
-    if (slice.getSource().getDefiningOp<tensor::EmptyOp>() &&
-        slice.getType().hasStaticShape())
+    if (slice.getSource().getDefiningOp<tensor::EmptyOp>())
       slices.push_back(slice);
   });
-  for (tensor::ExtractSliceOp slice : slices) {
-    rewriter.setInsertionPoint(slice);
-    rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
-        slice, slice.getType().getShape(), slice.getType().getElementType());
-  }
+  if (slices.empty())
+    return;
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  (void)applyOpPatternsGreedily(slices, foldEmpty, config);
 }
 
 namespace {
@@ -306,6 +309,9 @@ struct HarpFuseEpiloguesPass
         epilogues.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    RewritePatternSet foldEmptyPatterns(&getContext());
+    tensor::populateFoldTensorEmptyPatterns(foldEmptyPatterns);
+    FrozenRewritePatternSet foldEmpty(std::move(foldEmptyPatterns));
     for (linalg::GenericOp op : epilogues) {
       // Rows: every loop but the innermost one is tiled by one.
       SmallVector<OpFoldResult> tiles(op.getNumLoops(),
@@ -365,7 +371,7 @@ struct HarpFuseEpiloguesPass
       for (LoopLikeOpInterface loop : result->loops)
         loop->setAttr(harp::kParallelLoopAttr, rewriter.getUnitAttr());
       if (!result->loops.empty())
-        shrinkEmptySlices(rewriter, result->loops.front());
+        shrinkEmptySlices(foldEmpty, result->loops.front());
       // (The reductions it rewrites are erased: the epilogues first.)
       SmallVector<linalg::GenericOp> tiledEpilogues;
       for (Operation *tiled : result->tiledAndFusedOps)
