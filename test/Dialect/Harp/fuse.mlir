@@ -1,6 +1,7 @@
 // RUN: harp-opt %s --harp-fuse --split-input-file | FileCheck %s
 // RUN: harp-opt %s --harp-fuse="recompute-bound=0" --split-input-file | FileCheck %s --check-prefix=NORECOMPUTE
 // RUN: harp-opt %s --harp-fuse="max-operands=2" --split-input-file | FileCheck %s --check-prefix=FEWOPS
+// RUN: harp-opt %s --harp-fuse="recompute-read-slack=100" --split-input-file | FileCheck %s --check-prefix=SLACK
 
 // A chain of element-wise ops becomes one map_reduce.
 // CHECK-LABEL: func.func @chain
@@ -661,7 +662,17 @@ func.func @shared_producer_into_reduction(%a: tensor<4x3xf32>, %b: tensor<4x3xf3
 // read two tensors in the transposed order for the one it saves). The
 // one-operand producer %d (%a scaled by a row statistic) is still
 // recomputed in its element-wise reader (it reads no more than its result)
-// and then moves into its sum.
+// and then moves into its sum. With recompute-read-slack=100 (operands
+// holding twice the result's elements are allowed), %p is recomputed in
+// the transposed reader too.
+// SLACK-LABEL: func.func @kept_producer_not_recomputed
+// SLACK-SAME: (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4x3xf32>
+// SLACK-DAG: %[[AT:.*]] = harp.view %[[A]] <(d0, d1) -> (d1, d0)> : tensor<4x3xf32> -> tensor<3x4xf32>
+// SLACK-DAG: %[[BT:.*]] = harp.view %[[B]] <(d0, d1) -> (d1, d0)> : tensor<4x3xf32> -> tensor<3x4xf32>
+// SLACK: harp.map_reduce ins(%[[AT]], %[[BT]] : tensor<3x4xf32>, tensor<3x4xf32>)
+// SLACK-NEXT: ^bb0
+// SLACK-NEXT: arith.addf
+// SLACK-NEXT: math.exp
 // CHECK-LABEL: func.func @kept_producer_not_recomputed
 // CHECK-SAME: (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4x3xf32>, %[[R:.*]]: tensor<4x1xf32>
 // CHECK: %[[P:.*]] = harp.map_reduce ins(%[[A]], %[[B]] : tensor<4x3xf32>, tensor<4x3xf32>)

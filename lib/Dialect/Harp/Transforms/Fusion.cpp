@@ -137,11 +137,13 @@ static std::optional<int64_t> elementCount(Value value) {
 /// Whether computing `producer` inside a consumer over `domain` reads more
 /// than reading its result would: the elements of its operands' sources
 /// (each read once at most per point of the domain) against its result's,
-/// with half a result of slack for small operands (a row's statistics, a
-/// bias). Where the producer is computed anyway for another reader, that
-/// is all fusing changes, besides the recomputation.
+/// with `slackPercent` of a result of slack for small operands (a row's
+/// statistics, a bias; recompute-read-slack, 50 by default). Where the producer
+/// is computed anyway for another reader, that is all fusing changes, besides
+/// the recomputation.
 static bool readsMoreThanItsResult(MapReduceOp producer,
-                                   ArrayRef<int64_t> domain) {
+                                   ArrayRef<int64_t> domain,
+                                   unsigned slackPercent) {
   int64_t points = 1;
   for (int64_t size : domain)
     points *= size;
@@ -160,7 +162,7 @@ static bool readsMoreThanItsResult(MapReduceOp producer,
       return false;
     read += std::min(*count, points);
   }
-  return read > saved + saved / 2;
+  return read > saved + saved * int64_t(slackPercent) / 100;
 }
 
 /// Whether `op` is a contraction: the sum of the product of its two
@@ -224,7 +226,8 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
       // of strided gathers (1.1 ms of a 34 ms transformer step).
       if (!moves && !consumer.hasReduction() &&
           materializedAnyway(producer.getResult(), consumer) &&
-          readsMoreThanItsResult(producer, consumer.getDomainShape()))
+          readsMoreThanItsResult(producer, consumer.getDomainShape(),
+                                 options.recomputeReadSlack))
         continue;
       llvm::SetVector<Value> distinct(consumer.getInputs().begin(),
                                       consumer.getInputs().end());
@@ -575,6 +578,7 @@ struct HarpFusePass : harp::impl::HarpFusePassBase<HarpFusePass> {
     HarpFusePassOptions options;
     options.recomputeBound = recomputeBound;
     options.maxOperands = maxOperands;
+    options.recomputeReadSlack = recomputeReadSlack;
     populateHarpFusionPatterns(patterns, options);
     // Views composed, duplicate operands merged, dead producers erased.
     ViewOp::getCanonicalizationPatterns(patterns, ctx);

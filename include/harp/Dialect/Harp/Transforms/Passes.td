@@ -25,7 +25,8 @@ def HarpFusePass : Pass<"harp-fuse"> {
     keeps a kernel of its own (a reduction, a return) is recomputed only
     where that reads no more than its result would: a reduction takes at
     most one operand more, an element-wise reader operands holding at most
-    1.5 times the result's elements. Nothing is fused through a
+    the result's elements plus `recompute-read-slack` percent of them (50:
+    1.5 times). Nothing is fused through a
     broadcast into a contraction (a sum of the product of two operands:
     matmul, convolution), which would recompute the producer per output
     column and hide the product from `harp-vectorize`'s register tiles. A
@@ -44,7 +45,12 @@ def HarpFusePass : Pass<"harp-fuse"> {
            "Largest region (in operations) of a producer with several "
            "readers that is recomputed in each of them">,
     Option<"maxOperands", "max-operands", "unsigned", /*default=*/"16",
-           "Most distinct operands a fused map_reduce may have">
+           "Most distinct operands a fused map_reduce may have">,
+    Option<"recomputeReadSlack", "recompute-read-slack", "unsigned",
+           /*default=*/"50",
+           "Elements, in percent of a producer's result, that its operands "
+           "may hold beyond the result where an element-wise reader "
+           "recomputes a producer another reader keeps a kernel of its own">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect"
