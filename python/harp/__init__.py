@@ -54,6 +54,7 @@ from ._functions import (  # noqa: F401
     negative, numel, permute, prod, reciprocal, relu, remainder, reshape,
     rsqrt, sigmoid, sign, sin, sqrt, square, squeeze, std, sub, subtract, t,
     tan, tanh, transpose, trunc, unsqueeze, var)
+from ._einsum import diagonal, einsum, tensordot, tile  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 
 # PyTorch's Tensor methods written in Python (harp/_tensor_methods.py) join
@@ -92,7 +93,7 @@ __all__ = [
     "random", "seed", "set_rng_state",
     "cat", "chunk", "compile_stats", "complex128", "complex64",
     "concat", "conj", "constant", "conv", "cumprod", "cumsum",
-    "dot", "float32", "float64", "fold", "format_profile", "full",
+    "diagonal", "dot", "einsum", "float32", "float64", "fold", "format_profile", "full",
     "full_like", "gather",
     "get_cpu", "get_options", "index_select", "int16", "int32", "int64", "int8",
     "interpolate_linear", "interpolate_nearest", "ir", "manual_seed", "matmul",
@@ -100,7 +101,7 @@ __all__ = [
     "profile", "promote", "rand", "rand_like", "randn", "randn_like", "real",
     "repeat_interleave", "reset_profile", "roll", "scatter_add",
     "set_cpu", "set_options", "softmax", "split", "stack", "take_along_dim",
-    "tensor", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
+    "tensor", "tensordot", "tile", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
     "unfold", "view_as_complex", "view_as_real", "where", "zeros",
     "zeros_like", "cdouble", "cfloat", "device", "double", "long", "short",
     "utils",

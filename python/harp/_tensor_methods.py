@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _harp
 from ._harp import DType, HarpError, Tensor
+from ._einsum import diagonal, tile
 
 __all__ = ["install"]
 
@@ -632,6 +633,7 @@ _METHODS = {
     "fill_": fill_, "zero_": zero_, "add_": add_, "sub_": sub_, "mul_": mul_,
     "div_": div_, "clamp_": clamp_, "masked_fill_": masked_fill_,
     "normal_": normal_, "uniform_": uniform_, "data": _data,
+    "diagonal": diagonal, "tile": tile,
 }
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "int": "int32",
