@@ -826,7 +826,14 @@ it (once per graph structure) and run it.)");
            "before[i] and after[i] elements of `value` around dim i.")
       .def("contiguous", &detail::contiguous,
            "The value computed into its own buffer (fusion stops here).")
-      .def("__getitem__", &getItem);
+      .def("__getitem__", &getItem)
+      .def(
+          "_rebind",
+          [](PyTensor &self, const NodePtr &value) { self.node = value; },
+          py::arg("value"),
+          "Makes this tensor object stand for `value` (a computed tensor's "
+          "in-place write, __setitem__: computed tensors have no storage of "
+          "their own to write).");
 
   // Computing.
   t.def(

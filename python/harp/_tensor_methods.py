@@ -601,6 +601,73 @@ _data = property(
 _is_cuda_property = property(_is_cuda, doc=_is_cuda.__doc__)
 
 
+def _index_for_numpy(index):
+    """`index` with harp tensors (and lists holding them) as NumPy arrays."""
+    def convert(part):
+        if isinstance(part, Tensor):
+            return part.numpy()
+        if isinstance(part, list):
+            return np.asarray([p.item() if isinstance(p, Tensor) else p
+                               for p in part])
+        return part
+    if isinstance(index, tuple):
+        return tuple(convert(part) for part in index)
+    return convert(index)
+
+
+def __setitem__(self, index, value):
+    """self[index] = value as torch's: ints, slices (with steps), None,
+    ..., int lists and tensors, bool masks; `value` a number or a tensor
+    broadcast to the indexed region and cast to self's dtype. A leaf is
+    written in place (copy_: under no_grad where it requires grad); a
+    computed tensor (harp.zeros(...), a result) is rebound to the new
+    value, with the gradient flowing to both the old value and `value`
+    (views taken before the write keep the old values)."""
+    shape = tuple(self.shape)
+    count = int(np.prod(shape, dtype=np.int64))
+    try:
+        positions = np.arange(count, dtype=np.int64).reshape(shape)[
+            _index_for_numpy(index)]
+    except (IndexError, TypeError, ValueError) as error:
+        raise IndexError("__setitem__: index %r for a tensor of shape %s: %s"
+                         % (index, list(shape), error)) from None
+    region = positions.shape
+    flat = positions.reshape(-1)
+    if flat.size == 0:
+        return
+    if np.unique(flat).size != flat.size:
+        raise HarpError("__setitem__: the index selects some elements more "
+                        "than once (a tensor of shape %s)" % list(shape))
+    if not isinstance(value, Tensor):
+        if isinstance(value, numbers.Number):
+            value = _harp.full(self.dtype, list(region), float(value)) \
+                if not isinstance(value, complex) else \
+                _harp.full_complex(self.dtype, list(region), value.real,
+                                   value.imag)
+        else:
+            value = _harp.from_numpy(np.asarray(value), self.device)
+    if value.dtype != self.dtype:
+        value = value.to(self.dtype)
+    try:
+        value = value.broadcast_to(list(region))
+    except HarpError:
+        raise HarpError("__setitem__: a value of shape %s does not broadcast "
+                        "to the indexed region's shape %s"
+                        % (list(value.shape), list(region))) from None
+    mask = np.zeros(count, dtype=bool)
+    mask[flat] = True
+    base = self.reshape(count)
+    placed = _harp.scatter_add(
+        _harp.full(self.dtype, [count], 0.0),
+        _harp.from_numpy(flat, self.device), value.reshape(flat.size), 0)
+    written = _harp.where(_harp.from_numpy(mask, self.device), placed,
+                          base).reshape(*shape)
+    if self.is_leaf:
+        _write(self, "__setitem__", written)
+    else:
+        self._rebind(written)
+
+
 def _augmented(op, inplace, compute):
     """`a op= b` as torch's: in place on a leaf (a parameter updated by hand
     under no_grad), a new tensor bound to the name otherwise (harp's
@@ -633,7 +700,7 @@ _METHODS = {
     "fill_": fill_, "zero_": zero_, "add_": add_, "sub_": sub_, "mul_": mul_,
     "div_": div_, "clamp_": clamp_, "masked_fill_": masked_fill_,
     "normal_": normal_, "uniform_": uniform_, "data": _data,
-    "diagonal": diagonal, "tile": tile,
+    "diagonal": diagonal, "tile": tile, "__setitem__": __setitem__,
 }
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "int": "int32",
