@@ -668,6 +668,70 @@ def __setitem__(self, index, value):
         self._rebind(written)
 
 
+def _is_advanced(part):
+    return (isinstance(part, (list, np.ndarray)) or
+            (isinstance(part, Tensor) and part.ndim > 0))
+
+
+def _advanced_getitem(native):
+    """Tensor.__getitem__ with torch's advanced indices on top of the native
+    basic ones (ints, slices, None, ...): one int list, array or tensor
+    (x[:, [-1], :], x[idx]) is an index_select along its dim, its shape in
+    the dim's place; one bool mask (x[mask], x[:, m]) selects the elements
+    of the dims it covers where it holds, as one dim. The basic parts are a
+    view first."""
+    def __getitem__(self, index):
+        parts = index if isinstance(index, tuple) else (index,)
+        advanced = [k for k, part in enumerate(parts) if _is_advanced(part)]
+        if not advanced:
+            return native(self, index)
+        if len(advanced) > 1:
+            raise IndexError("harp tensors take one list, array or tensor "
+                             "index at a time, got %d in %r"
+                             % (len(advanced), index))
+        k = advanced[0]
+        part = parts[k]
+        values = part.numpy() if isinstance(part, Tensor) else np.asarray(part)
+        if values.dtype != bool and values.dtype.kind not in "iu":
+            raise IndexError("an index list or tensor must hold integers or "
+                             "bools, got %s" % values.dtype)
+        covered = values.ndim if values.dtype == bool else 1
+        # The dims of the basic view before the advanced part's.
+        consumed = sum(covered if j == k else 1 for j, p in enumerate(parts)
+                       if p is not None and p is not Ellipsis)
+        dim = 0
+        for p in parts[:k]:
+            if p is Ellipsis:
+                dim += self.ndim - consumed
+            elif p is None or isinstance(p, slice):
+                dim += 1
+        basic = parts[:k] + (slice(None),) * covered + parts[k + 1:]
+        view = native(self, basic)
+        sizes = tuple(view.shape[dim:dim + covered])
+        if values.dtype == bool:
+            if values.shape != sizes:
+                raise IndexError("a bool index of shape %s for dims of sizes "
+                                 "%s" % (list(values.shape), list(sizes)))
+            flat = np.flatnonzero(values)
+            view = view.reshape(*view.shape[:dim], int(np.prod(sizes)),
+                                *view.shape[dim + covered:])
+            shape = (flat.size,)
+        else:
+            size = sizes[0]
+            if values.size and (values.min() < -size or values.max() >= size):
+                raise IndexError("index %d is out of range for a dim of size "
+                                 "%d" % (values.max() if values.max() >= size
+                                         else values.min(), size))
+            flat = np.where(values < 0, values + size, values).reshape(-1)
+            shape = values.shape
+        picked = _harp.index_select(view, dim, _harp.from_numpy(
+            flat.astype(np.int64), self.device))
+        return picked.reshape(*view.shape[:dim], *shape,
+                              *view.shape[dim + 1:])
+    __getitem__.__doc__ = native.__doc__
+    return __getitem__
+
+
 def _augmented(op, inplace, compute):
     """`a op= b` as torch's: in place on a leaf (a parameter updated by hand
     under no_grad), a new tensor bound to the name otherwise (harp's
@@ -718,6 +782,7 @@ def install():
     for name, member in _METHODS.items():
         if name not in vars(Tensor):
             setattr(Tensor, name, member)
+    Tensor.__getitem__ = _advanced_getitem(vars(Tensor)["__getitem__"])
     for name, dtype in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(name, dtype, vars(Tensor)[name]))
     _installed = True

@@ -100,3 +100,42 @@ def test_setitem_errors():
         x[[0, 0]] = 1.0
     x[1:1] = 7.0                         # an empty region writes nothing
     np.testing.assert_array_equal(x.numpy(), np.zeros((3, 4)))
+
+
+GETITEMS = [
+    lambda x: (slice(None), [-1], slice(None)),    # nanoGPT's logits[:, [-1], :]
+    lambda x: ([1, 0, 1],),
+    lambda x: (Ellipsis, [3, 0, 3]),
+    lambda x: (0, [1, 2]),
+    lambda x: (slice(None), np.array([[0, 1], [2, 3]])),
+    lambda x: (None, 1, [0, 4]),
+    lambda x: (x[..., 0] > 0.5,),                  # a mask over two dims
+    lambda x: (slice(None), x[0, :, 0] > 0.3),
+    lambda x: (x > 0.5,),
+]
+
+
+@pytest.mark.parametrize("make", GETITEMS)
+def test_getitem_advanced_indices_values_and_gradients(make):
+    x = rng.normal(size=(2, 5, 4)) + 0.5
+    index = make(x)
+    h, t = harp.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    got = h[tuple(harp.tensor(i) if isinstance(i, np.ndarray) and i.dtype == bool
+                  else i for i in index)]
+    want = t[tuple(torch.tensor(i) if isinstance(i, np.ndarray) else i
+                   for i in index)]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12)
+    (got * got).sum().backward()
+    (want * want).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_getitem_advanced_errors():
+    x = harp.zeros(3, 4)
+    with pytest.raises(IndexError, match="index 4 is out of range for a dim of size 4"):
+        x[:, [0, 4]]
+    with pytest.raises(IndexError, match="one list, array or tensor index at a time"):
+        x[[0, 1], [1, 2]]
+    with pytest.raises(IndexError, match="bool index of shape \\[3\\] for dims of sizes \\[4\\]"):
+        x[:, np.array([True, False, True])]
