@@ -4,6 +4,11 @@ names and arguments, composed from harp ops (so each has a gradient through
 harp-autodiff). Numbers passed here (alpha, slopes, bounds) are arguments of
 the compiled code, like any Python number."""
 
+import math as _math
+import numbers as _numbers
+
+import numpy as _np
+
 from .. import _harp
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
@@ -13,7 +18,7 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "col2im", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "cross_entropy", "dropout",
            "elu", "embedding", "gelu", "group_norm", "hardtanh",
-           "huber_loss", "im2col", "instance_norm", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
+           "huber_loss", "im2col", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
            "log_softmax", "max_pool1d", "max_pool2d", "max_pool3d", "mse_loss",
            "nll_loss", "normalize", "one_hot", "pad", "relu",
            "scaled_dot_product_attention", "sigmoid", "silu", "softmax",
@@ -546,11 +551,34 @@ def one_hot(tensor, num_classes=-1):
     return tensor.unsqueeze(-1).eq(arange(num_classes, dtype=tensor.dtype)).astype(int64)
 
 
+def _select(input, dim, index):
+    """input's elements at the (NumPy int) `index` along `dim`."""
+    return _harp.index_select(input, dim, _harp.from_numpy(
+        _np.ascontiguousarray(index, dtype=_np.int64), input.device))
+
+
+def _pad_index(mode, size, before, after):
+    """Where each position of a dim padded by (before, after) reads the
+    input: replicate repeats the edge, reflect mirrors about it (not
+    repeating it), circular wraps."""
+    i = _np.arange(-before, size + after)
+    if mode == "replicate":
+        return _np.clip(i, 0, size - 1)
+    if mode == "circular":
+        return i % size
+    i = _np.abs(i)
+    return _np.where(i > size - 1, 2 * (size - 1) - i, i)
+
+
 def pad(input, pad, mode="constant", value=0.0):
     """torch.nn.functional.pad: `pad` lists (before, after) pairs from the
-    last dim backwards; negative amounts crop. mode "constant" only."""
-    if mode != "constant":
-        raise ValueError("pad: mode %r is not supported (only 'constant')" % mode)
+    last dim backwards. mode "constant" (negative amounts crop), "reflect"
+    (amounts below the dim's size), "replicate" or "circular" (amounts up to
+    the dim's size); the other modes read the input through a gather per
+    padded dim, so their gradient sums where they repeat elements."""
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError("pad: mode %r is not one of 'constant', 'reflect', "
+                         "'replicate', 'circular'" % (mode,))
     pad = list(pad)
     rank = len(input.shape)
     if len(pad) % 2 or len(pad) // 2 > rank:
@@ -558,6 +586,20 @@ def pad(input, pad, mode="constant", value=0.0):
     before, after = [0] * rank, [0] * rank
     for i in range(len(pad) // 2):
         before[rank - 1 - i], after[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    if mode != "constant":
+        out = input
+        for d in range(rank):
+            if not before[d] and not after[d]:
+                continue
+            size = input.shape[d]
+            limit = size - 1 if mode == "reflect" else size
+            if min(before[d], after[d]) < 0 or max(before[d], after[d]) > limit:
+                raise ValueError(
+                    "pad: %s padding of dim %d (size %d) by (%d, %d): the "
+                    "amounts must be in [0, %d]" % (mode, d, size, before[d],
+                                                    after[d], limit))
+            out = _select(out, d, _pad_index(mode, size, before[d], after[d]))
+        return out
     out = input
     for d in range(rank):
         if before[d] < 0 or after[d] < 0:
@@ -568,6 +610,120 @@ def pad(input, pad, mode="constant", value=0.0):
             out = out.slice(d, start, stop)
     if any(b > 0 for b in before) or any(a > 0 for a in after):
         out = out.pad([max(b, 0) for b in before], [max(a, 0) for a in after], value)
+    return out
+
+
+_INTERPOLATE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _cubic_weights(t):
+    """The 4 taps' weights (at -1, 0, 1, 2) of cubic convolution, A = -0.75."""
+    a = -0.75
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _resample(x, dim, size, out, mode, align_corners, scale):
+    """x resized along `dim` from `size` to `out` elements, torch's
+    coordinates: a gather (nearest) or a weighted sum of gathers."""
+    dst = _np.arange(out, dtype=_np.float64)
+    if mode in ("nearest", "nearest-exact"):
+        ratio = 1.0 / scale if scale else size / out
+        shift = 0.5 if mode == "nearest-exact" else 0.0
+        index = _np.minimum(_np.floor((dst + shift) * ratio), size - 1)
+        return _select(x, dim, index.astype(_np.int64))
+    if align_corners:
+        src = dst * ((size - 1) / (out - 1) if out > 1 else 0.0)
+    else:
+        ratio = 1.0 / scale if scale else size / out
+        src = (dst + 0.5) * ratio - 0.5
+        if mode != "bicubic":
+            src = _np.maximum(src, 0.0)
+    base = _np.floor(src)
+    t = src - base
+    base = base.astype(_np.int64)
+    if mode == "bicubic":
+        taps = [(base + k, w) for k, w in zip(range(-1, 3), _cubic_weights(t))]
+    else:
+        base = _np.minimum(base, size - 1)
+        taps = [(base, 1.0 - t), (_np.minimum(base + 1, size - 1), t)]
+    shape = [1] * x.ndim
+    shape[dim] = out
+    total = None
+    np_dtype = _np.float64 if x.dtype == _harp.DType.float64 else _np.float32
+    for index, weight in taps:
+        w = _harp.from_numpy(_np.ascontiguousarray(
+            weight.astype(np_dtype).reshape(shape)), x.device)
+        term = _select(x, dim, _np.clip(index, 0, size - 1)) * w
+        total = term if total is None else total + term
+    return total
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest",
+                align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """torch.nn.functional.interpolate over the dims after batch and
+    channels: `size` (an int or one per dim) or `scale_factor` (a number or
+    one per dim; the output is floor(size x factor), and the factor maps
+    coordinates unless recompute_scale_factor); modes "nearest",
+    "nearest-exact", "linear" / "bilinear" / "trilinear", "bicubic" (A =
+    -0.75, edges clamped) with `align_corners`, and "area" (adaptive average
+    pooling). Each dim is resampled on its own: a gather, or a weighted sum
+    of gathers, so the gradient is exact."""
+    if not isinstance(input, _harp.Tensor):
+        raise TypeError("interpolate: input must be a harp.Tensor, got %s"
+                        % type(input).__name__)
+    spatial = input.ndim - 2
+    if spatial < 1:
+        raise ValueError("interpolate: needs a batch, channels and at least "
+                         "one spatial dim, got shape %s" % list(input.shape))
+    known = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic",
+             "trilinear", "area")
+    if mode not in known:
+        raise ValueError("interpolate: mode %r is not one of %s" % (mode, known))
+    if mode in _INTERPOLATE_DIMS and _INTERPOLATE_DIMS[mode] != spatial:
+        raise ValueError("interpolate: mode %r needs %d spatial dims, got "
+                         "shape %s" % (mode, _INTERPOLATE_DIMS[mode],
+                                       list(input.shape)))
+    if align_corners is not None and mode not in _INTERPOLATE_DIMS:
+        raise ValueError("interpolate: align_corners only goes with the "
+                         "linear and cubic modes, not %r" % mode)
+    if antialias:
+        raise ValueError("interpolate: antialias is not supported")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    sizes = list(input.shape[2:])
+
+    def per_dim(value, what):
+        values = [value] * spatial if isinstance(value, _numbers.Number) \
+            else list(value)
+        if len(values) != spatial:
+            raise ValueError("interpolate: %s %s for %d spatial dims"
+                             % (what, value, spatial))
+        return values
+    if size is not None:
+        outs, scales = [int(v) for v in per_dim(size, "size")], [None] * spatial
+    else:
+        factors = [float(v) for v in per_dim(scale_factor, "scale_factor")]
+        outs = [int(_math.floor(n * f)) for n, f in zip(sizes, factors)]
+        scales = [None] * spatial if recompute_scale_factor else factors
+    if any(o < 1 for o in outs):
+        raise ValueError("interpolate: output size %s of input %s has an "
+                         "empty dim" % (outs, list(input.shape)))
+    if mode == "area":
+        pool = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d,
+                3: adaptive_avg_pool3d}[spatial]
+        return pool(input, outs)
+    out = input
+    for i, (n, o, f) in enumerate(zip(sizes, outs, scales)):
+        if n != o or f not in (None, 1.0):
+            out = _resample(out, 2 + i, n, o, mode, bool(align_corners), f)
     return out
 
 

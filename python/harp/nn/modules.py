@@ -46,7 +46,8 @@ __all__ = [
     "MSELoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "Module", "ModuleDict",
     "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "ReLU6",
     "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
-    "TransformerEncoder", "TransformerEncoderLayer", "load",
+    "TransformerEncoder", "TransformerEncoderLayer", "Upsample",
+    "UpsamplingBilinear2d", "UpsamplingNearest2d", "load",
 ]
 
 
@@ -846,6 +847,44 @@ class Flatten(Module):
 
     def extra_repr(self):
         return "start_dim=%s, end_dim=%s" % (self.start_dim, self.end_dim)
+
+
+class Upsample(Module):
+    """F.interpolate(input, size, scale_factor, mode, align_corners) as a
+    module (torch.nn.Upsample)."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest",
+                 align_corners=None, recompute_scale_factor=None):
+        super().__init__()
+        self.size = size
+        self.scale_factor = scale_factor
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self.mode,
+                             self.align_corners, self.recompute_scale_factor)
+
+    def extra_repr(self):
+        what = ("size=%s" % (self.size,) if self.size is not None
+                else "scale_factor=%s" % (self.scale_factor,))
+        return "%s, mode=%r" % (what, self.mode)
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample with mode "nearest" (torch.nn.UpsamplingNearest2d)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample with mode "bilinear" and align_corners=True
+    (torch.nn.UpsamplingBilinear2d)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "bilinear", align_corners=True)
 
 
 class Dropout(Module):
