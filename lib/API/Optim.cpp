@@ -5,6 +5,7 @@
 #include "Node.h"
 
 #include <cmath>
+#include <string_view>
 
 using namespace harp;
 using namespace harp::detail;
@@ -47,9 +48,10 @@ void Optimizer::zero_grad() {
 
 void Optimizer::step() {
   ++stepCount;
+  detail::optim::StepScalars scalars;
   for (size_t i = 0; i < params.size(); ++i)
     if (NodePtr g = grad(params[i]))
-      update(i, params[i], g);
+      update(i, params[i], g, scalars);
 }
 
 void Optimizer::set_lr(double lr) {
@@ -75,9 +77,10 @@ SGD::SGD(ParamList params, const SGDOptions &options)
     throw Error("SGD: nesterov needs momentum > 0 and dampening 0");
 }
 
-void SGD::update(size_t i, const NodePtr &p, NodePtr g) {
+void SGD::update(size_t i, const NodePtr &p, NodePtr g,
+                 detail::optim::StepScalars &scalars) {
   NodePtr buffer = state[i].empty() ? nullptr : state[i][0];
-  if (NodePtr made = detail::optim::sgdUpdate(p, g, buffer, options);
+  if (NodePtr made = detail::optim::sgdUpdate(p, g, buffer, options, scalars);
       made && !buffer)
     state[i].push_back(made);
 }
@@ -102,8 +105,10 @@ Adam::Adam(const char *name, ParamList params, const AdamOptions &options,
                   std::to_string(options.beta2));
 }
 
-void Adam::update(size_t i, const NodePtr &p, NodePtr g) {
-  detail::optim::adamUpdate(p, g, state[i], ++stepsOf[i], options, decoupled);
+void Adam::update(size_t i, const NodePtr &p, NodePtr g,
+                  detail::optim::StepScalars &scalars) {
+  detail::optim::adamUpdate(p, g, state[i], ++stepsOf[i], options, decoupled,
+                            scalars);
 }
 
 AdamW::AdamW(ParamList params, const AdamOptions &options)
@@ -113,11 +118,18 @@ AdamW::AdamW(ParamList params, const AdamOptions &options)
 // The update rules
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// A number as a run-time argument of the update's code.
-NodePtr arg(const NodePtr &like, double value) {
-  return scalar(dtypeOf(like), value);
+NodePtr harp::detail::optim::StepScalars::get(const NodePtr &like,
+                                              const char *role, double value) {
+  DType dtype = dtypeOf(like);
+  for (const Entry &entry : made)
+    if (entry.dtype == dtype && entry.value == value &&
+        std::string_view(entry.role) == role)
+      return entry.node;
+  made.push_back({role, dtype, value, scalar(dtype, value)});
+  return made.back().node;
 }
+
+namespace {
 
 /// A zero leaf of the parameter's shape and dtype, where it lives.
 NodePtr zerosLike(const NodePtr &p) {
@@ -145,11 +157,15 @@ void write(const NodePtr &dst, const NodePtr &value) {
 
 NodePtr harp::detail::optim::sgdUpdate(const NodePtr &p, NodePtr g,
                                        NodePtr buffer,
-                                       const harp::optim::SGDOptions &options) {
+                                       const harp::optim::SGDOptions &options,
+                                       StepScalars &scalars) {
+  auto arg = [&](const char *role, double value) {
+    return scalars.get(p, role, value);
+  };
   if (options.maximizeObjective)
     g = unary(UnaryOp::Neg, g);
   if (options.weightDecay)
-    g = add(g, mul(p, arg(p, options.weightDecay)));
+    g = add(g, mul(p, arg("weight_decay", options.weightDecay)));
   if (double momentum = options.momentumFactor) {
     // The buffer's new value is read through its expression, not the
     // buffer (which would do the write first).
@@ -157,19 +173,23 @@ NodePtr harp::detail::optim::sgdUpdate(const NodePtr &p, NodePtr g,
     if (!buffer)
       buffer = zerosLike(p);
     else
-      next = add(mul(buffer, arg(p, momentum)),
-                 mul(g, arg(p, 1 - options.dampeningFactor)));
+      next = add(mul(buffer, arg("momentum", momentum)),
+                 mul(g, arg("1 - dampening", 1 - options.dampeningFactor)));
     write(buffer, next);
-    g = options.useNesterov ? add(g, mul(next, arg(p, momentum))) : next;
+    g = options.useNesterov ? add(g, mul(next, arg("momentum", momentum)))
+                            : next;
   }
-  write(p, sub(p, mul(g, arg(p, options.learningRate))));
+  write(p, sub(p, mul(g, arg("lr", options.learningRate))));
   return options.momentumFactor ? buffer : nullptr;
 }
 
 void harp::detail::optim::adamUpdate(const NodePtr &p, NodePtr g,
                                      std::vector<NodePtr> &state, int64_t step,
                                      const harp::optim::AdamOptions &options,
-                                     bool decoupled) {
+                                     bool decoupled, StepScalars &scalars) {
+  auto arg = [&](const char *role, double value) {
+    return scalars.get(p, role, value);
+  };
   if (options.maximizeObjective)
     g = unary(UnaryOp::Neg, g);
   double lr = options.learningRate, wd = options.weightDecay;
@@ -179,15 +199,17 @@ void harp::detail::optim::adamUpdate(const NodePtr &p, NodePtr g,
   NodePtr param = p;
   if (wd) {
     if (decoupled)
-      param = mul(p, arg(p, 1 - lr * wd));
+      param = mul(p, arg("1 - lr weight_decay", 1 - lr * wd));
     else
-      g = add(g, mul(p, arg(p, wd)));
+      g = add(g, mul(p, arg("weight_decay", wd)));
   }
   size_t count = options.useAmsgrad ? 3 : 2;
   while (state.size() < count)
     state.push_back(zerosLike(p));
-  NodePtr m = add(mul(state[0], arg(p, b1)), mul(g, arg(p, 1 - b1)));
-  NodePtr v = add(mul(state[1], arg(p, b2)), mul(mul(g, g), arg(p, 1 - b2)));
+  NodePtr m =
+      add(mul(state[0], arg("beta1", b1)), mul(g, arg("1 - beta1", 1 - b1)));
+  NodePtr v = add(mul(state[1], arg("beta2", b2)),
+                  mul(mul(g, g), arg("1 - beta2", 1 - b2)));
   write(state[0], m);
   write(state[1], v);
   if (options.useAmsgrad) {
@@ -196,10 +218,10 @@ void harp::detail::optim::adamUpdate(const NodePtr &p, NodePtr g,
   }
   double bias1 = 1 - std::pow(b1, double(step)),
          bias2 = 1 - std::pow(b2, double(step));
-  NodePtr denom =
-      add(mul(unary(UnaryOp::Sqrt, v), arg(p, 1 / std::sqrt(bias2))),
-          arg(p, options.epsilon));
-  write(p, sub(param, mul(div(m, denom), arg(p, lr / bias1))));
+  NodePtr denom = add(mul(unary(UnaryOp::Sqrt, v),
+                          arg("1 / sqrt(bias2)", 1 / std::sqrt(bias2))),
+                      arg("eps", options.epsilon));
+  write(p, sub(param, mul(div(m, denom), arg("lr / bias1", lr / bias1))));
 }
 
 //===----------------------------------------------------------------------===//

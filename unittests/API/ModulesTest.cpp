@@ -352,6 +352,22 @@ TEST(Modules, SmallCnnLearnsWithSGD) {
   EXPECT_EQ(accuracy(), 1.0) << "accuracy before training: " << before;
 }
 
+TEST(Modules, StepScalarsAreSharedByRoleDtypeAndValue) {
+  // One 0-d argument per (role, dtype, value) for a whole optimizer step:
+  // every parameter's update reads the same leaf, and numbers of other
+  // roles stay apart even where equal (so the step's graph keeps its
+  // structure from step to step).
+  detail::optim::StepScalars scalars;
+  detail::NodePtr f32 = detail::scalar(DType::F32, 1.0);
+  detail::NodePtr f64 = detail::scalar(DType::F64, 1.0);
+  detail::NodePtr lr = scalars.get(f32, "lr", 0.1);
+  EXPECT_EQ(scalars.get(f32, "lr", 0.1), lr);
+  EXPECT_NE(scalars.get(f64, "lr", 0.1), lr);
+  EXPECT_NE(scalars.get(f32, "1 - beta1", 0.1), lr);
+  EXPECT_NE(scalars.get(f32, "lr", 0.2), lr);
+  EXPECT_EQ(detail::dtypeOf(scalars.get(f64, "lr", 0.1)), DType::F64);
+}
+
 TEST(Modules, OptimizerStepIsOneCallForEveryParameter) {
   // The update rules write with deferred writes: a step's updates of all
   // parameters and their state are one compiled call, done when a

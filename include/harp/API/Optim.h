@@ -25,6 +25,10 @@
 #include "harp/API/Tensor.h"
 
 namespace harp {
+namespace detail::optim {
+class StepScalars;
+} // namespace detail::optim
+
 namespace optim {
 
 /// A parameter of any dtype and rank (the optimizer checks it is a float
@@ -60,9 +64,10 @@ public:
 
 protected:
   Optimizer(const char *name, ParamList params, double lr);
-  /// Updates parameter `i` from its gradient `g`.
-  virtual void update(size_t i, const detail::NodePtr &p,
-                      detail::NodePtr g) = 0;
+  /// Updates parameter `i` from its gradient `g`, its numbers from
+  /// `scalars` (shared by the step's updates).
+  virtual void update(size_t i, const detail::NodePtr &p, detail::NodePtr g,
+                      detail::optim::StepScalars &scalars) = 0;
 
   const char *name;
   std::vector<detail::NodePtr> params;
@@ -91,7 +96,8 @@ public:
   SGD(ParamList params, const SGDOptions &options);
 
 private:
-  void update(size_t i, const detail::NodePtr &p, detail::NodePtr g) override;
+  void update(size_t i, const detail::NodePtr &p, detail::NodePtr g,
+              detail::optim::StepScalars &scalars) override;
   SGDOptions options;
 };
 
@@ -121,7 +127,8 @@ protected:
        bool decoupled);
 
 private:
-  void update(size_t i, const detail::NodePtr &p, detail::NodePtr g) override;
+  void update(size_t i, const detail::NodePtr &p, detail::NodePtr g,
+              detail::optim::StepScalars &scalars) override;
   AdamOptions options;
   bool decoupled;
   /// Each parameter's own step count (the bias corrections').
@@ -175,17 +182,42 @@ namespace optim {
 /// step's updates of all parameters are one compiled call, done when a
 /// parameter is next read. Numbers are run-time arguments of that call.
 
+/// The numbers of one optimizer step (learning rate, betas, bias
+/// corrections), one 0-d argument per role, dtype and value shared by every
+/// parameter's update: the step's compiled call takes a handful of scalar
+/// arguments instead of one per parameter and number (28 parameters of a
+/// GPT-style model with Adam: 8 where there were 224), and its graph is
+/// that much smaller to build and plan. Keyed by role as well as value, so
+/// numbers that happen to be equal in one step (a bias correction meeting
+/// a constant) stay distinct, and the graph keeps its structure.
+class StepScalars {
+public:
+  /// The 0-d leaf of `value` in `like`'s dtype for `role` (a string
+  /// literal).
+  NodePtr get(const NodePtr &like, const char *role, double value);
+
+private:
+  struct Entry {
+    const char *role;
+    DType dtype;
+    double value;
+    NodePtr node;
+  };
+  std::vector<Entry> made;
+};
+
 /// One SGD update of `p` from its gradient `g`: returns the momentum
 /// buffer, made (a leaf like `p`) where `buffer` is null at the first step
-/// with momentum; null without momentum.
+/// with momentum; null without momentum. Numbers come from `scalars`,
+/// shared with the step's other updates.
 NodePtr sgdUpdate(const NodePtr &p, NodePtr g, NodePtr buffer,
-                  const harp::optim::SGDOptions &options);
+                  const harp::optim::SGDOptions &options, StepScalars &scalars);
 /// One Adam update of `p` (AdamW's with `decoupled`): `state` holds
 /// exp_avg, exp_avg_sq and, with amsgrad, max_exp_avg_sq (leaves like `p`),
 /// made where it is empty; `step` counts this update (1 at the first).
 void adamUpdate(const NodePtr &p, NodePtr g, std::vector<NodePtr> &state,
                 int64_t step, const harp::optim::AdamOptions &options,
-                bool decoupled);
+                bool decoupled, StepScalars &scalars);
 } // namespace optim
 } // namespace detail
 } // namespace harp

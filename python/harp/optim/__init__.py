@@ -76,11 +76,17 @@ class Optimizer:
 
     def step(self):
         """One update of every parameter that has a gradient."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p.grad
-                if g is not None:
-                    self._update(p, g, group, self._state(p))
+        # The step's numbers, shared by the C++ rules' updates (one argument
+        # of the step's compiled call per number, not per parameter).
+        self._scalars = _harp.optim.StepScalars()
+        try:
+            for group in self.param_groups:
+                for p in group["params"]:
+                    g = p.grad
+                    if g is not None:
+                        self._update(p, g, group, self._state(p))
+        finally:
+            self._scalars = None
 
     def state_dict(self):
         """The options of each group and each parameter's state, as NumPy
@@ -151,7 +157,7 @@ class SGD(Optimizer):
         buf = _harp.optim.sgd_update(
             p, g, state.get("momentum_buffer"), group["lr"], group["momentum"],
             group["dampening"], group["weight_decay"], group["nesterov"],
-            group["maximize"])
+            group["maximize"], getattr(self, "_scalars", None))
         if buf is not None:
             state["momentum_buffer"] = buf
 
@@ -187,7 +193,8 @@ class Adam(Optimizer):
         made = _harp.optim.adam_update(
             p, g, [state[n] for n in names if n in state], int(state["step"]),
             group["lr"], b1, b2, group["eps"], group["weight_decay"],
-            group["amsgrad"], group["maximize"], self._decoupled)
+            group["amsgrad"], group["maximize"], self._decoupled,
+            getattr(self, "_scalars", None))
         state.update(zip(names, made))
 
 
