@@ -692,6 +692,8 @@ def _advanced_getitem(native):
         k = advanced[0]
         part = parts[k]
         values = part.numpy() if isinstance(part, Tensor) else np.asarray(part)
+        if values.size == 0 and values.dtype.kind == "f":
+            values = values.astype(np.int64)   # [] as torch reads it
         if values.dtype != bool and values.dtype.kind not in "iu":
             raise IndexError("an index list or tensor must hold integers or "
                              "bools, got %s" % values.dtype)

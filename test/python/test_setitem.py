@@ -112,6 +112,8 @@ GETITEMS = [
     lambda x: (x[..., 0] > 0.5,),                  # a mask over two dims
     lambda x: (slice(None), x[0, :, 0] > 0.3),
     lambda x: (x > 0.5,),
+    lambda x: (x > 100.0,),                        # selects nothing
+    lambda x: (slice(None), []),
 ]
 
 
