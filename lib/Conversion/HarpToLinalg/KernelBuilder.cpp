@@ -368,23 +368,12 @@ static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
   if (auto producer = source.getDefiningOp<MapReduceOp>()) {
     if (!producer.getDims().empty() || !producer.getType().hasStaticShape())
       return {};
-    Block &block = producer.getBody().front();
-    auto yield = cast<YieldOp>(block.getTerminator());
     return buildKernel(
         b, loc, producer.getDomainShape(), producer.getInputs(), {},
         std::nullopt, b.getI8Type(),
         [&](OpBuilder &nb, Location nloc, ValueRange scalars,
             ValueRange indices) -> Value {
-          IRMapping mapping;
-          mapping.map(block.getArguments(), scalars);
-          for (Operation &inner : block.without_terminator()) {
-            if (auto index = dyn_cast<IndexOp>(inner)) {
-              mapping.map(index.getResult(), indices[index.getDim()]);
-              continue;
-            }
-            nb.clone(inner, mapping);
-          }
-          Value bit = mapping.lookupOrDefault(yield.getValues().front());
+          Value bit = cloneMapReduceBody(nb, producer, scalars, indices);
           return arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), bit);
         });
   }
@@ -956,6 +945,22 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
         b, loc, RankedTensorType::get(resultShape, elementType), result,
         collapse);
   return result;
+}
+
+Value lowering::cloneMapReduceBody(OpBuilder &b, MapReduceOp op,
+                                   ValueRange scalars, ValueRange indices) {
+  Block &block = op.getBody().front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), scalars);
+  for (Operation &inner : block.without_terminator()) {
+    if (auto index = dyn_cast<IndexOp>(inner)) {
+      mapping.map(index.getResult(), indices[index.getDim()]);
+      continue;
+    }
+    b.clone(inner, mapping);
+  }
+  return mapping.lookupOrDefault(
+      cast<YieldOp>(block.getTerminator()).getValues().front());
 }
 
 Value lowering::materializeView(OpBuilder &b, Location loc, Value view) {

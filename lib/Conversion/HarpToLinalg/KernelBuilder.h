@@ -32,6 +32,12 @@ Value buildKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> domain,
                   std::optional<ReductionKind> kind, Type elementType,
                   KernelBody body);
 
+/// The region of `op` cloned at `b` with its block arguments as `scalars`
+/// and harp.index as `indices` (the kernel's loop indices): the value it
+/// yields.
+Value cloneMapReduceBody(OpBuilder &b, MapReduceOp op, ValueRange scalars,
+                         ValueRange indices);
+
 /// Copies the value of `view` (a harp.view result) into a new tensor.
 Value materializeView(OpBuilder &b, Location loc, Value view);
 

@@ -37,23 +37,12 @@ struct MapReduceToGeneric : OpRewritePattern<MapReduceOp> {
 
   LogicalResult matchAndRewrite(MapReduceOp op,
                                 PatternRewriter &rewriter) const override {
-    Block &block = op.getBody().front();
-    auto yield = cast<YieldOp>(block.getTerminator());
     RankedTensorType resultType = op.getType();
     Value result = lowering::buildKernel(
         rewriter, op.getLoc(), op.getDomainShape(), op.getInputs(),
         op.getDims(), op.getKind(), resultType.getElementType(),
         [&](OpBuilder &b, Location, ValueRange scalars, ValueRange indices) {
-          IRMapping mapping;
-          mapping.map(block.getArguments(), scalars);
-          for (Operation &inner : block.without_terminator()) {
-            if (auto index = dyn_cast<IndexOp>(inner)) {
-              mapping.map(index.getResult(), indices[index.getDim()]);
-              continue;
-            }
-            b.clone(inner, mapping);
-          }
-          return mapping.lookupOrDefault(yield.getValues().front());
+          return lowering::cloneMapReduceBody(b, op, scalars, indices);
         });
     if (op.getKeepdim())
       result = tensor::ExpandShapeOp::create(
