@@ -24,6 +24,13 @@ def _check(name, input, what="input"):
     return input
 
 
+def select(input, dim, index):
+    """input's elements at the NumPy int `index` along `dim` (an
+    index_select; the index lives where `input` does)."""
+    return _harp.index_select(input, dim, _harp.from_numpy(
+        np.ascontiguousarray(index, dtype=np.int64), input.device))
+
+
 def _dim(op, dim, rank):
     if not -rank <= dim < rank:
         raise HarpError("%s: dim %d is out of range for a tensor of %d dims"
@@ -57,8 +64,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     flat = moved.reshape(*moved.shape[:-2], n1 * n2)
     steps = np.arange(length, dtype=np.int64)
     index = (steps + row) * n2 + steps + col
-    return _harp.index_select(flat, flat.ndim - 1,
-                              _harp.from_numpy(index, "cpu"))
+    return select(flat, flat.ndim - 1, index)
 
 
 def tile(input, dims):

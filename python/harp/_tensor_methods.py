@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _harp
 from ._harp import DType, HarpError, Tensor
-from ._einsum import diagonal, tile
+from ._einsum import diagonal, select, tile
 
 __all__ = ["install"]
 
@@ -726,8 +726,7 @@ def _advanced_getitem(native):
                                          else values.min(), size))
             flat = np.where(values < 0, values + size, values).reshape(-1)
             shape = values.shape
-        picked = _harp.index_select(view, dim, _harp.from_numpy(
-            flat.astype(np.int64), self.device))
+        picked = select(view, dim, flat)
         return picked.reshape(*view.shape[:dim], *shape,
                               *view.shape[dim + 1:])
     __getitem__.__doc__ = native.__doc__

@@ -327,12 +327,13 @@ static Value widenBooleans(OpBuilder &b, Location loc, Value source) {
       .getResult(0);
 }
 
-/// The `i8` twin of `source`, a bool tensor an element-wise kernel (all
-/// loops parallel, its result not read in the body) or an element-wise
-/// map_reduce computes, or a reshape or slice of one: that kernel built again
-/// yielding its bool extended to `i8`, and the reshape or slice applied to it;
-/// null otherwise. The original kernel stays for its other readers (and is
-/// erased as dead where it has none).
+/// The `i8` twin of `source`, a bool tensor an element-wise map_reduce
+/// computes, or a reshape or slice of one: that map_reduce's kernel built
+/// yielding its bool extended to `i8`, and the reshape or slice applied to
+/// it; null otherwise. The conversion rewrites readers before their
+/// producers (the greedy driver works bottom-up), so the producer is still
+/// a map_reduce here; it becomes its own kernel for its other readers (and
+/// is erased as dead where it has none).
 static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
   auto i8Of = [&](Type type) {
     return cast<RankedTensorType>(type).clone(b.getI8Type());
@@ -363,8 +364,6 @@ static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
                       .getResult()
                 : Value();
   }
-  // Not converted yet (the conversion visits readers first): the
-  // map_reduce's kernel built yielding i8.
   if (auto producer = source.getDefiningOp<MapReduceOp>()) {
     if (!producer.getDims().empty() || !producer.getType().hasStaticShape())
       return {};
@@ -377,32 +376,7 @@ static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
           return arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), bit);
         });
   }
-  auto producer = source.getDefiningOp<linalg::GenericOp>();
-  if (!producer || producer->getNumResults() != 1 ||
-      !producer.hasPureTensorSemantics() ||
-      producer.getNumReductionLoops() != 0 ||
-      producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)))
-    return {};
-  auto type = cast<RankedTensorType>(source.getType());
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), b.getI8Type());
-  Block *body = producer.getBody();
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), producer.getDpsInputs(), init,
-             producer.getIndexingMapsArray(), producer.getIteratorTypesArray(),
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               IRMapping mapping;
-               for (unsigned i = 0, e = producer.getNumDpsInputs(); i < e; ++i)
-                 mapping.map(body->getArgument(i), args[i]);
-               for (Operation &op : body->without_terminator())
-                 nb.clone(op, mapping);
-               Value bit = mapping.lookupOrDefault(
-                   body->getTerminator()->getOperand(0));
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), bit)
-                       .getResult());
-             })
-      .getResult(0);
+  return {};
 }
 
 /// Whether reverseFlippedDims copies an operand of `elements` elements in a

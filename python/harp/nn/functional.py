@@ -10,6 +10,7 @@ import numbers as _numbers
 import numpy as _np
 
 from .. import _harp
+from .._einsum import select as _select
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
@@ -549,12 +550,6 @@ def one_hot(tensor, num_classes=-1):
     if num_classes < 0:
         num_classes = int(tensor.max().item()) + 1
     return tensor.unsqueeze(-1).eq(arange(num_classes, dtype=tensor.dtype)).astype(int64)
-
-
-def _select(input, dim, index):
-    """input's elements at the (NumPy int) `index` along `dim`."""
-    return _harp.index_select(input, dim, _harp.from_numpy(
-        _np.ascontiguousarray(index, dtype=_np.int64), input.device))
 
 
 def _pad_index(mode, size, before, after):
