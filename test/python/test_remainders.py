@@ -567,3 +567,16 @@ def test_integer_power_edges():
     np.testing.assert_allclose(f.numpy(), np.abs(x) ** 2.5 * np.where(x < 0, np.nan, 1))
     r = 2 ** harp.tensor(np.arange(5))
     assert r.dtype == harp.int64 and r.numpy().tolist() == [1, 2, 4, 8, 16]
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("t,b,o,c", [(13, 5, 17, 33), (9, 3, 40, 70), (33, 4, 24, 16),
+                                     (64, 2, 16, 1)])
+def test_weight_gradient_over_transposed_loops(dtype, t, b, o, c):
+    # A weight gradient summed over two dims that its operands hold in
+    # opposite orders (attention's per-head dW, dY[t, b, o] against
+    # x[b, t, c]): the left operand is copied with its k dims in the right
+    # one's order and the two become one k loop.
+    check(dtype, lambda d, x: harp.einsum("tbo,btc->oc", d, x),
+          lambda d, x: torch.einsum("tbo,btc->oc", d, x),
+          (t, b, o), (b, t, c), seed=t + o, tol_scale=10)

@@ -46,3 +46,30 @@ func.func @batched(%a: tensor<4x64x32xf32>, %b: tensor<4x32x64xf32>, %init: tens
   } -> tensor<4x64x64xf32>
   return %r : tensor<4x64x64xf32>
 }
+
+// -----
+
+// A per-head weight gradient of attention, dW[o, c] summed over
+// dY[t, b, o] x[b, t, c] with the loops (t, b): the left operand, read
+// along m, is copied with its k dims in the order the right operand reads
+// them ([o, b, t]), the k loops are interchanged into that order, and the
+// two become one k of 1024 over x read as 1024 consecutive rows (in the
+// loops' order, x's rows would be 64 apart at every k step).
+// CHECK-LABEL: func.func @weight_gradient_loops_transposed
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<64x16x128xf32>) outs(%{{.*}} : tensor<128x16x64xf32>)
+// CHECK-DAG: %[[AK:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0], [1, 2]] : tensor<128x16x64xf32> into tensor<128x1024xf32>
+// CHECK-DAG: %[[X:.*]] = tensor.collapse_shape %arg1 {{\[}}[0, 1], [2]] : tensor<16x64x128xf32> into tensor<1024x128xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[AK]], %[[X]] : tensor<128x1024xf32>, tensor<1024x128xf32>)
+#dy = affine_map<(o, c, t, b) -> (t, b, o)>
+#xt = affine_map<(o, c, t, b) -> (b, t, c)>
+#wt = affine_map<(o, c, t, b) -> (o, c)>
+func.func @weight_gradient_loops_transposed(%dy: tensor<64x16x128xf32>, %x: tensor<16x64x128xf32>, %init: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %r = linalg.generic {indexing_maps = [#dy, #xt, #wt], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%dy, %x : tensor<64x16x128xf32>, tensor<16x64x128xf32>) outs(%init : tensor<128x128xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<128x128xf32>
+  return %r : tensor<128x128xf32>
+}

@@ -73,7 +73,11 @@ def HarpPackContractionsPass : Pass<"harp-pack-contractions", "func::FuncOp"> {
     batch) is copied with its k dims innermost, the others in their order,
     where consecutive k are a cache line (64 bytes) or more apart: in place,
     the register tile's k loop would load its elements of A from a line of
-    their own at every k.
+    their own at every k. Its k dims are copied in the order the right
+    operand reads them and the k loops interchanged into that order, so that
+    k dims held in opposite orders (attention's per-head weight gradient,
+    `dY[t, b, h, e]` against `x[b, t, c]`) become one k loop too, over rows
+    of B read one after the other.
 
     A correlation, a sum of products that reads one operand through a
     window whose reduced dims span more than its parallel ones (a
