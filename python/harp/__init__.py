@@ -56,10 +56,13 @@ from ._functions import (  # noqa: F401
     tan, tanh, transpose, trunc, unsqueeze, var)
 from ._einsum import diagonal, einsum, tensordot, tile  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from . import serialization  # noqa: E402
+from .serialization import load, save  # noqa: E402,F401
 
 # PyTorch's Tensor methods written in Python (harp/_tensor_methods.py) join
-# the native ones.
+# the native ones; tensors pickle by value (harp/serialization.py).
 _tensor_methods.install()
+serialization.install()
 
 # Ops built from Python carry the caller's file and line: frames inside
 # this package are skipped.
