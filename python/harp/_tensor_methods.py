@@ -23,6 +23,7 @@ import numpy as np
 from . import _harp
 from ._harp import DType, HarpError, Tensor
 from ._einsum import diagonal, select, tile
+from . import _scatter
 
 __all__ = ["install"]
 
@@ -733,6 +734,68 @@ def _advanced_getitem(native):
     return __getitem__
 
 
+def _in_place(self, op, value):
+    """`value` as the tensor's new value: written with copy_ on a leaf, a
+    new binding of the tensor otherwise (as __setitem__)."""
+    if self.is_leaf:
+        return _write(self, op, value)
+    self._rebind(value)
+    return self
+
+
+def scatter(self, dim, index, src=None, value=None, *, reduce=None):
+    """torch.Tensor.scatter (harp.scatter): src or value written at index."""
+    return _scatter.scatter(self, dim, index, src, value, reduce=reduce)
+
+
+def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    """scatter in place."""
+    return _in_place(self, "scatter_", _scatter.scatter(self, dim, index, src, value,
+                                                        reduce=reduce))
+
+
+def scatter_add(self, dim, index, src):
+    """torch.Tensor.scatter_add: src added at index (a new tensor)."""
+    from . import scatter_add as function
+    return function(self, dim, index, src)
+
+
+def scatter_add_(self, dim, index, src):
+    """scatter_add in place."""
+    return _in_place(self, "scatter_add_", scatter_add(self, dim, index, src))
+
+
+def index_add(self, dim, index, source, *, alpha=1):
+    """torch.Tensor.index_add (harp.index_add)."""
+    return _scatter.index_add(self, dim, index, source, alpha=alpha)
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """index_add in place."""
+    return _in_place(self, "index_add_", _scatter.index_add(self, dim, index, source,
+                                                            alpha=alpha))
+
+
+def index_copy(self, dim, index, source):
+    """torch.Tensor.index_copy (harp.index_copy)."""
+    return _scatter.index_copy(self, dim, index, source)
+
+
+def index_copy_(self, dim, index, source):
+    """index_copy in place."""
+    return _in_place(self, "index_copy_", _scatter.index_copy(self, dim, index, source))
+
+
+def index_fill(self, dim, index, value):
+    """torch.Tensor.index_fill (harp.index_fill)."""
+    return _scatter.index_fill(self, dim, index, value)
+
+
+def index_fill_(self, dim, index, value):
+    """index_fill in place."""
+    return _in_place(self, "index_fill_", _scatter.index_fill(self, dim, index, value))
+
+
 def _augmented(op, inplace, compute):
     """`a op= b` as torch's: in place on a leaf (a parameter updated by hand
     under no_grad), a new tensor bound to the name otherwise (harp's
@@ -766,6 +829,10 @@ _METHODS = {
     "div_": div_, "clamp_": clamp_, "masked_fill_": masked_fill_,
     "normal_": normal_, "uniform_": uniform_, "data": _data,
     "diagonal": diagonal, "tile": tile, "__setitem__": __setitem__,
+    "scatter": scatter, "scatter_": scatter_, "scatter_add": scatter_add,
+    "scatter_add_": scatter_add_, "index_add": index_add, "index_add_": index_add_,
+    "index_copy": index_copy, "index_copy_": index_copy_, "index_fill": index_fill,
+    "index_fill_": index_fill_,
 }
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "int": "int32",
