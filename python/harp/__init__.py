@@ -56,6 +56,7 @@ from ._functions import (  # noqa: F401
     tan, tanh, transpose, trunc, unsqueeze, var)
 from ._einsum import diagonal, einsum, tensordot, tile  # noqa: E402,F401
 from ._scatter import index_add, index_copy, index_fill, scatter  # noqa: E402,F401
+from ._sort import argsort, msort, sort, topk  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401

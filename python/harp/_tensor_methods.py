@@ -23,7 +23,7 @@ import numpy as np
 from . import _harp
 from ._harp import DType, HarpError, Tensor
 from ._einsum import diagonal, select, tile
-from . import _scatter
+from . import _scatter, _sort
 
 __all__ = ["install"]
 
@@ -796,6 +796,42 @@ def index_fill_(self, dim, index, value):
     return _in_place(self, "index_fill_", _scatter.index_fill(self, dim, index, value))
 
 
+def __float__(self):
+    """float(t) of a one-element tensor (torch's), through item()."""
+    return float(self.item())
+
+
+def __int__(self):
+    """int(t) of a one-element tensor (truncated, as torch's)."""
+    return int(self.item())
+
+
+def __complex__(self):
+    """complex(t) of a one-element tensor."""
+    return complex(self.item())
+
+
+def __index__(self):
+    """operator.index(t) of a one-element integer tensor (as a list index or
+    a range bound), as torch's; float tensors raise TypeError."""
+    if _kind(self.dtype) not in (0, 1):
+        raise TypeError("only integer tensors of a single element can be converted to an "
+                        "index, got %s" % self.dtype.name)
+    return int(self.item())
+
+
+def __format__(self, spec):
+    """format(t, spec): a one-element tensor formats as its number
+    ('{:.3f}'.format(loss)), as torch's; others as their repr with an
+    empty spec."""
+    if spec and self.numel() == 1:
+        return format(self.item(), spec)
+    if spec:
+        raise TypeError("unsupported format string %r for a tensor of %d elements"
+                        % (spec, self.numel()))
+    return str(self)
+
+
 def _augmented(op, inplace, compute):
     """`a op= b` as torch's: in place on a leaf (a parameter updated by hand
     under no_grad), a new tensor bound to the name otherwise (harp's
@@ -833,6 +869,9 @@ _METHODS = {
     "scatter_add_": scatter_add_, "index_add": index_add, "index_add_": index_add_,
     "index_copy": index_copy, "index_copy_": index_copy_, "index_fill": index_fill,
     "index_fill_": index_fill_,
+    "__float__": __float__, "__int__": __int__, "__complex__": __complex__,
+    "__index__": __index__, "__format__": __format__,
+    "sort": _sort.sort, "argsort": _sort.argsort, "msort": _sort.msort, "topk": _sort.topk,
 }
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "int": "int32",
