@@ -38,7 +38,7 @@ from .random import (Generator, default_generator, get_rng_state,  # noqa: F401
                      initial_seed, manual_seed, seed, set_rng_state)
 from ._ops import _placed  # noqa: E402
 from ._ops import (bernoulli, broadcast_to, chunk, cumprod, cumsum,  # noqa: F401
-                   full_like, index_select, normal, ones_like, rand,
+                   full_like, index_select, multinomial, normal, ones_like, rand,
                    rand_like, randint, randint_like, randn, randn_like,
                    repeat_interleave, roll, split, stack, take_along_dim, tril,
                    triu, unbind, zeros_like)
@@ -109,7 +109,8 @@ __all__ = [
     "tensor", "tensordot", "tile", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
     "unfold", "view_as_complex", "view_as_real", "where", "zeros",
     "zeros_like", "cdouble", "cfloat", "device", "double", "long", "short",
-    "utils",
+    "utils", "save", "load", "scatter", "index_add", "index_copy", "index_fill", "sort",
+    "argsort", "msort", "topk", "multinomial", "serialization",
 ] + [name for name in _functions.__all__ if name not in _functions.BUILTIN_NAMES]
 
 # Names that would hide Python's builtins, in this module and under

@@ -237,6 +237,45 @@ def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None, seed=None):
     return z * std + mean
 
 
+def multinomial(input, num_samples, replacement=False, *, generator=None, seed=None):
+    """torch.multinomial: `num_samples` category indices (int64) per row of
+    `input` ([C] or [N, C] non-negative weights, not necessarily summing to
+    one), drawn with or without replacement; fresh on every call as rand's.
+    With replacement (or one sample), each draw inverts the rows' cumulative
+    distribution at a uniform number; without, the categories of the
+    num_samples largest log(w) + Gumbel noise, which draws them as
+    successive samples without replacement would."""
+    from . import Tensor, float64, HarpError, cumsum, log, topk
+    if not isinstance(input, Tensor):
+        raise TypeError("multinomial: input must be a harp tensor, got %s"
+                        % type(input).__name__)
+    if input.ndim not in (1, 2) or not input.dtype.name.startswith("float"):
+        raise HarpError("multinomial: input must be a 1-d or 2-d float tensor of weights, "
+                        "got %s %s" % (input.dtype.name, list(input.shape)))
+    classes = int(input.shape[-1])
+    if not isinstance(num_samples, int) or num_samples <= 0:
+        raise HarpError("multinomial: num_samples must be a positive int, got %r"
+                        % (num_samples,))
+    if not replacement and num_samples > classes:
+        raise HarpError("multinomial: cannot draw %d samples without replacement from %d "
+                        "categories" % (num_samples, classes))
+    rows = input if input.ndim == 2 else input.unsqueeze(0)
+    n = int(rows.shape[0])
+    weights = rows.to(float64)
+    if replacement or num_samples == 1:
+        cdf = cumsum(weights, 1)
+        total = cdf.narrow(1, classes - 1, 1)
+        u = _harp.rand_seeded(float64, [n, num_samples], _seed_of(generator, seed)) * total
+        # The category is the number of cumulative weights at or below u.
+        below = (cdf.unsqueeze(1) <= u.unsqueeze(2)).to(float64).sum(2)
+        drawn = below.clamp(0.0, float(classes - 1)).to(_harp.DType.int64)
+    else:
+        u = _harp.rand_seeded(float64, [n, classes], _seed_of(generator, seed))
+        gumbel = -log(-log(u.clamp(1e-300, 1.0)))
+        drawn = topk(log(weights) + gumbel, num_samples, dim=1).indices
+    return drawn if input.ndim == 2 else drawn.squeeze(0)
+
+
 def bernoulli(input, p=None, generator=None, seed=None):
     """0 or 1 in input's shape and dtype, 1 with probability `p` (a number)
     or, without `p`, the element of input (torch.bernoulli)."""

@@ -24,6 +24,7 @@ from . import _harp
 from ._harp import DType, HarpError, Tensor
 from ._einsum import diagonal, select, tile
 from . import _scatter, _sort
+from ._ops import multinomial as _multinomial
 
 __all__ = ["install"]
 
@@ -832,6 +833,12 @@ def __format__(self, spec):
     return str(self)
 
 
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """torch.Tensor.multinomial (harp.multinomial): category indices drawn
+    from the rows' weights."""
+    return _multinomial(self, num_samples, replacement, generator=generator)
+
+
 def _augmented(op, inplace, compute):
     """`a op= b` as torch's: in place on a leaf (a parameter updated by hand
     under no_grad), a new tensor bound to the name otherwise (harp's
@@ -871,6 +878,7 @@ _METHODS = {
     "index_fill_": index_fill_,
     "__float__": __float__, "__int__": __int__, "__complex__": __complex__,
     "__index__": __index__, "__format__": __format__,
+    "multinomial": multinomial,
     "sort": _sort.sort, "argsort": _sort.argsort, "msort": _sort.msort, "topk": _sort.topk,
 }
 

@@ -290,3 +290,87 @@ def test_reductions_of_constant_tensors():
     assert harp.full((2, 3), 1.5, dtype=harp.float64).prod().item() == 1.5 ** 6
     np.testing.assert_array_equal(harp.ones(4, 5).amax(dim=1).numpy(), np.ones(4))
     assert harp.ones(2, 3, dtype=harp.int64).sum().item() == 6
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("shape", [(5, 4), (3, 4, 2), (4,)], ids=str)
+def test_class_weights(reduction, shape):
+    # weight= of nll_loss and cross_entropy (class indices with ignore_index
+    # and label smoothing, class probabilities), as torch's: "mean" divides
+    # by the weights of the targets counted.
+    classes = shape[1] if len(shape) > 1 else shape[0]
+    w = np.random.default_rng(20).uniform(0.2, 2.0, size=classes)
+    rng = np.random.default_rng(21)
+    target_shape = (shape[0],) + shape[2:] if len(shape) > 1 else ()
+    target = rng.integers(0, classes, size=target_shape)
+    if len(shape) > 1:
+        target.flat[0] = 1  # ignored below
+    hw, tw = harp.tensor(w), torch.tensor(w)
+    for kw in (dict(reduction=reduction), dict(reduction=reduction, ignore_index=1)):
+        both(lambda x: HF.nll_loss(x, harp.tensor(target), weight=hw, **kw),
+             lambda x: F.nll_loss(x, torch.tensor(target), weight=tw, **kw),
+             sample(*shape, seed=22))
+        both(lambda x: HF.cross_entropy(x, harp.tensor(target), hw, **kw),
+             lambda x: F.cross_entropy(x, torch.tensor(target), tw, **kw),
+             sample(*shape, seed=23))
+        both(lambda x: HF.cross_entropy(x, harp.tensor(target), weight=hw, label_smoothing=0.15,
+                                        **kw),
+             lambda x: F.cross_entropy(x, torch.tensor(target), weight=tw, label_smoothing=0.15,
+                                       **kw),
+             sample(*shape, seed=24))
+    batch = shape[:1] + shape[2:] if len(shape) > 1 else None
+    probs = np.random.default_rng(25).dirichlet(np.ones(classes), size=batch)
+    if len(shape) > 1:
+        probs = np.moveaxis(probs, -1, 1)
+    both(lambda x, p: HF.cross_entropy(x, p, weight=hw, reduction=reduction, label_smoothing=0.1),
+         lambda x, p: F.cross_entropy(x, p, weight=tw, reduction=reduction, label_smoothing=0.1),
+         sample(*shape, seed=26), probs)
+    # The modules keep the weight as torch's buffer.
+    both(lambda x: harp.nn.CrossEntropyLoss(weight=hw, reduction=reduction)(x, harp.tensor(target)),
+         lambda x: torch.nn.CrossEntropyLoss(weight=tw, reduction=reduction)(x, torch.tensor(target)),
+         sample(*shape, seed=27))
+    assert "weight" in dict(harp.nn.NLLLoss(weight=hw).named_buffers())
+
+
+def test_binary_cross_entropy_weights():
+    p = sample(4, 3, seed=30, low=0.05, high=0.95)
+    t = np.random.default_rng(31).integers(0, 2, size=(4, 3)).astype(np.float64)
+    w = sample(4, 3, seed=32, low=0.5, high=2.0)
+    pos = sample(3, seed=33, low=0.5, high=3.0)
+    for reduction in ("mean", "sum", "none"):
+        both(lambda x: HF.binary_cross_entropy(x, harp.tensor(t), harp.tensor(w),
+                                               reduction=reduction),
+             lambda x: F.binary_cross_entropy(x, torch.tensor(t), torch.tensor(w),
+                                              reduction=reduction), p)
+        both(lambda x: HF.binary_cross_entropy_with_logits(
+                 x, harp.tensor(t), weight=harp.tensor(w), reduction=reduction,
+                 pos_weight=harp.tensor(pos)),
+             lambda x: F.binary_cross_entropy_with_logits(
+                 x, torch.tensor(t), weight=torch.tensor(w), reduction=reduction,
+                 pos_weight=torch.tensor(pos)), sample(4, 3, seed=34))
+
+
+def test_class_weight_errors():
+    x = harp.tensor(sample(3, 4))
+    y = harp.tensor(np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match=r"cross_entropy: weight must be a 1-d tensor of the 4 "
+                                         r"classes, got shape \[3\]"):
+        HF.cross_entropy(x, y, weight=harp.ones(3))
+    with pytest.raises(TypeError, match="nll_loss: weight must be a harp tensor"):
+        HF.nll_loss(x, y, weight=[1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="NLLLoss: weight must be a 1-d tensor"):
+        harp.nn.NLLLoss(weight=harp.ones(2, 2))
+
+
+def test_class_weights_every_target_ignored():
+    # torch: a NaN mean with a zero gradient.
+    x = sample(2, 3, seed=40)
+    hx = harp.tensor(x, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    w = np.array([1.0, 2.0, 0.5])
+    h = HF.nll_loss(hx, harp.tensor(np.array([1, 1])), weight=harp.tensor(w), ignore_index=1)
+    t = F.nll_loss(tx, torch.tensor([1, 1]), weight=torch.tensor(w), ignore_index=1)
+    assert np.isnan(h.item()) and np.isnan(t.item())
+    h.backward()
+    t.backward()
+    np.testing.assert_array_equal(hx.grad.numpy(), tx.grad.numpy())

@@ -301,9 +301,10 @@ def test_bce_losses(reduction):
                x, t)
 
 
-def test_class_weights_are_refused():
-    with pytest.raises(ValueError, match="CrossEntropyLoss: class weights"):
-        nn.CrossEntropyLoss(weight=harp.tensor(np.ones(3, np.float32)))
+def test_class_weights_are_a_buffer():
+    # Values against torch: test_losses_reductions.py::test_class_weights.
+    loss = nn.CrossEntropyLoss(weight=harp.tensor(np.array([1.0, 2.0, 3.0], np.float32)))
+    np.testing.assert_array_equal(dict(loss.named_buffers())["weight"].numpy(), [1, 2, 3])
 
 
 #===------------------------------------------------------------------------===#

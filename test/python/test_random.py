@@ -18,6 +18,8 @@ SAMPLERS = {
     "normal_tensors": lambda **kw: harp.normal(harp.zeros(3, 1), harp.ones(1, 5), **kw),
     "bernoulli": lambda **kw: harp.bernoulli(harp.full((3, 5), 0.5), **kw),
     "dropout": lambda **kw: F.dropout(harp.ones(3, 5), 0.5, **kw),
+    "multinomial": lambda **kw: harp.multinomial(harp.ones(3, 10), 5, True, **kw),
+    "multinomial_without": lambda **kw: harp.multinomial(harp.ones(3, 10), 5, **kw),
 }
 
 
@@ -143,3 +145,36 @@ def test_argument_errors():
         harp.randn(3, dtype=harp.int32)
     with pytest.raises(TypeError, match="need size"):
         harp.normal(0.0, 1.0)
+
+
+def test_multinomial_distribution():
+    # Frequencies of 40000 draws from weights (not normalized, one zero)
+    # within 4 standard errors of the probabilities, with and without
+    # replacement (one draw each: the same distribution), 1-d and 2-d.
+    weights = np.array([1.0, 0.0, 3.0, 0.5, 5.5])
+    p = weights / weights.sum()
+    harp.manual_seed(0)
+    for replacement in (True, False):
+        rows = harp.tensor(np.tile(weights, (40000, 1)))
+        drawn = harp.multinomial(rows, 1, replacement).numpy().ravel()
+        assert drawn.dtype == np.int64
+        counts = np.bincount(drawn, minlength=5) / drawn.size
+        assert counts[1] == 0
+        assert np.all(np.abs(counts - p) <= 4 * np.sqrt(p * (1 - p) / drawn.size) + 1e-9), counts
+    drawn = harp.multinomial(harp.tensor(weights), 20000, replacement=True).numpy()
+    np.testing.assert_allclose(np.bincount(drawn, minlength=5) / drawn.size, p, atol=0.02)
+    # Without replacement: distinct categories per row, never the zero one.
+    drawn = harp.tensor(np.tile(weights, (200, 1))).multinomial(4).numpy()
+    assert all(len(set(row)) == 4 and 1 not in row for row in drawn)
+    # The first of them is a draw from p; the second from p without the first.
+    first = np.bincount(drawn[:, 0], minlength=5) / 200
+    assert first[4] > first[3] and first[2] > first[0]
+
+
+def test_multinomial_errors():
+    with pytest.raises(harp.HarpError, match="cannot draw 6 samples without replacement from 5"):
+        harp.multinomial(harp.ones(5), 6)
+    with pytest.raises(harp.HarpError, match="num_samples must be a positive int"):
+        harp.multinomial(harp.ones(5), 0)
+    with pytest.raises(harp.HarpError, match="1-d or 2-d float tensor of weights"):
+        harp.multinomial(harp.ones(2, 2, 2), 1)

@@ -153,32 +153,137 @@ def _legacy(size_average, reduce, reduction):
     return _legacy_reduction(size_average, reduce)
 
 
-def nll_loss(input, target, ignore_index=-100, reduction="mean"):
-    """-input[n, target[n]] for log-probabilities `input` [N, C, ...] and
-    integer class indices `target` [N, ...]; targets equal to ignore_index
-    count for nothing (and not in the mean)."""
-    return _harp.nn.nll_loss(input, target, int(ignore_index), reduction)
+def _class_weight(op, weight, input):
+    """`weight` checked as a class-weight vector of input's classes (dim 1,
+    or dim 0 of an unbatched [C] input), or None."""
+    if weight is None:
+        return None
+    if not isinstance(weight, _harp.Tensor):
+        raise TypeError("%s: weight must be a harp tensor, got %s" % (op, type(weight).__name__))
+    classes = int(input.shape[1] if input.ndim > 1 else input.shape[0])
+    if list(weight.shape) != [classes]:
+        raise ValueError("%s: weight must be a 1-d tensor of the %d classes, got shape %s"
+                         % (op, classes, list(weight.shape)))
+    if weight.dtype != input.dtype:
+        weight = weight.to(input.dtype)
+    return weight
 
 
-def cross_entropy(input, target, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
+def _target_weights(weight, target, ignore_index):
+    """weight[target] per target element, 0 where target is ignore_index."""
+    from .. import where, zeros_like
+    kept = target != ignore_index
+    safe = where(kept, target, zeros_like(target))
+    picked = weight.index_select(0, safe.reshape(-1)).reshape([int(d) for d in target.shape])
+    return where(kept, picked, zeros_like(picked))
+
+
+def _per_class(values, weight, input):
+    """values [N, C, ...] (or [C]) times weight along the class dim."""
+    if input.ndim <= 1:
+        return values * weight
+    return values * weight.reshape(*([1, -1] + [1] * (input.ndim - 2)))
+
+
+def _weighted_reduce(op, loss, weights, reduction):
+    """"mean" divides by the weights' sum: NaN where it is 0 (every target
+    ignored) with a gradient of 0, as torch's."""
+    if reduction == "mean":
+        from .. import tensor, where
+        total = weights.sum()
+        empty = total == 0
+        one = tensor(1.0, dtype=total.dtype)
+        nan = tensor(float("nan"), dtype=total.dtype)
+        zero = tensor(0.0, dtype=total.dtype)
+        return loss.sum() / where(empty, one, total) + where(empty, nan, zero)
+    return _reduce(loss, reduction, op)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """-weight[target[n]] input[n, target[n]] for log-probabilities `input`
+    [N, C, ...] and integer class indices `target` [N, ...], as torch's:
+    targets equal to ignore_index count for nothing, and "mean" divides by
+    the sum of the weights of the targets counted (their number without
+    `weight`)."""
+    reduction = _legacy(size_average, reduce, reduction)
+    weight = _class_weight("nll_loss", weight, input)
+    if weight is None:
+        return _harp.nn.nll_loss(input, target, int(ignore_index), reduction)
+    picked = _harp.nn.nll_loss(input, target, int(ignore_index), "none")
+    weights = _target_weights(weight, target, int(ignore_index))
+    return _weighted_reduce("nll_loss", picked * weights, weights, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
     """log_softmax over dim 1 and nll_loss, for class indices (integers
     [N, ...]) or class probabilities (the input's shape); label_smoothing
-    mixes the target with the uniform distribution, as torch's."""
-    return _harp.nn.cross_entropy(input, target, int(ignore_index),
-                                  float(label_smoothing), reduction)
+    mixes the target with the uniform distribution, and class weights
+    `weight` [C] weigh each class's terms, as torch's."""
+    reduction = _legacy(size_average, reduce, reduction)
+    weight = _class_weight("cross_entropy", weight, input)
+    if weight is None:
+        return _harp.nn.cross_entropy(input, target, int(ignore_index),
+                                      float(label_smoothing), reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError("cross_entropy: reduction must be 'mean', 'sum' or 'none', got %r"
+                         % (reduction,))
+    smoothing = float(label_smoothing)
+    class_dim = 1 if input.ndim > 1 else 0
+    classes = int(input.shape[class_dim])
+    log_p = log_softmax(input, class_dim)
+    if target.dtype.name.startswith("float"):
+        # Class probabilities: -sum_c w_c t_c log p_c per element; "mean"
+        # divides by the number of elements, weights or not (torch's).
+        if smoothing:
+            target = target * (1 - smoothing) + smoothing / classes
+        loss = -_per_class(log_p * target, weight, input).sum(class_dim)
+        return _reduce(loss, reduction, "cross_entropy")
+    picked = _harp.nn.nll_loss(log_p, target, int(ignore_index), "none")
+    weights = _target_weights(weight, target, int(ignore_index))
+    nll = picked * weights
+    if smoothing:
+        from .. import where, zeros_like
+        smooth = -_per_class(log_p, weight, input).sum(class_dim)
+        kept = target != int(ignore_index)
+        smooth = where(kept, smooth, zeros_like(smooth))
+        loss = nll * (1 - smoothing) + smooth * (smoothing / classes)
+    else:
+        loss = nll
+    return _weighted_reduce("cross_entropy", loss, weights, reduction)
 
 
-def binary_cross_entropy(input, target, reduction="mean"):
-    """-(t log p + (1 - t) log(1 - p)) for probabilities p, with each log
-    clamped at -100 as torch's."""
-    return _harp.nn.binary_cross_entropy(input, target, reduction)
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-w (t log p + (1 - t) log(1 - p)) for probabilities p, with each log
+    clamped at -100 as torch's; `weight` broadcasts against the input."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if weight is None:
+        return _harp.nn.binary_cross_entropy(input, target, reduction)
+    loss = _harp.nn.binary_cross_entropy(input, target, "none") * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean"):
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
     """binary_cross_entropy of sigmoid(input), computed stably:
-    max(x, 0) - x t + log(1 + exp(-|x|))."""
-    return _harp.nn.binary_cross_entropy_with_logits(input, target, reduction)
+    max(x, 0) - x t + log(1 + exp(-|x|)); `pos_weight` weighs the positive
+    term (broadcast along the last dim), `weight` every element, as
+    torch's."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if weight is None and pos_weight is None:
+        return _harp.nn.binary_cross_entropy_with_logits(input, target, reduction)
+    if pos_weight is None:
+        loss = _harp.nn.binary_cross_entropy_with_logits(input, target, "none")
+    else:
+        # softplus(-x) = log(1 + exp(-x)) = -log sigmoid(x), stably.
+        softplus = (-input).relu() + (-input.abs()).exp().log1p()
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * softplus
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):

@@ -1688,14 +1688,17 @@ class _Loss(Module):
 
 
 class _ClassLoss(_Loss):
-    """A loss over classes: class weights are not supported (weight must
-    be None); registered as torch's `weight` buffer."""
+    """A loss over classes with optional class weights [C], registered as
+    torch's `weight` buffer."""
 
     def __init__(self, weight, size_average, reduce, reduction):
         super().__init__(size_average, reduce, reduction)
         if weight is not None:
-            raise ValueError("%s: class weights are not supported" % type(self).__name__)
-        self.register_buffer("weight", None)
+            weight = _as_tensor(weight)
+            if len(weight.shape) != 1:
+                raise ValueError("%s: weight must be a 1-d tensor of class weights, got "
+                                 "shape %s" % (type(self).__name__, list(weight.shape)))
+        self.register_buffer("weight", weight)
 
 
 class MSELoss(_Loss):
@@ -1766,8 +1769,8 @@ class NLLLoss(_ClassLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        return F.nll_loss(input, _as_tensor(target), ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+        return F.nll_loss(input, _as_tensor(target), weight=self.weight,
+                          ignore_index=self.ignore_index, reduction=self.reduction)
 
 
 class CrossEntropyLoss(_ClassLoss):
@@ -1782,8 +1785,8 @@ class CrossEntropyLoss(_ClassLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, _as_tensor(target), ignore_index=self.ignore_index,
-                               reduction=self.reduction,
+        return F.cross_entropy(input, _as_tensor(target), weight=self.weight,
+                               ignore_index=self.ignore_index, reduction=self.reduction,
                                label_smoothing=self.label_smoothing)
 
 
@@ -1796,11 +1799,8 @@ class BCELoss(_Loss):
         self.register_buffer("weight", weight)
 
     def forward(self, input, target):
-        target = _as_tensor(target)
-        if self.weight is None:
-            return F.binary_cross_entropy(input, target, reduction=self.reduction)
-        loss = F.binary_cross_entropy(input, target, reduction="none") * self.weight
-        return F._reduce(loss, self.reduction, self._get_name())
+        return F.binary_cross_entropy(input, _as_tensor(target), weight=self.weight,
+                                      reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -1815,19 +1815,9 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        target = _as_tensor(target)
-        if self.weight is None and self.pos_weight is None:
-            return F.binary_cross_entropy_with_logits(input, target, reduction=self.reduction)
-        if self.pos_weight is None:
-            loss = F.binary_cross_entropy_with_logits(input, target, reduction="none")
-        else:
-            # softplus(-x) = log(1 + exp(-x)) = -log sigmoid(x), stably.
-            softplus = (-input).relu() + (-input.abs()).exp().log1p()
-            log_weight = (self.pos_weight - 1) * target + 1
-            loss = (1 - target) * input + log_weight * softplus
-        if self.weight is not None:
-            loss = loss * self.weight
-        return F._reduce(loss, self.reduction, self._get_name())
+        return F.binary_cross_entropy_with_logits(input, _as_tensor(target), weight=self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
 
 
 #===------------------------------------------------------------------------===#
