@@ -517,17 +517,30 @@ def div_(self, other, *, rounding_mode=None):
     return _write(self, "div_", div(self, other, rounding_mode=rounding_mode))
 
 
-def _clamped(op, self, min, max):
+def _clamped(op, self, min, max, native=None):
+    """self limited to [min, max], numbers (the native clamp) or tensors
+    (broadcast): as torch's, the gradient goes to self where min <= self <=
+    max, to min where self < min and to max where the result would exceed
+    max (max wins where min > max)."""
     if min is None and max is None:
         raise HarpError("%s: at least one of min and max must be given" % op)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        from . import where
         result = self
         if min is not None:
-            result = result.maximum(min)
+            result = where(result < min, min, result)
         if max is not None:
-            result = result.minimum(max)
+            result = where(result > max, max, result)
         return result
-    return self.clamp(min, max)
+    return (native or Tensor.clamp)(self, min, max)
+
+
+def _clamp_method(native):
+    def clamp(self, min=None, max=None):
+        return _clamped("clamp", self, min, max, native)
+    clamp.__doc__ = ("self limited to [min, max] (numbers or tensors; either may be None), "
+                     "as torch.Tensor.clamp; the gradient is 1 inside and at the bounds.")
+    return clamp
 
 
 def clamp_(self, min=None, max=None):
@@ -900,4 +913,7 @@ def install():
     Tensor.__getitem__ = _advanced_getitem(vars(Tensor)["__getitem__"])
     for name, dtype in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(name, dtype, vars(Tensor)[name]))
+    native_clamp = vars(Tensor)["clamp"]
+    Tensor.clamp = _clamp_method(native_clamp)
+    Tensor.clip = _clamp_method(native_clamp)
     _installed = True

@@ -210,6 +210,26 @@ def test_embedding_matches_torch():
     assert repr(hmod) == repr(tmod) == "Embedding(11, 5, padding_idx=2)"
 
 
+@pytest.mark.parametrize("kwargs", [dict(max_norm=1.0), dict(max_norm=0.5, norm_type=1.0),
+                                    dict(scale_grad_by_freq=True),
+                                    dict(max_norm=1.2, scale_grad_by_freq=True, padding_idx=0),
+                                    dict(sparse=True)], ids=str)
+def test_embedding_max_norm_and_scale_grad_by_freq(kwargs):
+    # max_norm renormalizes the rows picked in place (the weight itself
+    # changes, as torch's); scale_grad_by_freq divides each row's gradient
+    # by how often the batch picks it.
+    tmod, hmod = pair("Embedding", 6, 3, **kwargs)
+    idx = np.array([[1, 2, 2], [4, 1, 0]], np.int64)
+    tout, hout = tmod(torch.tensor(idx)), hmod(harp.tensor(idx))
+    close(hout, tout)
+    close(hmod.weight.detach(), tmod.weight.detach())
+    (tout ** 3).sum().backward()
+    (hout * hout * hout).sum().backward()
+    # sparse=True: torch's gradient is a sparse tensor, harp's dense.
+    close(hmod.weight.grad, tmod.weight.grad.to_dense())
+    assert repr(hmod) == repr(tmod)
+
+
 def test_embedding_init_and_from_pretrained():
     nn.init.manual_seed(3)
     emb = nn.Embedding(400, 50, padding_idx=-1)

@@ -667,3 +667,30 @@ def test_constructors_take_device_and_requires_grad():
     with harp.no_grad():
         w.zero_()  # a leaf: writable, as torch.randn(3, requires_grad=True) under no_grad
     np.testing.assert_array_equal(w.numpy(), np.zeros(3))
+
+
+def test_clamp_with_tensor_bounds_as_torch():
+    # Tensor bounds broadcast; the gradient goes to self inside [min, max]
+    # and at the bounds, to min below it, to max above it (max wins where
+    # min > max), for clamp, clip and harp.clamp alike.
+    x = np.array([[-2.0, 0.5, 1.0, 3.0], [0.0, 0.2, 5.0, -1.0]])
+    lo = np.array([0.0, 0.5, 0.0, 4.0])
+    hi = np.array([1.0, 2.0, 0.5, 2.0])
+    for name in ("clamp", "clip", "function"):
+        hs = [harp.tensor(a, requires_grad=True) for a in (x, lo, hi)]
+        ts = [torch.tensor(a, requires_grad=True) for a in (x, lo, hi)]
+        if name == "function":
+            h, t = harp.clamp(*hs), torch.clamp(*ts)
+        else:
+            h, t = getattr(hs[0], name)(hs[1], hs[2]), getattr(ts[0], name)(ts[1], ts[2])
+        np.testing.assert_array_equal(h.numpy(), t.detach().numpy())
+        (h * h).sum().backward()
+        (t * t).sum().backward()
+        for a, b in zip(hs, ts):
+            np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+    hx = harp.tensor(x)
+    np.testing.assert_array_equal(hx.clamp(max=harp.tensor(hi)).numpy(),
+                                  torch.tensor(x).clamp(max=torch.tensor(hi)).numpy())
+    np.testing.assert_array_equal(hx.clamp(min=0.0).numpy(), np.maximum(x, 0))
+    with pytest.raises(harp.HarpError, match="clamp: at least one of min and max"):
+        hx.clamp()

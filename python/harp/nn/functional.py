@@ -628,13 +628,40 @@ def dropout(input, p=0.5, training=True, inplace=False, seed=None,
                             _next_seed(generator, seed))
 
 
-def embedding(input, weight, padding_idx=None):
+def _renorm_rows(input, weight, max_norm, norm_type):
+    """torch's max_norm: the rows of `weight` that `input` picks and whose
+    norm exceeds max_norm are scaled to max_norm / (norm + 1e-7) times
+    themselves, in place and outside the graph."""
+    from .. import no_grad, ones_like, scatter_add, where, zeros
+    from .._tensor_methods import _in_place
+    rows = int(weight.shape[0])
+    with no_grad():
+        flat = input.reshape(-1)
+        hit = scatter_add(zeros(rows, dtype=weight.dtype), 0, flat,
+                          ones_like(flat, dtype=weight.dtype)) > 0
+        norms = weight.detach().norm(float(norm_type), 1, True)
+        over = hit.reshape(rows, 1) & (norms > float(max_norm))
+        scaled = weight.detach() * (float(max_norm) / (norms + 1e-7))
+        _in_place(weight, "embedding", where(over, scaled, weight.detach()))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
     """Rows of weight [num_embeddings, dim] picked by the integer indices
     `input` (any shape): the result is input.shape + [dim]. The row
-    padding_idx gets no gradient, as torch's."""
+    padding_idx gets no gradient; with max_norm, the rows picked whose
+    norm_type-norm exceeds it are renormalized in place first; with
+    scale_grad_by_freq, each row's gradient is divided by how often the
+    batch picks it; as torch's. `sparse` is accepted: harp's gradient is
+    dense (the same values)."""
     if len(weight.shape) != 2:
         raise ValueError("embedding: weight must be [num_embeddings, dim], got %s"
                          % list(weight.shape))
+    if max_norm is not None:
+        if not isinstance(max_norm, (int, float)) or max_norm <= 0:
+            raise ValueError("embedding: max_norm must be a positive number, got %r"
+                             % (max_norm,))
+        _renorm_rows(input, weight, max_norm, norm_type)
     rows, dim = weight.shape
     if padding_idx is not None:
         if padding_idx < 0:
@@ -645,7 +672,17 @@ def embedding(input, weight, padding_idx=None):
         keep = arange(rows).ne(padding_idx).reshape(rows, 1)
         weight = _harp.where(keep, weight, weight.detach())
     flat = input.reshape(-1, 1).expand(-1, dim)
-    return _harp.gather(weight, flat, 0).reshape(list(input.shape) + [dim])
+    picked = _harp.gather(weight, flat, 0).reshape(list(input.shape) + [dim])
+    if not scale_grad_by_freq:
+        return picked
+    from .. import ones_like, scatter_add, zeros
+    index = input.reshape(-1)
+    counts = scatter_add(zeros(int(rows), dtype=weight.dtype), 0, index,
+                         ones_like(index, dtype=weight.dtype))
+    per = counts.index_select(0, index).reshape(list(input.shape) + [1])
+    # The same values; the gradient through `picked` divided by the count.
+    frozen = picked.detach()
+    return frozen + (picked - frozen) / per
 
 
 def one_hot(tensor, num_classes=-1):

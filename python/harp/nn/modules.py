@@ -922,9 +922,9 @@ class Embedding(Module):
                                  "(%d)" % (padding_idx, num_embeddings))
             if padding_idx < 0:
                 padding_idx += num_embeddings
-        if max_norm is not None or scale_grad_by_freq or sparse:
-            raise ValueError("Embedding: max_norm, scale_grad_by_freq and sparse are "
-                             "not supported")
+        if max_norm is not None and (not isinstance(max_norm, (int, float)) or max_norm <= 0):
+            raise ValueError("Embedding: max_norm must be a positive number, got %r"
+                             % (max_norm,))
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = padding_idx
@@ -962,12 +962,21 @@ class Embedding(Module):
                    sparse, _weight=_to_numpy(embeddings), _freeze=freeze)
 
     def forward(self, input):
-        return F.embedding(_as_tensor(input), self.weight, self.padding_idx)
+        return F.embedding(_as_tensor(input), self.weight, self.padding_idx, self.max_norm,
+                           self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
         s = "%s, %s" % (self.num_embeddings, self.embedding_dim)
         if self.padding_idx is not None:
             s += ", padding_idx=%s" % self.padding_idx
+        if self.max_norm is not None:
+            s += ", max_norm=%s" % self.max_norm
+        if self.norm_type != 2:
+            s += ", norm_type=%s" % self.norm_type
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        if self.sparse:
+            s += ", sparse=True"
         return s
 
 
