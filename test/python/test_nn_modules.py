@@ -489,6 +489,65 @@ def test_transformer_encoder_masks():
         close(hparams[name].grad, tp.grad, what=name)
 
 
+@pytest.mark.parametrize("options", [dict(), dict(norm_first=True, batch_first=True)],
+                         ids=["post-norm", "pre-norm-batch-first"])
+def test_transformer_decoder_layer_with_masks(options):
+    torch.manual_seed(0)
+    tmod = torch.nn.TransformerDecoderLayer(8, 2, dim_feedforward=12, dropout=0.0, **options)
+    hmod = nn.TransformerDecoderLayer(8, 2, dim_feedforward=12, dropout=0.0, **options)
+    assert list(hmod.state_dict()) == list(tmod.state_dict())
+    assert [n for n, _ in hmod.named_children()] == [n for n, _ in tmod.named_children()]
+    copy_state(tmod, hmod)
+    batch_first = options.get("batch_first", False)
+    tgt = rand(*((2, 4, 8) if batch_first else (4, 2, 8)))
+    memory = rand(*((2, 5, 8) if batch_first else (5, 2, 8)))
+    causal = np.triu(np.ones((4, 4), bool), k=1)
+    padding = np.zeros((2, 5), bool)
+    padding[0, 4:] = True
+    hs = [harp.tensor(a, requires_grad=True) for a in (tgt, memory)]
+    ts = [torch.tensor(a, requires_grad=True) for a in (tgt, memory)]
+    tout = tmod(*ts, tgt_mask=torch.tensor(causal),
+                memory_key_padding_mask=torch.tensor(padding))
+    hout = hmod(*hs, tgt_mask=causal, memory_key_padding_mask=padding)
+    close(hout, tout)
+    (tout ** 2).sum().backward()
+    (hout * hout).sum().backward()
+    for h, t in zip(hs, ts):
+        close(h.grad, t.grad)
+    hparams = dict(hmod.named_parameters())
+    for name, tp in tmod.named_parameters():
+        close(hparams[name].grad, tp.grad, what=name)
+
+
+def test_transformer_encoder_decoder():
+    # nn.Transformer: names, xavier initialisation bounds, the square
+    # subsequent mask, outputs and gradients against torch's.
+    torch.manual_seed(0)
+    kwargs = dict(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                  dim_feedforward=16, dropout=0.0)
+    tmod = torch.nn.Transformer(**kwargs)
+    hmod = nn.Transformer(**kwargs)
+    assert list(hmod.state_dict()) == list(tmod.state_dict())
+    w = hmod.encoder.layers[0].linear1.weight.numpy()
+    bound = math.sqrt(6 / (8 + 16))
+    assert np.abs(w).max() <= bound and np.abs(w).max() > bound / 2
+    copy_state(tmod, hmod)
+    mask = nn.Transformer.generate_square_subsequent_mask(3)
+    np.testing.assert_array_equal(mask.numpy(),
+                                  torch.nn.Transformer.generate_square_subsequent_mask(3).numpy())
+    src, tgt = rand(4, 2, 8), rand(3, 2, 8)
+    hs = harp.tensor(src, requires_grad=True)
+    ts = torch.tensor(src, requires_grad=True)
+    tout = tmod(ts, torch.tensor(tgt), tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(3))
+    hout = hmod(hs, harp.tensor(tgt), tgt_mask=mask)
+    close(hout, tout)
+    (tout ** 2).sum().backward()
+    (hout * hout).sum().backward()
+    close(hs.grad, ts.grad)
+    with pytest.raises(ValueError, match="Transformer: the batch sizes of src and tgt differ"):
+        hmod(harp.tensor(rand(4, 2, 8)), harp.tensor(rand(3, 1, 8)))
+
+
 def test_transformer_dropout_train_eval():
     layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.5)
     x = harp.tensor(rand(4, 2, 8))
