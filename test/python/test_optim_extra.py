@@ -316,3 +316,68 @@ def test_onecycle_past_its_steps_and_in_training_as_torch():
     for h, t in zip(ours, theirs):
         np.testing.assert_allclose(h, t, rtol=1e-9, atol=1e-12)
     assert counts[-1] == counts[3] and math.isfinite(ours[0].sum())
+
+
+def _lbfgs_run(lib, line_search_fn, steps, **kwargs):
+    """Rosenbrock in 2-d plus a quartic coupling, from (-1.5, 2, 0.3):
+    the losses, final point and counters of torch's or harp's LBFGS."""
+    T = harp if lib == "harp" else torch
+    x = T.tensor(np.array([-1.5, 2.0, 0.3]), requires_grad=True)
+    opt = (harp.optim.LBFGS if lib == "harp" else torch.optim.LBFGS)(
+        [x], line_search_fn=line_search_fn, **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] * x[0]) ** 2 + (x[2] - x[1]) ** 4
+        loss.backward()
+        return loss
+
+    losses = [float(opt.step(closure).item()) for _ in range(steps)]
+    state = opt.state[x] if lib == "torch" else opt.state["global"]
+    return losses, x.detach().numpy().copy(), state["func_evals"], state["n_iter"]
+
+
+@pytest.mark.parametrize("line_search_fn,kwargs", [
+    ("strong_wolfe", {}), ("strong_wolfe", dict(history_size=3, max_iter=7)),
+    ("strong_wolfe", dict(lr=0.1)), (None, dict(lr=0.1)),
+    (None, dict(lr=1.0, history_size=3, max_iter=7))], ids=str)
+def test_lbfgs_matches_torch(line_search_fn, kwargs):
+    # The same iterates, closure evaluations and iterations as torch's
+    # (f64), with and without the strong-Wolfe line search.
+    h = _lbfgs_run("harp", line_search_fn, 4, **kwargs)
+    t = _lbfgs_run("torch", line_search_fn, 4, **kwargs)
+    np.testing.assert_allclose(h[0], t[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(h[1], t[1], rtol=1e-9, atol=1e-12)
+    assert h[2:] == t[2:]
+
+
+def test_lbfgs_fits_a_model_and_checks_its_arguments():
+    # nn.Linear by least squares, as time_sequence_prediction trains with
+    # LBFGS(lr=0.8): converges to NumPy's solution.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 4))
+    y = X @ np.array([1.0, -2.0, 0.5, 3.0]) + 0.7
+    model = harp.nn.Linear(4, 1).double()
+    opt = harp.optim.LBFGS(model.parameters(), lr=0.8)
+    hx, hy = harp.tensor(X), harp.tensor(y.reshape(-1, 1))
+
+    def closure():
+        opt.zero_grad()
+        loss = ((model(hx) - hy) ** 2).mean()
+        loss.backward()
+        return loss
+
+    for _ in range(5):
+        opt.step(closure)
+    np.testing.assert_allclose(model.weight.numpy().ravel(), [1.0, -2.0, 0.5, 3.0], atol=1e-4)
+    np.testing.assert_allclose(model.bias.numpy(), [0.7], atol=1e-4)
+    saved = opt.state_dict()
+    again = harp.optim.LBFGS(model.parameters(), lr=0.8)
+    again.load_state_dict(saved)
+    assert again.state["global"]["n_iter"] == opt.state["global"]["n_iter"]
+    with pytest.raises(ValueError, match="line_search_fn must be None or 'strong_wolfe'"):
+        harp.optim.LBFGS(model.parameters(), line_search_fn="armijo")
+    with pytest.raises(ValueError, match="step needs a closure"):
+        opt.step(None)
+    with pytest.raises(ValueError, match="doesn't support per-parameter options"):
+        harp.optim.LBFGS([{"params": [model.weight]}, {"params": [model.bias]}])

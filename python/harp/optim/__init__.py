@@ -18,7 +18,7 @@ corrections change.
 
 from .. import _harp
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS",
            "lr_scheduler"]
 
 
@@ -336,3 +336,4 @@ class Adadelta(Optimizer):
 
 
 from . import lr_scheduler  # noqa: E402
+from .lbfgs import LBFGS  # noqa: E402
