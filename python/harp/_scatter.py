@@ -20,6 +20,8 @@ __all__ = ["scatter", "index_add", "index_copy", "index_fill"]
 
 
 def _dim(op, dim, rank):
+    """`dim` of a tensor of `rank` dims as a non-negative int (a 0-d tensor
+    takes 0 and -1, as torch's); TypeError or HarpError naming `op`."""
     if not isinstance(dim, numbers.Integral):
         raise TypeError("%s: dim must be an int, got %s" % (op, type(dim).__name__))
     size = max(rank, 1)

@@ -16,20 +16,12 @@ import collections
 import numbers
 
 from ._harp import HarpError, Tensor
+from ._scatter import _dim
 
 __all__ = ["sort", "argsort", "topk", "msort"]
 
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
-
-
-def _dim(op, dim, rank):
-    if not isinstance(dim, numbers.Integral):
-        raise TypeError("%s: dim must be an int, got %s" % (op, type(dim).__name__))
-    size = max(rank, 1)
-    if not -size <= dim < size:
-        raise HarpError("%s: dim %d is out of range for a tensor of %d dims" % (op, dim, rank))
-    return int(dim) + size if dim < 0 else int(dim)
 
 
 def _check(op, input):

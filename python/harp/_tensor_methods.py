@@ -537,6 +537,8 @@ def _clamped(op, self, min, max, native=None):
 
 def _clamp_method(native):
     def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            return native(self, min, max)  # raises, naming clamp
         return _clamped("clamp", self, min, max, native)
     clamp.__doc__ = ("self limited to [min, max] (numbers or tensors; either may be None), "
                      "as torch.Tensor.clamp; the gradient is 1 inside and at the bounds.")

@@ -62,6 +62,14 @@ CONFIGS = {
     "adadelta": ("Adadelta", dict()),
     "adadelta-rho-wd-maximize": ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1,
                                                   maximize=True)),
+    "adamax": ("Adamax", dict()),
+    "adamax-wd-maximize": ("Adamax", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.05,
+                                          maximize=True)),
+    "radam": ("RAdam", dict(lr=0.01)),
+    "radam-wd-early-rectified": ("RAdam", dict(lr=0.02, betas=(0.9, 0.9), weight_decay=0.1)),
+    "rprop": ("Rprop", dict()),
+    "rprop-etas-maximize": ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2),
+                                          maximize=True)),
 }
 
 
@@ -381,3 +389,46 @@ def test_lbfgs_fits_a_model_and_checks_its_arguments():
         opt.step(None)
     with pytest.raises(ValueError, match="doesn't support per-parameter options"):
         harp.optim.LBFGS([{"params": [model.weight]}, {"params": [model.bias]}])
+
+
+class _NAdamReference(torch.optim.Optimizer):
+    """NAdam as torch >= 2.0 computes it (mu_product_next = mu_product x
+    mu_next; torch 1.13 multiplied mu in twice), written from the algorithm
+    over torch tensors: the reference harp.optim.NAdam is held to."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 momentum_decay=4e-3):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      momentum_decay=momentum_decay))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                g = p.grad + group["weight_decay"] * p
+                state = self.state[p]
+                if not state:
+                    state.update(step=0, mu_product=1.0, m=torch.zeros_like(p),
+                                 v=torch.zeros_like(p))
+                state["step"] += 1
+                t = state["step"]
+                mu = beta1 * (1 - 0.5 * 0.96 ** (t * group["momentum_decay"]))
+                mu_next = beta1 * (1 - 0.5 * 0.96 ** ((t + 1) * group["momentum_decay"]))
+                state["mu_product"] *= mu
+                state["m"] = beta1 * state["m"] + (1 - beta1) * g
+                state["v"] = beta2 * state["v"] + (1 - beta2) * g * g
+                denom = (state["v"] / (1 - beta2 ** t)).sqrt() + group["eps"]
+                p -= group["lr"] * (1 - mu) / (1 - state["mu_product"]) * g / denom
+                p -= (group["lr"] * mu_next / (1 - state["mu_product"] * mu_next)
+                      * state["m"] / denom)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(lr=0.01, momentum_decay=0.01,
+                                                  weight_decay=0.05)], ids=str)
+def test_nadam_matches_the_algorithm(kwargs):
+    ours, counts, _ = run(harp, lambda p: harp.optim.NAdam(p, **kwargs))
+    theirs, _, _ = run(torch, lambda p: _NAdamReference(p, **kwargs))
+    for h, t in zip(ours, theirs):
+        np.testing.assert_allclose(h, t, rtol=1e-9, atol=1e-12)
+    assert counts[-1] == counts[3], counts

@@ -42,6 +42,14 @@ def _shape(shape):
     return [int(d) for d in shape]
 
 
+def _reset_uniform(module):
+    """Draws every weight and bias of `module` from U(-1/sqrt(hidden),
+    1/sqrt(hidden)), as torch's recurrent layers."""
+    bound = 1.0 / math.sqrt(module.hidden_size)
+    for weight in module.parameters():
+        init.uniform_(weight, -bound, bound)
+
+
 def _gate_count(mode):
     return {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}[mode]
 
@@ -101,9 +109,7 @@ class RNNCellBase(Module):
 
     def reset_parameters(self):
         """Draws every weight and bias from U(-1/sqrt(hidden), 1/sqrt(hidden))."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for weight in self.parameters():
-            init.uniform_(weight, -bound, bound)
+        _reset_uniform(self)
 
     def extra_repr(self):
         text = "%d, %d" % (self.input_size, self.hidden_size)
@@ -231,9 +237,7 @@ class RNNBase(Module):
 
     def reset_parameters(self):
         """Draws every weight and bias from U(-1/sqrt(hidden), 1/sqrt(hidden))."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for weight in self.parameters():
-            init.uniform_(weight, -bound, bound)
+        _reset_uniform(self)
 
     def extra_repr(self):
         text = "%d, %d" % (self.input_size, self.hidden_size)

@@ -18,8 +18,8 @@ corrections change.
 
 from .. import _harp
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS",
-           "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "Rprop", "LBFGS", "lr_scheduler"]
 
 
 def _coupled_gradient(p, g, group):
@@ -333,6 +333,163 @@ class Adadelta(Optimizer):
         state["square_avg"].copy_(square_avg)
         state["acc_delta"].copy_(acc_delta)
         p.copy_(p - delta * group["lr"])
+
+
+def _check_betas(optimizer, betas):
+    if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+        raise ValueError("%s: betas must be in [0, 1), got %r" % (optimizer, tuple(betas)))
+
+
+class Adamax(Optimizer):
+    """Adamax (torch.optim.Adamax): g += weight_decay p; m = beta1 m +
+    (1 - beta1) g; u = max(beta2 u, |g| + eps); p -= lr / (1 - beta1^t)
+    m / u (+= with maximize). `foreach` is accepted and ignored."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 foreach=None, *, maximize=False):
+        _check_nonnegative("Adamax", lr=lr, eps=eps, weight_decay=weight_decay)
+        _check_betas("Adamax", betas)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize))
+
+    def _update(self, p, g, group, state):
+        g = _coupled_gradient(p, g, group)
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_inf"] = _zeros_like(p)
+        state["step"] += 1
+        beta1, beta2 = group["betas"]
+        exp_avg = state["exp_avg"] * beta1 + g * (1 - beta1)
+        exp_inf = (state["exp_inf"] * beta2).maximum(g.abs() + group["eps"])
+        state["exp_avg"].copy_(exp_avg)
+        state["exp_inf"].copy_(exp_inf)
+        clr = group["lr"] / (1 - beta1 ** state["step"])
+        p.copy_(p - exp_avg / exp_inf * clr)
+
+
+class NAdam(Optimizer):
+    """NAdam (torch.optim.NAdam): Adam with Nesterov momentum whose factor
+    mu_t = beta1 (1 - 0.96^(t momentum_decay) / 2) warms up; g +=
+    weight_decay p. `foreach` is accepted and ignored."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 momentum_decay=4e-3, foreach=None):
+        _check_nonnegative("NAdam", lr=lr, eps=eps, weight_decay=weight_decay,
+                           momentum_decay=momentum_decay)
+        _check_betas("NAdam", betas)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, momentum_decay=momentum_decay,
+                                      foreach=foreach))
+
+    def _update(self, p, g, group, state):
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        if not state:
+            state["step"] = 0
+            state["mu_product"] = 1.0
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+        state["step"] += 1
+        t = state["step"]
+        beta1, beta2 = group["betas"]
+        decay = group["momentum_decay"]
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * decay))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * decay))
+        state["mu_product"] *= mu
+        mu_product = state["mu_product"]
+        # torch >= 2.0's mu_product_next (1.13 multiplied mu in twice).
+        exp_avg = state["exp_avg"] * beta1 + g * (1 - beta1)
+        exp_avg_sq = state["exp_avg_sq"] * beta2 + g * g * (1 - beta2)
+        state["exp_avg"].copy_(exp_avg)
+        state["exp_avg_sq"].copy_(exp_avg_sq)
+        denom = (exp_avg_sq / (1 - beta2 ** t)).sqrt() + group["eps"]
+        lr = group["lr"]
+        p.copy_(p - g / denom * (lr * (1 - mu) / (1 - mu_product))
+                - exp_avg / denom * (lr * mu_next / (1 - mu_product * mu_next)))
+
+
+class RAdam(Optimizer):
+    """RAdam (torch.optim.RAdam): Adam whose adaptive step is rectified by
+    the variance of its estimate, plain momentum SGD while the estimate has
+    5 or fewer degrees of freedom; g += weight_decay p. `foreach` is
+    accepted and ignored."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 foreach=None):
+        _check_nonnegative("RAdam", lr=lr, eps=eps, weight_decay=weight_decay)
+        _check_betas("RAdam", betas)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, foreach=foreach))
+
+    def _update(self, p, g, group, state):
+        import math
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+        state["step"] += 1
+        t = state["step"]
+        beta1, beta2 = group["betas"]
+        exp_avg = state["exp_avg"] * beta1 + g * (1 - beta1)
+        exp_avg_sq = state["exp_avg_sq"] * beta2 + g * g * (1 - beta2)
+        state["exp_avg"].copy_(exp_avg)
+        state["exp_avg_sq"].copy_(exp_avg_sq)
+        correction1, correction2 = 1 - beta1 ** t, 1 - beta2 ** t
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * t * beta2 ** t / correction2
+        lr = group["lr"]
+        # One update graph for both phases (the coefficients are arguments):
+        # the adaptive term is weighed by 0 while the variance is not
+        # rectified, the plain term by 0 once it is.
+        rectified, plain = 0.0, lr / correction1
+        if rho_t > 5.0:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                             / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            rectified, plain = lr * rect / correction1 * math.sqrt(correction2), 0.0
+        adaptive = (exp_avg_sq.sqrt() + group["eps"]).reciprocal()
+        p.copy_(p - exp_avg * (adaptive * rectified + plain))
+
+
+class Rprop(Optimizer):
+    """Rprop (torch.optim.Rprop): each element's step size grows by
+    etas[1] while its gradient keeps its sign and shrinks by etas[0] when
+    the sign flips (that step skipped), within step_sizes; p -= sign(g)
+    step (+= with maximize). `foreach` is accepted and ignored."""
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), foreach=None,
+                 *, maximize=False):
+        _check_nonnegative("Rprop", lr=lr)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError("Rprop: etas must satisfy 0 < etaminus < 1 < etaplus, got %r"
+                             % (tuple(etas),))
+        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
+                                      foreach=foreach, maximize=maximize))
+
+    def _update(self, p, g, group, state):
+        import numpy as np
+        from .. import full_like, where, zeros_like
+        if group["maximize"]:
+            g = -g
+        if not state:
+            state["step"] = 0
+            state["prev"] = _zeros_like(p)
+            state["step_size"] = _leaf_like(p, np.full(p.shape, group["lr"]))
+        state["step"] += 1
+        minus, plus = group["etas"]
+        low, high = group["step_sizes"]
+        product = g * state["prev"]
+        # The factors in the parameter's dtype (a bare number would be f32).
+        factor = where(product > 0, full_like(product, plus),
+                       where(product < 0, full_like(product, minus), full_like(product, 1.0)))
+        step_size = (state["step_size"] * factor).clamp(low, high)
+        g = where(product < 0, zeros_like(g), g)
+        state["step_size"].copy_(step_size)
+        state["prev"].copy_(g)
+        p.copy_(p - g.sign() * step_size)
 
 
 from . import lr_scheduler  # noqa: E402
