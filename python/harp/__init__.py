@@ -57,6 +57,8 @@ from ._functions import (  # noqa: F401
 from ._einsum import diagonal, einsum, tensordot, tile  # noqa: E402,F401
 from ._scatter import index_add, index_copy, index_fill, scatter  # noqa: E402,F401
 from ._sort import argsort, msort, sort, topk  # noqa: E402,F401
+from ._extra import (addmm, addmv, baddbmm, cross, hypot, isfinite, lerp,  # noqa: E402,F401
+                     logaddexp, masked_select, meshgrid, nan_to_num, nonzero, trace)
 from . import utils  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
@@ -110,7 +112,9 @@ __all__ = [
     "unfold", "view_as_complex", "view_as_real", "where", "zeros",
     "zeros_like", "cdouble", "cfloat", "device", "double", "long", "short",
     "utils", "save", "load", "scatter", "index_add", "index_copy", "index_fill", "sort",
-    "argsort", "msort", "topk", "multinomial", "serialization",
+    "argsort", "msort", "topk", "multinomial", "serialization", "addmm", "addmv", "baddbmm",
+    "cross", "hypot", "isfinite", "lerp", "logaddexp", "masked_select", "meshgrid", "nan_to_num",
+    "nonzero", "trace",
 ] + [name for name in _functions.__all__ if name not in _functions.BUILTIN_NAMES]
 
 # Names that would hide Python's builtins, in this module and under

@@ -23,7 +23,7 @@ import numpy as np
 from . import _harp
 from ._harp import DType, HarpError, Tensor
 from ._einsum import diagonal, select, tile
-from . import _scatter, _sort
+from . import _extra, _scatter, _sort
 from ._ops import multinomial as _multinomial
 
 __all__ = ["install"]
@@ -894,6 +894,10 @@ _METHODS = {
     "__float__": __float__, "__int__": __int__, "__complex__": __complex__,
     "__index__": __index__, "__format__": __format__,
     "multinomial": multinomial,
+    "logaddexp": _extra.logaddexp, "lerp": _extra.lerp, "hypot": _extra.hypot,
+    "trace": _extra.trace, "addmm": _extra.addmm, "addmv": _extra.addmv,
+    "baddbmm": _extra.baddbmm, "nan_to_num": _extra.nan_to_num, "isfinite": _extra.isfinite,
+    "cross": _extra.cross, "masked_select": _extra.masked_select, "nonzero": _extra.nonzero,
     "sort": _sort.sort, "argsort": _sort.argsort, "msort": _sort.msort, "topk": _sort.topk,
 }
 
