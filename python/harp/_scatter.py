@@ -49,20 +49,24 @@ def _constant(value, like, dtype=None):
 
 def _counts(input, dim, index):
     """How many times `index` reaches each position of `input` along `dim`
-    (input's dtype)."""
-    from . import ones_like, scatter_add, zeros_like
-    ones = ones_like(index, dtype=input.dtype)
-    return scatter_add(zeros_like(input), dim, index, ones)
+    (float32: exact to 2^24)."""
+    from . import float32, ones_like, scatter_add, zeros_like
+    ones = ones_like(index, dtype=float32)
+    return scatter_add(zeros_like(input, dtype=float32), dim, index, ones)
 
 
 def _written(input, dim, index, src):
     """The values scatter writes: src's elements summed at their positions,
-    divided by how many landed there; and where any did."""
-    from . import scatter_add, where, zeros_like
+    divided by how many landed there (bool: whether any True did); and
+    where any did."""
+    from . import float32, scatter_add, where, zeros_like
     count = _counts(input, dim, index)
-    total = scatter_add(zeros_like(input), dim, index, src)
     reached = count > 0
-    divisor = where(reached, count, _constant(1, count))
+    if input.dtype.name == "bool":
+        total = scatter_add(zeros_like(input, dtype=float32), dim, index, src.to(float32))
+        return total > 0, reached
+    total = scatter_add(zeros_like(input), dim, index, src)
+    divisor = where(reached, count, _constant(1, count)).to(input.dtype)
     if input.dtype.name.startswith(("float", "complex")):
         mean = total / divisor
     else:
@@ -199,11 +203,10 @@ def index_fill(input, dim, index, value):
     elif not isinstance(value, numbers.Number):
         raise TypeError("%s: value must be a number, got %s" % (op, type(value).__name__))
     shape = _shape(input) or [1]
-    from . import zeros
-    along = zeros(shape[dim], dtype=input.dtype)
+    from . import float32, ones_like, scatter_add, zeros
+    along = zeros(shape[dim], dtype=float32)
     flat = index.reshape(-1)
-    from . import ones_like, scatter_add
-    hit = scatter_add(along, 0, flat, ones_like(flat, dtype=input.dtype)) > 0
+    hit = scatter_add(along, 0, flat, ones_like(flat, dtype=float32)) > 0
     view = [1] * len(shape)
     view[dim] = shape[dim]
     hit = hit.reshape(*view)

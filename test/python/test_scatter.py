@@ -160,3 +160,20 @@ def test_errors_name_op_and_shapes():
         x.index_fill(2, harp.tensor(np.array([0])), 1.0)
     with pytest.raises(harp.HarpError, match="scatter: src's dtype float64 differs"):
         x.scatter(0, harp.tensor(np.zeros((1, 4), np.int64)), harp.zeros(1, 4, dtype=harp.float64))
+
+
+def test_bool_and_integer_tensors():
+    mask = np.array([[True, False, False], [False, False, True]])
+    index = np.array([[2, 0, 1], [0, 2, 1]])
+    src = np.array([[False, True, True], [True, False, False]])
+    h = harp.tensor(mask).scatter(1, harp.tensor(index), harp.tensor(src))
+    t = torch.tensor(mask).scatter(1, torch.tensor(index), torch.tensor(src))
+    np.testing.assert_array_equal(h.numpy(), t.numpy())
+    np.testing.assert_array_equal(
+        harp.tensor(mask).index_fill(1, harp.tensor(np.array([0])), True).numpy(),
+        torch.tensor(mask).index_fill(1, torch.tensor([0]), True).numpy())
+    ints = np.arange(12).reshape(3, 4)
+    np.testing.assert_array_equal(
+        harp.tensor(ints).index_copy(0, harp.tensor(np.array([2, 0])),
+                                     harp.tensor(np.full((2, 4), -1))).numpy(),
+        torch.tensor(ints).index_copy(0, torch.tensor([2, 0]), torch.full((2, 4), -1)).numpy())
