@@ -167,10 +167,6 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     // (1.28 -> 1.72 ms; its planes, 2.5 MB, outgrow L2), where on one they
     // made the first 9% faster and the second no slower.
     vectorize.windowPlanes = !options.threads;
-    // Row halves only for threads: on one, the second half read all of the
-    // right operand again from L3 (a 96 x 320 x 4864 weight gradient, its
-    // 6.2 MB B read twice).
-    vectorize.rowHalves = options.threads;
     buildHarpVectorizePipeline(pm.nest<func::FuncOp>(), vectorize);
     pm.addPass(createCanonicalizerPass());
   }

@@ -32,9 +32,6 @@ struct Config {
   unsigned l2Bytes = 1024 * 1024;
   /// Vector FMAs the core starts per cycle (LLVM's scheduling model).
   double fmaPerCycle = 2;
-  /// Contractions blocked along k but not n get two halves of their rows
-  /// heading the nest (harp-parallelize's threads).
-  bool rowHalves = true;
 };
 
 /// A Config with `vector-bits` and `register-vectors` (at least 1), or

@@ -308,22 +308,8 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
           plan.cacheTileSizes[n] || llvm::any_of(panels, [&](unsigned d) {
             return plan.cacheTileSizes[d] && ranges[d] > plan.cacheTileSizes[d];
           });
-      // Without threads (row-halves off) only where the result and the
-      // right operand's k block outgrow half of L2: the result's rows are
-      // read and written again at every k block. On one Emerald Rapids
-      // core (AVX-512 code, 2 MiB L2), halves made a 96 x 320 x 4864
-      // weight gradient (123 KiB of result beside a 760 KiB block) read
-      // its 6.2 MB B twice from L3, 2.76 -> 3.11 ms, and kept 256 x 512 x
-      // 4096 (512 KiB of result beside a 1 MiB block) at 9.7 ms, 13.6
-      // without them.
       int64_t rows = config.registerRows;
-      int64_t resultBytes = ranges[m] * columns * elementBytes(op);
-      int64_t blockBytes =
-          (plan.cacheTileSizes[k] ? plan.cacheTileSizes[k] : ranges[k]) *
-          columns * elementBytes(op);
-      bool halves = config.rowHalves ||
-                    resultBytes + blockBytes > int64_t(config.l2Bytes) / 2;
-      if (halves && plan.cacheTileSizes[k] && !nBlocks && ranges[m] >= 8 * rows)
+      if (plan.cacheTileSizes[k] && !nBlocks && ranges[m] >= 8 * rows)
         plan.cacheTileSizes[m] = rows * (ranges[m] / (2 * rows));
       SmallVector<unsigned> blockOrder(panels);
       blockOrder.append({n, k});
@@ -1000,7 +986,6 @@ struct HarpTileAndVectorizePass
     Config config = *options;
     setTileOptions(config, registerRows, cacheK, cacheN, l1Cache, l2Cache);
     config.reductionVectors = std::max(1u, reductionVectors.getValue());
-    config.rowHalves = rowHalves;
     func::FuncOp func = getOperation();
     MLIRContext *context = &getContext();
 

@@ -50,7 +50,6 @@ void mlir::harp::buildHarpVectorizePipeline(
   tile.cacheN = options.cacheN;
   tile.l1Cache = options.l1Cache;
   tile.l2Cache = options.l2Cache;
-  tile.rowHalves = options.rowHalves;
   pm.addPass(createHarpTileAndVectorizePass(tile));
   HarpVectorCleanupPassOptions cleanup;
   cleanup.fma = options.fma;

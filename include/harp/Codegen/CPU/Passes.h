@@ -84,12 +84,6 @@ struct HarpVectorizeOptions : public PassPipelineOptions<HarpVectorizeOptions> {
                      "long into two loops per L1 strip "
                      "(harp-split-chains)"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> rowHalves{
-      *this, "row-halves",
-      llvm::cl::desc("Give a contraction blocked along k but not n two halves "
-                     "of its rows heading the nest, for threads "
-                     "(harp-tile-and-vectorize)"),
-      llvm::cl::init(true)};
   PassOptions::Option<bool> windowPlanes{
       *this, "window-planes",
       llvm::cl::desc("Flatten a window onto one copy of the image per tap "

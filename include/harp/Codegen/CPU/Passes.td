@@ -384,13 +384,7 @@ def HarpTileAndVectorizePass : Pass<"harp-tile-and-vectorize", "func::FuncOp"> {
     Option<"l1Cache", "l1-cache", "unsigned", /*default=*/"49152",
            "L1 data cache in bytes, which bounds a contraction's k block">,
     Option<"l2Cache", "l2-cache", "unsigned", /*default=*/"1048576",
-           "L2 cache in bytes, which bounds a contraction's n block">,
-    Option<"rowHalves", "row-halves", "bool", /*default=*/"true",
-           "Give a contraction blocked along k but not n two halves of its "
-           "rows heading the nest, for harp-parallelize's threads (each "
-           "half reads all of the right operand); off (without threads), "
-           "only where its result and the right operand's k block outgrow "
-           "half of L2">
+           "L2 cache in bytes, which bounds a contraction's n block">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
