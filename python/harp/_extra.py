@@ -60,38 +60,34 @@ def trace(input):
     return input.diagonal().sum()
 
 
-def _scaled(beta, base, alpha, product):
-    result = product if alpha == 1 else product * alpha
+def _add_product(op, ranks, what, input, a, b, beta, alpha):
+    """beta input + alpha (a @ b), a and b of `ranks` dims (torch ignores
+    input, NaN and inf too, when beta is 0)."""
+    _check(op, input, a, b)
+    if (a.ndim, b.ndim) != ranks:
+        raise HarpError("%s: expected %s, got %d and %d dims" % (op, what, a.ndim, b.ndim))
+    result = a @ b
+    if alpha != 1:
+        result = result * alpha
     if beta == 0:
-        return result  # torch ignores input (NaN and inf too) when beta is 0
-    return result + (base if beta == 1 else base * beta)
+        return result
+    return result + (input if beta == 1 else input * beta)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta input + alpha (mat1 @ mat2), input broadcast to the product."""
-    _check("addmm", input, mat1, mat2)
-    if mat1.ndim != 2 or mat2.ndim != 2:
-        raise HarpError("addmm: mat1 and mat2 must be matrices, got %d and %d dims"
-                        % (mat1.ndim, mat2.ndim))
-    return _scaled(beta, input, alpha, mat1 @ mat2)
+    return _add_product("addmm", (2, 2), "two matrices", input, mat1, mat2, beta, alpha)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta input + alpha (mat @ vec)."""
-    _check("addmv", input, mat, vec)
-    if mat.ndim != 2 or vec.ndim != 1:
-        raise HarpError("addmv: expected a matrix and a vector, got %d and %d dims"
-                        % (mat.ndim, vec.ndim))
-    return _scaled(beta, input, alpha, mat @ vec)
+    return _add_product("addmv", (2, 1), "a matrix and a vector", input, mat, vec, beta, alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta input + alpha (batch1 @ batch2) for [B, n, m] @ [B, m, p]."""
-    _check("baddbmm", input, batch1, batch2)
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise HarpError("baddbmm: batch1 and batch2 must be 3-d, got %d and %d dims"
-                        % (batch1.ndim, batch2.ndim))
-    return _scaled(beta, input, alpha, batch1 @ batch2)
+    return _add_product("baddbmm", (3, 3), "two 3-d batches", input, batch1, batch2, beta,
+                        alpha)
 
 
 def isfinite(input):

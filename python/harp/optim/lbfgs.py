@@ -35,15 +35,16 @@ def _cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
     return (lo + hi) / 2.0
 
 
-def _strong_wolfe(evaluate, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9,
+def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9,
                   max_ls=25):
     """A step t along d satisfying the strong Wolfe conditions (sufficient
     decrease c1, curvature c2): bracketing, then zooming by cubic
-    interpolation. `evaluate(x, t, d)` -> (loss, flat gradient) at x + t d.
+    interpolation. `evaluate(t, d)` -> (loss, flat gradient) at the start
+    point + t d.
     Returns (loss, gradient, t, evaluations)."""
     d_norm = np.abs(d).max()
     g = g.copy()
-    f_new, g_new = evaluate(x, t, d)
+    f_new, g_new = evaluate(t, d)
     evals = 1
     gtd_new = float(g_new.dot(d))
     t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
@@ -72,7 +73,7 @@ def _strong_wolfe(evaluate, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         t = _cubic_minimum(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
                            bounds=(min_step, max_step))
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
-        f_new, g_new = evaluate(x, t, d)
+        f_new, g_new = evaluate(t, d)
         evals += 1
         gtd_new = float(g_new.dot(d))
         iterations += 1
@@ -95,7 +96,7 @@ def _strong_wolfe(evaluate, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
                 insufficient = True
         else:
             insufficient = False
-        f_new, g_new = evaluate(x, t, d)
+        f_new, g_new = evaluate(t, d)
         evals += 1
         gtd_new = float(g_new.dot(d))
         iterations += 1
@@ -269,13 +270,12 @@ class LBFGS:
             if line_search_fn == "strong_wolfe":
                 start = self._values()
 
-                def evaluate(_, step, direction):
+                def evaluate(step, direction):
                     self._set(start)
                     self._add(step, direction)
                     return self._loss(closure)[1], self._flat_grad()
 
-                loss, flat_grad, t, evals = _strong_wolfe(evaluate, None, t, d, loss,
-                                                          flat_grad, gtd)
+                loss, flat_grad, t, evals = _strong_wolfe(evaluate, t, d, loss, flat_grad, gtd)
                 self._set(start)
                 self._add(t, d)
                 opt_cond = np.abs(flat_grad).max() <= tolerance_grad
