@@ -212,6 +212,28 @@ func.func @oob_below(%v: tensor<4xf32>) {
 
 // -----
 
+// The dialect keeps each view's proof of in-bounds reads (the verifier runs
+// after every pass): a proof is for its layout and both shapes, so the same
+// layout with one shape changed is checked again.
+func.func @oob_after_proof(%v: tensor<4xf32>, %w: tensor<3xf32>) {
+  %0 = harp.view %v <(d0) -> (d0 + 1)> : tensor<4xf32> -> tensor<3xf32>
+  %1 = harp.view %v <(d0) -> (d0 + 1)> : tensor<4xf32> -> tensor<3xf32>
+  // expected-error @+1 {{'harp.view' op reads out of bounds: result index [2] reads index 3 of source dim 0, which has size 3}}
+  %2 = harp.view %w <(d0) -> (d0 + 1)> : tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @oob_after_proof_result(%v: tensor<4xf32>) {
+  %0 = harp.view %v <(d0) -> (d0 + 1)> : tensor<4xf32> -> tensor<3xf32>
+  // expected-error @+1 {{'harp.view' op reads out of bounds: result index [3] reads index 4 of source dim 0, which has size 4}}
+  %1 = harp.view %v <(d0) -> (d0 + 1)> : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
 // A reshape of 12 elements read as 13: the last row's floordiv reaches 3.
 func.func @oob_reshape(%x: tensor<3x4xf32>) {
   // expected-error @+1 {{'harp.view' op reads out of bounds: result index [6, 0] reads index 3 of source dim 0, which has size 3}}

@@ -38,6 +38,18 @@ void HarpDialect::initialize() {
   addInterfaces<HarpInlinerInterface>();
 }
 
+Attribute HarpDialect::lookupLayoutAnalysis(unsigned analysis, Attribute layout,
+                                            Attribute shapes) {
+  std::lock_guard<std::mutex> lock(layoutAnalysisMutex);
+  return layoutAnalyses.lookup({analysis, layout, shapes});
+}
+
+void HarpDialect::recordLayoutAnalysis(unsigned analysis, Attribute layout,
+                                       Attribute shapes, Attribute result) {
+  std::lock_guard<std::mutex> lock(layoutAnalysisMutex);
+  layoutAnalyses[{analysis, layout, shapes}] = result;
+}
+
 Operation *HarpDialect::materializeConstant(OpBuilder &builder, Attribute value,
                                             Type type, Location loc) {
   return arith::ConstantOp::materialize(builder, value, type, loc);

@@ -1,10 +1,12 @@
 //===- ViewLayout.cpp - analysis of #harp.view layouts --------------------===//
 
 #include "harp/Dialect/Harp/IR/ViewLayout.h"
+#include "harp/Dialect/Harp/IR/HarpDialect.h"
 
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IntegerSet.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -13,6 +15,59 @@
 using namespace mlir;
 using namespace mlir::harp;
 using presburger::BoundType;
+
+//===----------------------------------------------------------------------===//
+// The memo (HarpDialect::lookupLayoutAnalysis)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The analyses whose answers are kept.
+enum class Analysis : unsigned {
+  InBounds,
+  MaskExactlyInBounds,
+  MaskAlwaysFalse,
+  Simplified,
+};
+} // namespace
+
+/// One or two static shapes as one uniqued attribute (a -1 between them).
+static Attribute shapesKey(MLIRContext *context, ArrayRef<int64_t> first,
+                           std::optional<ArrayRef<int64_t>> second = {}) {
+  SmallVector<int64_t> sizes(first);
+  if (second) {
+    sizes.push_back(-1);
+    llvm::append_range(sizes, *second);
+  }
+  return DenseI64ArrayAttr::get(context, sizes);
+}
+
+static HarpDialect *dialectOf(ViewAttr layout) {
+  return layout.getContext()->getLoadedDialect<HarpDialect>();
+}
+
+/// The kept answer of `compute` (layout, shapes) -> Attribute, computing
+/// and keeping it on the first question.
+static Attribute memoized(Analysis analysis, ViewAttr layout, Attribute shapes,
+                          function_ref<Attribute()> compute) {
+  HarpDialect *dialect = dialectOf(layout);
+  if (!dialect)
+    return compute();
+  auto key = static_cast<unsigned>(analysis);
+  if (Attribute known = dialect->lookupLayoutAnalysis(key, layout, shapes))
+    return known;
+  Attribute result = compute();
+  dialect->recordLayoutAnalysis(key, layout, shapes, result);
+  return result;
+}
+
+static bool memoizedBool(Analysis analysis, ViewAttr layout, Attribute shapes,
+                         function_ref<bool()> compute) {
+  MLIRContext *context = layout.getContext();
+  Attribute answer = memoized(analysis, layout, shapes, [&]() -> Attribute {
+    return BoolAttr::get(context, compute());
+  });
+  return cast<BoolAttr>(answer).getValue();
+}
 
 //===----------------------------------------------------------------------===//
 // Point evaluation
@@ -115,9 +170,31 @@ samplePoint(const FlatLinearConstraints &cst, unsigned rank) {
   return result;
 }
 
+static FailureOr<std::optional<OutOfBoundsRead>>
+searchOutOfBoundsRead(ViewAttr layout, ArrayRef<int64_t> resultShape,
+                      ArrayRef<int64_t> sourceShape);
+
 FailureOr<std::optional<OutOfBoundsRead>>
 mlir::harp::findOutOfBoundsRead(ViewAttr layout, ArrayRef<int64_t> resultShape,
                                 ArrayRef<int64_t> sourceShape) {
+  // Only proofs are kept: a view that reads out of bounds fails to verify,
+  // and its witness is searched again for the next diagnostic.
+  HarpDialect *dialect = dialectOf(layout);
+  Attribute shapes = shapesKey(layout.getContext(), resultShape, sourceShape);
+  auto key = static_cast<unsigned>(Analysis::InBounds);
+  if (dialect && dialect->lookupLayoutAnalysis(key, layout, shapes))
+    return std::optional<OutOfBoundsRead>();
+  FailureOr<std::optional<OutOfBoundsRead>> read =
+      searchOutOfBoundsRead(layout, resultShape, sourceShape);
+  if (dialect && succeeded(read) && !*read)
+    dialect->recordLayoutAnalysis(key, layout, shapes,
+                                  UnitAttr::get(layout.getContext()));
+  return read;
+}
+
+static FailureOr<std::optional<OutOfBoundsRead>>
+searchOutOfBoundsRead(ViewAttr layout, ArrayRef<int64_t> resultShape,
+                      ArrayRef<int64_t> sourceShape) {
   AffineMap map = layout.getMap();
   FailureOr<FlatLinearConstraints> domain =
       buildDomain(resultShape, layout.getMask());
@@ -151,11 +228,25 @@ mlir::harp::findOutOfBoundsRead(ViewAttr layout, ArrayRef<int64_t> resultShape,
   return std::optional<OutOfBoundsRead>();
 }
 
+static bool computeMaskExactlyInBounds(ViewAttr layout,
+                                       ArrayRef<int64_t> resultShape,
+                                       ArrayRef<int64_t> sourceShape);
+
 bool mlir::harp::isMaskExactlyInBounds(ViewAttr layout,
                                        ArrayRef<int64_t> resultShape,
                                        ArrayRef<int64_t> sourceShape) {
   if (!layout.hasMask())
     return false;
+  return memoizedBool(
+      Analysis::MaskExactlyInBounds, layout,
+      shapesKey(layout.getContext(), resultShape, sourceShape), [&] {
+        return computeMaskExactlyInBounds(layout, resultShape, sourceShape);
+      });
+}
+
+static bool computeMaskExactlyInBounds(ViewAttr layout,
+                                       ArrayRef<int64_t> resultShape,
+                                       ArrayRef<int64_t> sourceShape) {
   // The box points whose reads land inside the source...
   FailureOr<FlatLinearConstraints> inBounds = buildDomain(resultShape, {});
   if (failed(inBounds))
@@ -194,9 +285,12 @@ bool mlir::harp::isMaskAlwaysFalse(ViewAttr layout,
                                    ArrayRef<int64_t> resultShape) {
   if (!layout.hasMask())
     return false;
-  FailureOr<FlatLinearConstraints> domain =
-      buildDomain(resultShape, layout.getMask());
-  return succeeded(domain) && domain->isIntegerEmpty();
+  return memoizedBool(Analysis::MaskAlwaysFalse, layout,
+                      shapesKey(layout.getContext(), resultShape), [&] {
+                        FailureOr<FlatLinearConstraints> domain =
+                            buildDomain(resultShape, layout.getMask());
+                        return succeeded(domain) && domain->isIntegerEmpty();
+                      });
 }
 
 /// Whether `expr >= 0` (or `expr == 0`) holds on every index of the `shape`
@@ -356,11 +450,23 @@ static AffineExpr simplifyWithRanges(AffineExpr expr, ArrayRef<Interval> dims) {
   }
 }
 
+static ViewAttr computeSimplifiedLayout(ViewAttr layout,
+                                        ArrayRef<int64_t> resultShape);
+
 ViewAttr mlir::harp::simplifyLayout(ViewAttr layout,
                                     ArrayRef<int64_t> resultShape) {
   // An empty box has nothing to read; keep the layout as written.
   if (llvm::is_contained(resultShape, 0))
     return layout;
+  return cast<ViewAttr>(
+      memoized(Analysis::Simplified, layout,
+               shapesKey(layout.getContext(), resultShape), [&]() -> Attribute {
+                 return computeSimplifiedLayout(layout, resultShape);
+               }));
+}
+
+static ViewAttr computeSimplifiedLayout(ViewAttr layout,
+                                        ArrayRef<int64_t> resultShape) {
   unsigned rank = resultShape.size();
   SmallVector<Interval> dims;
   for (int64_t size : resultShape)

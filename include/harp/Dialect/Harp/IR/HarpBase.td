@@ -44,6 +44,27 @@ def Harp_Dialect : Dialect {
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
+
+    /// The memo of the view-layout analyses (ViewLayout.cpp). They solve
+    /// integer programs, and the verifier (after every pass) and the
+    /// canonicalizer (at every pattern application) ask them again about
+    /// the same layouts: a composed view with a mask and floordiv/mod took
+    /// 0.2 s per question. Keys are uniqued attributes, so an answer holds
+    /// for the context's lifetime; the context's threads share the memo.
+    ::mlir::Attribute lookupLayoutAnalysis(unsigned analysis,
+                                           ::mlir::Attribute layout,
+                                           ::mlir::Attribute shapes);
+    void recordLayoutAnalysis(unsigned analysis, ::mlir::Attribute layout,
+                              ::mlir::Attribute shapes,
+                              ::mlir::Attribute result);
+
+  private:
+    std::mutex layoutAnalysisMutex;
+    ::llvm::DenseMap<std::tuple<unsigned, ::mlir::Attribute,
+                                ::mlir::Attribute>,
+                     ::mlir::Attribute> layoutAnalyses;
+
+  public:
   }];
 }
 

@@ -8,6 +8,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Dialect.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <mutex>
+#include <tuple>
 
 #include "harp/Dialect/Harp/IR/HarpOpsDialect.h.inc"
 
