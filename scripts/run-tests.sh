@@ -15,13 +15,35 @@
 #     each kernel; no GPU needed) and for the ISA profiles this machine
 #     cannot execute (compiled, not run), and, where a GPU answers, executed
 #     on it (HARP_TEST_DEVICE=cuda).
+# A profile or cache variant whose generated code is the native run's (the
+# same target numbers, and harp-to-llvm output byte-identical on a corpus
+# of modules) repeats that run and is skipped, with a line saying so.
 # pytest runs on every core (pytest-xdist; HARP_TEST_JOBS overrides).
 # Ends with one line: "harp: N passed, N failed".
+#
+# --quick: the development loop's slice, a few minutes: the build, lit,
+# and the op families, gradients, regressions and API surface natively
+# (no profiles, no cache variants, no GPU compile). CI runs the full command.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-scripts/build.sh all mlir-doc
+quick=0
+for arg in "$@"; do
+  case "$arg" in
+  --quick) quick=1 ;;
+  *)
+    echo "usage: scripts/run-tests.sh [--quick]" >&2
+    exit 2
+    ;;
+  esac
+done
+
+if [ "$quick" -eq 1 ]; then
+  scripts/build.sh all
+else
+  scripts/build.sh all mlir-doc
+fi
 
 count() { # count LOG REGEX: the number before REGEX on the summary line
   sed -n "s/.*\b\([0-9][0-9]*\) $2.*/\1/p" "$1" | tail -1
@@ -46,7 +68,19 @@ lit_log=build/lit-results.txt
 /usr/lib/llvm-22/bin/lit -sv build/test 2>&1 | tee "$lit_log"
 lit_status=${PIPESTATUS[0]}
 py_log=build/pytest-results.txt
-"${pytest[@]}" test/Integration test/python 2>&1 | tee "$py_log"
+native_suites=(test/Integration test/python)
+if [ "$quick" -eq 1 ]; then
+  native_suites=(
+    test/Integration/CPU/test_map_reduce.py test/Integration/CPU/test_gradients.py
+    test/Integration/CPU/test_graph_run.py test/Integration/CPU/test_harp_run.py
+    test/python/test_regressions.py test/python/test_api.py
+    test/python/test_torch_surface.py test/python/test_graph.py
+    test/python/test_elementwise_math.py test/python/test_losses_reductions.py
+    test/python/test_compositions.py test/python/test_scatter.py
+    test/python/test_optim.py test/python/test_random.py test/python/test_setitem.py
+  )
+fi
+"${pytest[@]}" "${native_suites[@]}" 2>&1 | tee "$py_log"
 py_status=${PIPESTATUS[0]}
 
 # Every op family, every code-generation path (register tiles, packing,
@@ -56,6 +90,30 @@ py_status=${PIPESTATUS[0]}
 # and the graph language's programs and built-ins, per profile. (Not the
 # examples, the harp-run CLI tests, the module and API surface tests, which
 # do not depend on the vector width.)
+# The numbers harp's code generation takes from a target (docs/Lowering.md,
+# "The target model"; buildHarpToLLVMPipeline reads nothing else of it).
+codegen_model() { # codegen_model CPU [CACHES]
+  env ${2:+HARP_CACHES=$2} build/bin/harp-run --print-cpu --cpu "$1" |
+    grep -E '^(vector bits|vector registers|fma|fma latency|l1d cache|l2 cache):'
+}
+# Modules of every code-generation path (contractions, packing, windows,
+# cache blocks, chains, kernels), compared as harp-to-llvm writes them.
+codegen_corpus=(examples/*.mlir test/Pipelines/*.mlir test/Runtime/Inputs/*.mlir
+  test/Embedding/Inputs/*.mlir)
+# same_code CPU [CACHES]: true when CPU (with CACHES) gets the code a
+# native run got: the same target numbers, and byte-identical harp-to-llvm
+# output on the corpus (checked, not assumed). Such a configuration repeats
+# the native run and is skipped.
+same_code() {
+  [ "$(codegen_model "$1" "${2:-}")" = "$(codegen_model native)" ] || return 1
+  local f
+  for f in "${codegen_corpus[@]}"; do
+    cmp -s <(build/bin/harp-opt "$f" --harp-to-llvm=cpu=native 2>&1) \
+      <(env ${2:+HARP_CACHES=$2} build/bin/harp-opt "$f" --harp-to-llvm="cpu=$1" 2>&1) ||
+      return 1
+  done
+}
+
 profile_suites=(
   test/Integration/CPU/test_map_reduce.py test/Integration/CPU/test_views.py
   test/Integration/CPU/test_data_movement.py
@@ -72,9 +130,20 @@ extra_logs=()
 extra_status=0
 profile_lines=()
 compile_only=()
-for cpu in x86-64-v2 x86-64-v3 x86-64-v4; do
+profiles=(x86-64-v2 x86-64-v3 x86-64-v4)
+cache_variants=("32K,256K x86-64-v3" "48K,2M native")
+devices=(cuda-compile)
+if [ "$quick" -eq 1 ]; then
+  profiles=() cache_variants=() devices=()
+  profile_lines+=("  --quick: no profiles, cache variants or GPU compile (the full command runs them)")
+fi
+for cpu in "${profiles[@]}"; do
   if ! build/bin/harp-run --print-cpu --cpu "$cpu" | grep -qx "runs here: yes"; then
     compile_only+=("$cpu")
+    continue
+  fi
+  if same_code "$cpu"; then
+    profile_lines+=("  $cpu: skipped, the same code as native (target numbers equal; harp-to-llvm output identical on ${#codegen_corpus[@]} modules)")
     continue
   fi
   log="build/pytest-cpu-$cpu-results.txt"
@@ -91,10 +160,14 @@ done
 # this machine runs it) and a 48 KiB L1 with a 2 MiB L2 with native code.
 cache_suites=(test/Integration/CPU/test_map_reduce.py
   test/python/test_regressions.py test/python/test_remainders.py)
-for variant in "32K,256K x86-64-v3" "48K,2M native"; do
+for variant in "${cache_variants[@]}"; do
   read -r caches cpu <<<"$variant"
   if ! build/bin/harp-run --print-cpu --cpu "$cpu" | grep -qx "runs here: yes"; then
     cpu=native
+  fi
+  if same_code "$cpu" "$caches"; then
+    profile_lines+=("  $cpu with caches $caches: skipped, the same code as native (target numbers equal; harp-to-llvm output identical on ${#codegen_corpus[@]} modules)")
+    continue
   fi
   log="build/pytest-caches-$caches-results.txt"
   start=$SECONDS
@@ -106,8 +179,7 @@ done
 
 families=(test/Integration/CPU/test_map_reduce.py test/Integration/CPU/test_views.py
   test/Integration/CPU/test_data_movement.py test/Integration/CPU/test_gradients.py)
-devices=(cuda-compile)
-if /usr/bin/python3 -c 'import ctypes, sys
+if [ "$quick" -eq 0 ] && /usr/bin/python3 -c 'import ctypes, sys
 lib = ctypes.CDLL("libcuda.so.1"); n = ctypes.c_int(0)
 sys.exit(lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(n)) != 0 or n.value == 0)' 2>/dev/null; then
   devices+=(cuda)
