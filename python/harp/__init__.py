@@ -55,7 +55,8 @@ from ._functions import (  # noqa: F401
     rsqrt, sigmoid, sign, sin, sqrt, square, squeeze, std, sub, subtract, t,
     tan, tanh, transpose, trunc, unsqueeze, var)
 from ._einsum import diagonal, einsum, tensordot, tile  # noqa: E402,F401
-from ._scatter import index_add, index_copy, index_fill, scatter  # noqa: E402,F401
+from ._scatter import (index_add, index_copy, index_fill, scatter,  # noqa: E402,F401
+                       scatter_reduce)
 from ._sort import argsort, msort, sort, topk  # noqa: E402,F401
 from ._extra import (addmm, addmv, baddbmm, cross, hypot, isfinite, lerp,  # noqa: E402,F401
                      logaddexp, masked_select, meshgrid, nan_to_num, nonzero, trace)
@@ -111,7 +112,8 @@ __all__ = [
     "tensor", "tensordot", "tile", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
     "unfold", "view_as_complex", "view_as_real", "where", "zeros",
     "zeros_like", "cdouble", "cfloat", "device", "double", "long", "short",
-    "utils", "save", "load", "scatter", "index_add", "index_copy", "index_fill", "sort",
+    "utils", "save", "load", "scatter", "scatter_reduce", "index_add", "index_copy", "index_fill",
+    "sort",
     "argsort", "msort", "topk", "multinomial", "serialization", "addmm", "addmv", "baddbmm",
     "cross", "hypot", "isfinite", "lerp", "logaddexp", "masked_select", "meshgrid", "nan_to_num",
     "nonzero", "trace",

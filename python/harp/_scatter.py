@@ -1,7 +1,7 @@
 """torch's scatter family over harp's scatter_add (an op with its gradient):
-scatter (src, value, reduce='add'), index_add, index_copy and index_fill, as
-functions and (harp/_tensor_methods.py) as Tensor methods with their
-in-place forms.
+scatter (src, value, reduce='add' or 'multiply'), scatter_reduce, index_add,
+index_copy and index_fill, as functions and (harp/_tensor_methods.py) as
+Tensor methods with their in-place forms.
 
 Writes are compositions: the positions an index reaches are counted by
 scatter-adding ones, and the result is `where(count > 0, written, input)`.
@@ -9,14 +9,42 @@ Where an index repeats a position, torch's scatter and index_copy write one
 of the values there without saying which; harp writes their mean (the
 integer floor of it for integer tensors), deterministically. scatter's
 `value=` form and index_fill are exact.
+
+scatter_reduce's 'sum' and 'mean' are scatter_adds (in torch's order, so
+the sums are torch's to the bit), with their own gradients. 'prod', 'amax'
+and 'amin' (and scatter's reduce='multiply', which is 'prod') read the
+index's values, as repeat_interleave reads its repeats: the elements sent to
+each position are grouped (a stable sort), and each group is folded with
+`maximum`, `minimum` or `*`. 'prod' folds groups of up to 32 elements one
+after the other, in torch's order; longer groups, and those of 'amax' and
+'amin' (whose result does not depend on the order), fold in halving steps
+(log2 of the longest group), so float products of more than 32 elements
+may differ from torch's in the last bits. The fold runs on detached values;
+the gradient is torch 1.13's (scatter_reduce_backward: the exclusive
+product for 'prod', the gradient shared evenly between the elements equal
+to the result for 'amax' and 'amin'), attached as a term that is zero in
+value and carries exactly that gradient. Where that term cannot be zero
+('prod' over an infinite or NaN element, or a product that overflows), the
+output keeps its value and the elements there get a gradient of 0 or NaN,
+where torch's is NaN or infinite.
 """
 
+import collections
 import numbers
+
+import numpy as np
 
 from . import _harp
 from ._harp import HarpError, Tensor
 
-__all__ = ["scatter", "index_add", "index_copy", "index_fill"]
+__all__ = ["scatter", "scatter_reduce", "index_add", "index_copy", "index_fill"]
+
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+# 'prod' folds groups of at most this many elements one after the other
+# (torch's order, so float products are torch's to the bit); longer ones in
+# halving steps, which keep the graph small (log2 of the group's length).
+_SEQUENTIAL = 32
 
 
 def _dim(op, dim, rank):
@@ -95,8 +123,11 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """torch.scatter: out = input with src[i][j] written at [index[i][j]][j]
     for dim 0 (and so on), or the number `value` (scatter(input, dim, index,
     value) with a number in src's place works too). reduce='add' adds
-    instead (scatter_add); 'multiply' is not supported. Where an index
-    repeats, the mean of the values written there (see the module doc)."""
+    instead (scatter_add) and reduce='multiply' multiplies (by each element
+    sent there, a value once per time the index names the position; the
+    gradient is scatter_reduce's for 'prod', which torch 1.13 does not
+    give). Where an index repeats without reduce, the mean of the values
+    written there (see the module doc)."""
     from . import scatter_add, where
     op = "scatter"
     if not isinstance(input, Tensor):
@@ -111,8 +142,6 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         raise TypeError("%s: give exactly one of src (a tensor) and value (a number)" % op)
     if reduce not in (None, "add", "multiply"):
         raise HarpError("%s: reduce must be 'add' or 'multiply', got %r" % (op, reduce))
-    if reduce == "multiply":
-        raise HarpError("%s: reduce='multiply' is not supported (reduce='add' is)" % op)
     if value is not None:
         if not isinstance(value, (numbers.Number, Tensor)):
             raise TypeError("%s: value must be a number, got %s" % (op, type(value).__name__))
@@ -120,6 +149,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
             else value.to(input.dtype).expand(*_shape(index))
         if reduce == "add":
             return scatter_add(input, dim, index, src)
+        if reduce == "multiply":
+            return _reduced(op, input, dim, index, src, "prod", True)
         reached = _counts(input, dim, index) > 0
         return where(reached, src.reshape(-1)[0] if isinstance(value, Tensor)
                      else _constant(value, input), input)
@@ -129,8 +160,249 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     src = _index_shaped(op, dim, index, src, input)
     if reduce == "add":
         return scatter_add(input, dim, index, src)
+    if reduce == "multiply":
+        return _reduced(op, input, dim, index, src, "prod", True)
     written, reached = _written(input, dim, index, src)
     return where(reached, written, input)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """torch.scatter_reduce: input with the elements of src sent to
+    [index[i][j]][j] for dim 0 (and so on) reduced into each position they
+    reach, together with input's element there unless include_self=False:
+    reduce 'sum', 'prod', 'mean' (the integer floor for integer tensors),
+    'amax' or 'amin'. Positions no index names keep input's value. The
+    gradients with respect to input and src are torch 1.13's (see the
+    module doc)."""
+    op = "scatter_reduce"
+    if not isinstance(input, Tensor):
+        raise TypeError("%s: input must be a harp tensor, got %s" % (op, type(input).__name__))
+    if not isinstance(src, Tensor):
+        raise TypeError("%s: src must be a harp tensor, got %s" % (op, type(src).__name__))
+    if reduce not in _REDUCES:
+        raise HarpError("%s: reduce must be one of 'sum', 'prod', 'mean', 'amax' or 'amin', "
+                        "got %r" % (op, reduce))
+    dim = _dim(op, dim, len(input.shape))
+    _check_index(op, index)
+    if src.dtype != input.dtype:
+        raise HarpError("%s: src's dtype %s differs from self's %s"
+                        % (op, src.dtype.name, input.dtype.name))
+    if input.dtype.name == "bool" or input.dtype.name.startswith("complex"):
+        raise HarpError("%s: reduce=%r needs an integer or float tensor, got %s"
+                        % (op, reduce, input.dtype.name))
+    if len(input.shape) == 0:
+        # A 0-d tensor is one element along dim 0 (or -1), as torch's; its
+        # index and src may be 0-d or hold one element.
+        one = [t.reshape(1) if len(t.shape) == 0 else t for t in (input, index, src)]
+        return scatter_reduce(one[0], 0, one[1], one[2], reduce,
+                              include_self=include_self).reshape(())
+    src = _index_shaped(op, dim, index, src, input)
+    return _reduced(op, input, dim, index, src, reduce, bool(include_self))
+
+
+def _reduced(op, input, dim, index, src, reduce, include_self):
+    """scatter_reduce of src (already index's shape) into input."""
+    if len(input.shape) == 0:
+        one = [t.reshape(1) for t in (input, index, src)]
+        return _reduced(op, one[0], 0, one[1], one[2], reduce, include_self).reshape(())
+    if reduce in ("sum", "mean"):
+        return _summed(input, dim, index, src, reduce, include_self)
+    groups = _groups(op, input, dim, index)
+    if not groups.targets.size:
+        return input.clone()  # an empty index: input, gradient and all
+    result = _folded(input.detach(), src.detach(), reduce, include_self, groups)
+    if not (input.dtype.name.startswith("float") and _harp.is_grad_enabled()
+            and (_may_need_gradient(input) or _may_need_gradient(src))):
+        return result
+    if reduce == "prod":
+        return _with_prod_gradient(input, dim, index, src, include_self, groups, result)
+    return _with_extreme_gradient(input, dim, index, src, include_self, groups, result)
+
+
+def _summed(input, dim, index, src, reduce, include_self):
+    """'sum' and 'mean': a scatter_add (torch's order of addition) into
+    input, or into input with 0 where the index reaches when include_self
+    is False; 'mean' divides by the number of elements summed (1 where
+    none), with floor division for integer tensors, as torch."""
+    from . import scatter_add, where
+    base = input
+    if not include_self or reduce == "mean":
+        count = _counts(input, dim, index)
+    if not include_self:
+        base = where(count > 0, _constant(0, input), input)
+    total = scatter_add(base, dim, index, src)
+    if reduce == "sum":
+        return total
+    if include_self:
+        count = count + 1
+    divisor = where(count > 0, count, _constant(1, count)).to(input.dtype)
+    if input.dtype.name.startswith("float"):
+        return total / divisor
+    return total // divisor
+
+
+_Groups = collections.namedtuple("_Groups", ["order", "starts", "lengths", "targets", "slot",
+                                             "reached"])
+
+
+def _groups(op, input, dim, index):
+    """Where the index sends src's elements, read from its values (NumPy
+    arrays): `order` lists index's elements (row-major) grouped by the
+    flat position of input they go to, each group in index's order along
+    dim (torch's order of reduction); group g is order[starts[g]:
+    starts[g] + lengths[g]] and goes to input's flat position targets[g].
+    `slot` gives each flat position of input its group (0 where none) and
+    `reached` (input's shape) whether it has one. An index out of
+    [0, size) raises HarpError, as torch raises its RuntimeError."""
+    shape = _shape(input)
+    to = np.asarray(index.numpy()).astype(np.int64).reshape(_shape(index))
+    size = shape[dim]
+    outside = (to < 0) | (to >= size)
+    if outside.any():
+        raise HarpError("%s: index %d is out of bounds for dim %d of size %d"
+                        % (op, to[outside][0], dim, size))
+    coords = list(np.indices(to.shape, sparse=True))
+    coords[dim] = to
+    flat = np.ravel_multi_index(np.broadcast_arrays(*coords), shape).reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) \
+        if flat.size else np.zeros(0, np.int64)
+    lengths = np.diff(np.append(starts, flat.size))
+    targets = ordered[starts]
+    slot = np.zeros(int(np.prod(shape, dtype=np.int64)), np.int64)
+    slot[targets] = np.arange(targets.size)
+    reached = np.zeros(slot.size, bool)
+    reached[targets] = True
+    return _Groups(order, starts, lengths, targets, slot, reached.reshape(shape))
+
+
+def _folded(base, src, reduce, include_self, groups):
+    """The values of scatter_reduce 'prod', 'amax' or 'amin' of src into
+    base (both detached): each group of src's elements folded, with base's
+    element first unless include_self is False, and written at its
+    position; the other positions keep base's value."""
+    from . import concat, full, index_select, isnan, tensor, where
+
+    def combine(a, b):
+        # a comes before b. torch's rule: b if it is NaN or beyond a, else a
+        # (so a NaN wins, and of equal values, 0.0 and -0.0, the first).
+        if reduce == "prod":
+            return a * b
+        beyond = b > a if reduce == "amax" else b < a
+        if base.dtype.name.startswith("float"):
+            beyond = beyond | isnan(b)
+        return where(beyond, b, a)
+
+    def padded(values):
+        # The product's 1 after the elements, for those with no partner.
+        return concat([values, full([1], 1, dtype=values.dtype)])
+
+    flat = base.reshape(-1)
+    values = index_select(src.reshape(-1), 0, tensor(groups.order))
+    n, longest = int(groups.order.size), int(groups.lengths.max())
+    if reduce == "prod" and longest <= _SEQUENTIAL:
+        # One element after the other, in torch's order.
+        if include_self:
+            folded, first = index_select(flat, 0, tensor(groups.targets)), 0
+        else:
+            folded, first = index_select(values, 0, tensor(groups.starts)), 1
+        values = padded(values)
+        for r in range(first, longest):
+            pick = np.where(r < groups.lengths, groups.starts + r, n)
+            folded = folded * index_select(values, 0, tensor(pick))
+    else:
+        # Halving steps: element i takes in element i + step of its group
+        # (past the group's end, itself for a maximum or minimum and the 1
+        # for a product).
+        ends = np.repeat(groups.starts + groups.lengths, groups.lengths)
+        position = np.arange(n)
+        step = 1
+        while step < longest:
+            partner = np.where(position + step < ends, position + step,
+                               n if reduce == "prod" else position)
+            source = padded(values) if reduce == "prod" else values
+            values = combine(values, index_select(source, 0, tensor(partner)))
+            step *= 2
+        folded = index_select(values, 0, tensor(groups.starts))
+        if include_self:
+            folded = combine(index_select(flat, 0, tensor(groups.targets)), folded)
+    written = index_select(folded, 0, tensor(groups.slot)).reshape(*_shape(base))
+    return where(tensor(groups.reached), written, base)
+
+
+def _may_need_gradient(tensor):
+    """Whether a gradient may flow into `tensor`: a leaf that requires one,
+    or a computed tensor (whose requires_grad harp does not track)."""
+    return tensor.requires_grad or not tensor.is_leaf
+
+
+def _zero_with_gradient(term):
+    """+0.0 wherever `term` is finite (NaN elsewhere), with term's
+    gradient."""
+    return term - term.detach()
+
+
+def _with_extreme_gradient(input, dim, index, src, include_self, groups, result):
+    """result ('amax' or 'amin') with torch 1.13's gradient: each element
+    equal to the result at its position gets grad / N, N the number of
+    such elements there (input's counted even when include_self is False,
+    and then given none: torch's rule); at a NaN result (no element equals
+    it) every element there gets NaN, as torch's 0 * (grad / 0)."""
+    from . import gather, isinf, isnan, scatter_add, tensor, where, zeros_like
+    dtype = input.dtype
+    own, theirs = input.detach(), src.detach()
+    value = gather(result, dim, index)
+    own_ties, their_ties = own == result, theirs == value
+    count = own_ties.to(dtype) + scatter_add(zeros_like(own), dim, index,
+                                             their_ties.to(dtype))
+    kept = tensor(np.ones_like(groups.reached)) if include_self else tensor(~groups.reached)
+    # Finite results: x.detach() - x of the tied elements, over N, is 0
+    # with the gradient -grad / N. At a NaN result all are taken, times 0.
+    own_term = where((own_ties | isnan(result)) & kept, own - input, 0) * own_ties.to(dtype)
+    their_term = scatter_add(zeros_like(own), dim, index,
+                             where(their_ties | isnan(value), theirs - src, 0)
+                             * their_ties.to(dtype))
+    finite = result - _zero_with_gradient((own_term + their_term) / count)
+    # Infinite results (x.detach() - x is NaN there): the mean of the tied
+    # elements, which is the result itself, with the same gradient.
+    infinite = isinf(result)
+    share = where(infinite, count, _constant(1, count))
+    mean = (where(own_ties & kept, input, 0)
+            + scatter_add(zeros_like(own), dim, index, where(their_ties, src, 0))) / share
+    return where(infinite, mean, finite)
+
+
+def _with_prod_gradient(input, dim, index, src, include_self, groups, result):
+    """result ('prod') with torch 1.13's gradient: grad times the product
+    of the other elements at the position, computed as torch computes it:
+    grad * result' / x for input's element x (result' the product with x
+    read as 1 where x is 0), grad * result / x for a src element x, and
+    grad * result' for a src element that is its position's only zero
+    among src's (result' with it read as 1)."""
+    from . import gather, isnan, scatter_add, tensor, where, zeros_like
+    own, theirs = input.detach(), src.detach()
+    own_safe = where(own == 0, _constant(1, own), own)
+    own_rest = _folded(own_safe, theirs, "prod", include_self, groups)
+    zero = theirs == 0
+    zeros_there = gather(scatter_add(zeros_like(own), dim, index, zero.to(input.dtype)),
+                         dim, index)
+    lone = zero & (zeros_there == 1)
+    their_rest = _folded(own, where(lone, _constant(1, theirs), theirs), "prod", include_self,
+                         groups)
+    moved = own - input
+    if not include_self:
+        moved = where(tensor(~groups.reached), moved, 0)
+    own_term = (moved / own_safe) * own_rest
+    lone_term = scatter_add(zeros_like(own), dim, index,
+                            where(lone, theirs - src, 0)) * their_rest
+    other_term = scatter_add(zeros_like(own), dim, index,
+                             where(lone, 0, (theirs - src) / where(zero, 1, theirs))) * result
+    change = _zero_with_gradient(own_term + lone_term + other_term)
+    # Where the term is not 0 (an infinite or NaN element, an overflow) the
+    # value stays the result's; the gradient there is 0 or NaN (torch's is
+    # NaN or infinite).
+    return where(isnan(change.detach()), result, result - change)
 
 
 def _spread_index(op, input, dim, index, source):

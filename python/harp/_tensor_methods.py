@@ -770,6 +770,18 @@ def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
                                                         reduce=reduce))
 
 
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    """torch.Tensor.scatter_reduce (harp.scatter_reduce): src reduced into
+    the positions index names ('sum', 'prod', 'mean', 'amax', 'amin')."""
+    return _scatter.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """scatter_reduce in place."""
+    return _in_place(self, "scatter_reduce_", _scatter.scatter_reduce(
+        self, dim, index, src, reduce, include_self=include_self))
+
+
 def scatter_add(self, dim, index, src):
     """torch.Tensor.scatter_add: src added at index (a new tensor)."""
     from . import scatter_add as function
@@ -888,7 +900,8 @@ _METHODS = {
     "normal_": normal_, "uniform_": uniform_, "data": _data,
     "diagonal": diagonal, "tile": tile, "__setitem__": __setitem__,
     "scatter": scatter, "scatter_": scatter_, "scatter_add": scatter_add,
-    "scatter_add_": scatter_add_, "index_add": index_add, "index_add_": index_add_,
+    "scatter_add_": scatter_add_, "scatter_reduce": scatter_reduce,
+    "scatter_reduce_": scatter_reduce_, "index_add": index_add, "index_add_": index_add_,
     "index_copy": index_copy, "index_copy_": index_copy_, "index_fill": index_fill,
     "index_fill_": index_fill_,
     "__float__": __float__, "__int__": __int__, "__complex__": __complex__,

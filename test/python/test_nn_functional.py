@@ -163,6 +163,51 @@ def test_adaptive_pool2d(size):
     check(lambda x: F.adaptive_max_pool2d(x, size), lambda x: TF.adaptive_max_pool2d(x, size), x)
 
 
+@pytest.mark.parametrize("fn,shape,size", [
+    ("adaptive_max_pool1d", (2, 3, 13), 5), ("adaptive_max_pool1d", (3, 7), 13),
+    ("adaptive_max_pool1d", (1, 1, 1), 1), ("adaptive_max_pool1d", (2, 1, 7), 1),
+    ("adaptive_max_pool2d", (2, 3, 7, 13), (3, 5)), ("adaptive_max_pool2d", (2, 3, 7, 13), 1),
+    ("adaptive_max_pool2d", (2, 3, 7, 13), (None, 2)), ("adaptive_max_pool2d", (3, 5, 4), (7, 13)),
+    ("adaptive_max_pool2d", (1, 2, 13, 1), (4, 1)),
+    ("adaptive_max_pool3d", (1, 2, 5, 7, 4), (2, 3, 1)),
+    ("adaptive_max_pool3d", (2, 5, 7, 3), (3, 13, 2))])
+@pytest.mark.parametrize("values", ["normal", "ties"])
+def test_adaptive_max_pool_return_indices_match_torch(fn, shape, size, values):
+    # Indices into each input plane, int64, the first maximum of a window
+    # (in its row-major order) on ties; the gradient of the values reaches
+    # that element only, as torch's.
+    x = normal(*shape) if values == "normal" else rng.integers(0, 3, size=shape).astype(np.float64)
+    h, t = harp.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, idx = getattr(F, fn)(h, size, return_indices=True)
+    t_out, t_idx = getattr(TF, fn)(t, size, return_indices=True)
+    assert idx.dtype == harp.int64 and tuple(idx.shape) == tuple(t_idx.shape)
+    np.testing.assert_array_equal(out.numpy(), t_out.detach().numpy())
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    w = rng.uniform(0.5, 1.5, size=tuple(t_out.shape))
+    (out * harp.tensor(w)).sum().backward()
+    (t_out * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(h.grad.numpy(), t.grad.numpy())
+
+
+def test_adaptive_max_pool_return_indices_nan_inf_f32():
+    # A window with NaNs picks its last NaN, as torch's `val > max ||
+    # isnan(val)`; -inf windows pick their first element.
+    x = normal(2, 3, 7, 13, dtype=np.float32)
+    x[0, 0, 1, 2] = x[0, 0, 2, 1] = np.nan
+    x[0, 1] = -np.inf
+    x[1, 2, 3, 3] = np.inf
+    h, t = harp.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, idx = F.adaptive_max_pool2d(h, (2, 3), return_indices=True)
+    t_out, t_idx = TF.adaptive_max_pool2d(t, (2, 3), return_indices=True)
+    np.testing.assert_array_equal(out.numpy(), t_out.detach().numpy())
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    out.sum().backward()
+    t_out.sum().backward()
+    np.testing.assert_array_equal(h.grad.numpy(), t.grad.numpy())
+    with pytest.raises(ValueError, match="adaptive_max_pool1d: input must be f32 or f64"):
+        F.adaptive_max_pool1d(harp.tensor(np.ones((1, 2, 5), np.int64)), 2, return_indices=True)
+
+
 def test_adaptive_pool_1d_3d():
     check(lambda x: F.adaptive_avg_pool1d(x, 4), lambda x: TF.adaptive_avg_pool1d(x, 4), normal(2, 3, 11))
     check(lambda x: F.adaptive_max_pool1d(x, 4), lambda x: TF.adaptive_max_pool1d(x, 4), normal(2, 3, 11))

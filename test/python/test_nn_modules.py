@@ -1182,6 +1182,21 @@ def test_max_pool_module_returns_indices_as_torch():
         np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
 
 
+@pytest.mark.parametrize("name,size,shape", [
+    ("AdaptiveMaxPool1d", 5, (2, 3, 13)), ("AdaptiveMaxPool2d", (3, None), (2, 3, 7, 13)),
+    ("AdaptiveMaxPool3d", (2, 1, 3), (2, 3, 5, 7, 4))])
+def test_adaptive_max_pool_module_returns_indices_as_torch(name, size, shape):
+    x = np.random.default_rng(4).integers(0, 4, size=shape).astype(np.float64)  # ties
+    for data in [x, x[0]]:
+        out, idx = getattr(harp.nn, name)(size, return_indices=True)(harp.tensor(data))
+        t_out, t_idx = getattr(torch.nn, name)(size, return_indices=True)(torch.tensor(data))
+        np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+        np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    assert getattr(harp.nn, name)(size, return_indices=True).return_indices
+    with pytest.raises(ValueError, match="%s: expected input" % name):
+        getattr(harp.nn, name)(size, return_indices=True)(harp.tensor(np.ones(3)))
+
+
 def test_load_state_dict_into_a_computed_buffer():
     # nanoGPT registers tril(ones(...)).view(...) as a buffer: a computed
     # tensor with no storage of its own. Loading replaces it by the values,

@@ -552,26 +552,82 @@ def adaptive_avg_pool3d(input, output_size):
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
 
 
+def _adaptive_window_positions(spatial, sizes):
+    """For each adaptive window (row-major over the output), the flat
+    positions (row-major over the input's spatial dims) of its elements in
+    the window's row-major order: [prod(sizes), prod(widths)], the widest
+    window's extent along each dim. A narrower window repeats its last
+    element along the dim, which moves neither its first maximum nor its
+    last NaN."""
+    positions = _np.zeros([1] * (2 * len(spatial)), _np.int64)
+    place = 1
+    for d in reversed(range(len(spatial))):
+        size, out = spatial[d], sizes[d]
+        j = _np.arange(out)
+        start, end = j * size // out, -(-(j + 1) * size // out)
+        width = int((end - start).max())
+        along = _np.minimum(start[:, None] + _np.arange(width), end[:, None] - 1)
+        shape = [1] * (2 * len(spatial))
+        shape[d], shape[len(spatial) + d] = out, width
+        positions = positions + along.reshape(shape) * place
+        place *= size
+    count = int(_np.prod(sizes))
+    return positions.reshape(count, -1)
+
+
+def _adaptive_max_pool_indices(input, sizes):
+    """torch's indices of adaptive max pooling of input [N, C, spatial...]:
+    each window's first maximum in its row-major order, or its last NaN
+    (torch's `val > max || isnan(val)`), as a flat position into the
+    input's spatial dims, int64 [N, C, prod(sizes)]."""
+    from .. import amax, amin, arange, gather, isnan, tensor, where
+    n, c = int(input.shape[0]), int(input.shape[1])
+    table = _adaptive_window_positions([int(d) for d in input.shape[2:]], sizes)
+    count, width = table.shape
+    values = gather(input.detach().reshape(n, c, -1), 2,
+                    tensor(table.reshape(1, 1, -1)).expand(n, c, count * width))
+    values = values.reshape(n, c, count, width)
+    position = arange(width)
+    first = amin(where(values == amax(values, -1, keepdim=True), position, width), -1)
+    last_nan = amax(where(isnan(values), position, -1), -1)
+    place = where(last_nan >= 0, last_nan, first)
+    return gather(tensor(table).expand(n, c, count, width), 3, place.unsqueeze(-1)).squeeze(-1)
+
+
 def _adaptive_max_pool(op, k, input, output_size, return_indices):
-    if return_indices:
-        raise ValueError("%s: return_indices=True is not supported" % op)
     input, unbatched = _batched(input, k, op)
-    out = _harp.nn.adaptive_max_pool(op, input, _adaptive_sizes(op, k, input, output_size))
-    return out.squeeze(0) if unbatched else out
+    sizes = _adaptive_sizes(op, k, input, output_size)
+    if not return_indices:
+        out = _harp.nn.adaptive_max_pool(op, input, sizes)
+        return out.squeeze(0) if unbatched else out
+    if not input.dtype.name.startswith("float"):
+        raise _harp.HarpError("%s: input must be f32 or f64, got %s" % (op, input.dtype.name))
+    # The values are the input at the indices: the gradient reaches each
+    # window's chosen element only, as torch's.
+    n, c = int(input.shape[0]), int(input.shape[1])
+    indices = _adaptive_max_pool_indices(input, sizes)
+    out = _harp.gather(input.reshape(n, c, -1), indices, 2).reshape(n, c, *sizes)
+    indices = indices.reshape(n, c, *sizes)
+    return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """The maximum over adaptive windows of [N, C, L]."""
+    """The maximum over adaptive windows of [N, C, L]; return_indices=True
+    also gives torch's int64 indices (the position in L of each window's
+    first maximum), and the gradient then reaches that element only, as
+    torch's."""
     return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """The maximum over adaptive windows of [N, C, H, W]."""
+    """The maximum over adaptive windows of [N, C, H, W]; return_indices
+    as adaptive_max_pool1d's, positions into H * W."""
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
-    """The maximum over adaptive windows of [N, C, D, H, W]."""
+    """The maximum over adaptive windows of [N, C, D, H, W]; return_indices
+    as adaptive_max_pool1d's, positions into D * H * W."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 

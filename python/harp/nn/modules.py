@@ -1259,14 +1259,16 @@ class _AdaptivePool(Module):
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        if return_indices:
-            raise ValueError("%s: return_indices is not supported" % type(self).__name__)
         self.output_size = output_size
         if self._kind == "max":
             self.return_indices = return_indices
 
     def forward(self, input):
         pool = getattr(F, "adaptive_%s_pool%dd" % (self._kind, self._dims))
+        if getattr(self, "return_indices", False):
+            # (values, indices); the functional form takes unbatched input.
+            _check_spatial(self, input, None, self._dims)
+            return pool(input, self.output_size, return_indices=True)
         return _batched(self, input, None, self._dims,
                         lambda x: pool(x, self.output_size))
 
@@ -1301,17 +1303,20 @@ class AdaptiveAvgPool3d(_AdaptivePool):
 
 
 class AdaptiveMaxPool1d(_AdaptivePool):
-    """Maxima over adaptive windows (torch.nn.AdaptiveMaxPool1d)."""
+    """Maxima over adaptive windows (torch.nn.AdaptiveMaxPool1d);
+    return_indices=True returns (values, indices into L) as torch's."""
     _dims, _kind = 1, "max"
 
 
 class AdaptiveMaxPool2d(_AdaptivePool):
-    """Maxima over adaptive windows (torch.nn.AdaptiveMaxPool2d)."""
+    """Maxima over adaptive windows (torch.nn.AdaptiveMaxPool2d);
+    return_indices=True returns (values, indices into H * W) as torch's."""
     _dims, _kind = 2, "max"
 
 
 class AdaptiveMaxPool3d(_AdaptivePool):
-    """Maxima over adaptive windows (torch.nn.AdaptiveMaxPool3d)."""
+    """Maxima over adaptive windows (torch.nn.AdaptiveMaxPool3d);
+    return_indices=True returns (values, indices into D * H * W) as torch's."""
     _dims, _kind = 3, "max"
 
 
