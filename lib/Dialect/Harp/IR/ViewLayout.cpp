@@ -41,22 +41,21 @@ static Attribute shapesKey(MLIRContext *context, ArrayRef<int64_t> first,
   return DenseI64ArrayAttr::get(context, sizes);
 }
 
-static HarpDialect *dialectOf(ViewAttr layout) {
-  return layout.getContext()->getLoadedDialect<HarpDialect>();
+/// The dialect that keeps the answers (loaded wherever a #harp.view is).
+static HarpDialect &dialectOf(ViewAttr layout) {
+  return *layout.getContext()->getLoadedDialect<HarpDialect>();
 }
 
 /// The kept answer of `compute` (layout, shapes) -> Attribute, computing
 /// and keeping it on the first question.
 static Attribute memoized(Analysis analysis, ViewAttr layout, Attribute shapes,
                           function_ref<Attribute()> compute) {
-  HarpDialect *dialect = dialectOf(layout);
-  if (!dialect)
-    return compute();
+  HarpDialect &dialect = dialectOf(layout);
   auto key = static_cast<unsigned>(analysis);
-  if (Attribute known = dialect->lookupLayoutAnalysis(key, layout, shapes))
+  if (Attribute known = dialect.lookupLayoutAnalysis(key, layout, shapes))
     return known;
   Attribute result = compute();
-  dialect->recordLayoutAnalysis(key, layout, shapes, result);
+  dialect.recordLayoutAnalysis(key, layout, shapes, result);
   return result;
 }
 
@@ -179,16 +178,16 @@ mlir::harp::findOutOfBoundsRead(ViewAttr layout, ArrayRef<int64_t> resultShape,
                                 ArrayRef<int64_t> sourceShape) {
   // Only proofs are kept: a view that reads out of bounds fails to verify,
   // and its witness is searched again for the next diagnostic.
-  HarpDialect *dialect = dialectOf(layout);
+  HarpDialect &dialect = dialectOf(layout);
   Attribute shapes = shapesKey(layout.getContext(), resultShape, sourceShape);
   auto key = static_cast<unsigned>(Analysis::InBounds);
-  if (dialect && dialect->lookupLayoutAnalysis(key, layout, shapes))
+  if (dialect.lookupLayoutAnalysis(key, layout, shapes))
     return std::optional<OutOfBoundsRead>();
   FailureOr<std::optional<OutOfBoundsRead>> read =
       searchOutOfBoundsRead(layout, resultShape, sourceShape);
-  if (dialect && succeeded(read) && !*read)
-    dialect->recordLayoutAnalysis(key, layout, shapes,
-                                  UnitAttr::get(layout.getContext()));
+  if (succeeded(read) && !*read)
+    dialect.recordLayoutAnalysis(key, layout, shapes,
+                                 UnitAttr::get(layout.getContext()));
   return read;
 }
 
