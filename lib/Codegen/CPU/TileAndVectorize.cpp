@@ -942,6 +942,67 @@ static bool isContiguousSlice(tensor::ExtractSliceOp slice) {
   return true;
 }
 
+/// Whether `value` bufferizes to a contiguous block of memory in row-major
+/// order: a new tensor, a function argument (identity layouts at function
+/// boundaries), a contiguous slice of such a tensor, or what a loop or an
+/// in-place write yields of one.
+static bool isContiguousTensor(Value value, unsigned depth = 0) {
+  if (depth > 16)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (isa<func::FuncOp>(owner))
+      return true;
+    auto loop = dyn_cast<scf::ForOp>(owner);
+    if (!loop || arg.getArgNumber() == 0)
+      return false;
+    return isContiguousTensor(loop.getTiedLoopInit(arg)->get(), depth + 1);
+  }
+  Operation *def = value.getDefiningOp();
+  if (isa_and_present<tensor::EmptyOp>(def))
+    return true;
+  if (auto slice = dyn_cast_if_present<tensor::ExtractSliceOp>(def))
+    return isContiguousSlice(slice) &&
+           isContiguousTensor(slice.getSource(), depth + 1);
+  if (auto insert = dyn_cast_if_present<tensor::InsertSliceOp>(def))
+    return isContiguousTensor(insert.getDest(), depth + 1);
+  if (auto loop = dyn_cast_if_present<scf::ForOp>(def))
+    return isContiguousTensor(
+        loop.getInitArgs()[cast<OpResult>(value).getResultNumber()], depth + 1);
+  if (auto dps = dyn_cast_if_present<DestinationStyleOpInterface>(def))
+    return isContiguousTensor(
+        dps.getTiedOpOperand(cast<OpResult>(value))->get(), depth + 1);
+  return false;
+}
+
+/// A fill of a contiguous block of several rows becomes a fill of one row,
+/// reshaped back: tiled by rows, a fill whose rows leave a remainder of
+/// lanes was one short loop per row (a vector loop and a narrower store),
+/// which LLVM made a `memset` per row, unrolled whole (7 x 65 rows of a
+/// convolution's accumulators: 455 of them in one block) and then
+/// scheduled in time quadratic in the block (seconds of code generation).
+/// Flat, it is one loop of whole vectors and one remainder, one `memset`
+/// for zeros. The reshapes bufferize to views of the same buffer.
+static void flattenContiguousFill(RewriterBase &rewriter, linalg::FillOp fill) {
+  if (!fill.hasPureTensorSemantics())
+    return;
+  Value out = fill.getOutputs()[0];
+  auto type = dyn_cast<RankedTensorType>(out.getType());
+  if (!type || !type.hasStaticShape() ||
+      llvm::count_if(type.getShape(), [](int64_t n) { return n > 1; }) < 2 ||
+      !isContiguousTensor(out))
+    return;
+  Location loc = fill.getLoc();
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.front().push_back(d);
+  rewriter.setInsertionPoint(fill);
+  Value flat = tensor::CollapseShapeOp::create(rewriter, loc, out, all);
+  Value filled =
+      linalg::FillOp::create(rewriter, loc, fill.value(), flat).getResult(0);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(fill, type, filled, all);
+}
+
 /// Gives every value a kernel reads element by element (`tensor.extract` in
 /// its body: the vectorizer makes it a `vector.gather` on indices
 /// linearized over the value's own shape) a contiguous buffer: a strided
@@ -989,6 +1050,13 @@ struct HarpTileAndVectorizePass
     func::FuncOp func = getOperation();
     MLIRContext *context = &getContext();
 
+    {
+      IRRewriter flattener(context);
+      SmallVector<linalg::FillOp> fills;
+      func.walk([&](linalg::FillOp fill) { fills.push_back(fill); });
+      for (linalg::FillOp fill : fills)
+        flattenContiguousFill(flattener, fill);
+    }
     // Ops already inside loops (the rows of harp-fuse-epilogues) are tiled
     // as well: their tile loops nest inside the existing ones.
     SmallVector<linalg::LinalgOp> worklist;

@@ -308,18 +308,32 @@ struct Fill {
   Attribute constant;
 };
 
-/// What every element of `value` holds, if it is a fill: a linalg.fill of
-/// a tensor.empty, a reshape of one, or a loop nest from a tensor.empty
-/// whose only writes are of one splat vector (elements it leaves unwritten
-/// are undefined, so they may as well hold the same).
-static std::optional<Fill> fillOf(Value value) {
-  while (auto reshape = value.getDefiningOp()) {
+/// `value` with the reshapes that produced it looked through.
+static Value beforeReshapes(Value value) {
+  while (Operation *reshape = value.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(reshape))
       break;
     value = reshape->getOperand(0);
   }
+  return value;
+}
+
+/// Whether `value` is a tensor.empty or a reshape of one (a fill of a
+/// contiguous block is made flat: harp-tile-and-vectorize).
+static bool isEmpty(Value value) {
+  return static_cast<bool>(
+      beforeReshapes(value).getDefiningOp<tensor::EmptyOp>());
+}
+
+/// What every element of `value` holds, if it is a fill: a linalg.fill of
+/// a tensor.empty, a reshape of one, or a loop nest from a tensor.empty
+/// (or a reshape of one) whose only writes are of one splat vector
+/// (elements it leaves unwritten are undefined, so they may as well hold
+/// the same).
+static std::optional<Fill> fillOf(Value value) {
+  value = beforeReshapes(value);
   if (auto fill = value.getDefiningOp<linalg::FillOp>()) {
-    if (!fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    if (!isEmpty(fill.getOutputs()[0]))
       return std::nullopt;
     Value scalar = fill.getInputs()[0];
     Attribute constant;
@@ -331,7 +345,7 @@ static std::optional<Fill> fillOf(Value value) {
     return std::nullopt;
   // Back to the tensor.empty the loop nest starts from.
   Value start = chainBase(value);
-  if (!start.getDefiningOp<tensor::EmptyOp>())
+  if (!isEmpty(start))
     return std::nullopt;
   Fill fill;
   if (!onlySplatWrites(value, start, fill.scalar, fill.constant) ||
@@ -536,13 +550,24 @@ private:
       if (!fill.hasOneUse())
         return;
     }
-    auto fillType = cast<RankedTensorType>(fill.getType());
-    OpBuilder b(fill.getContext());
-    b.setInsertionPointAfterValue(fill);
-    Value empty = tensor::EmptyOp::create(b, fill.getLoc(), fillType.getShape(),
-                                          fillType.getElementType());
+    // A fill of a reshaped empty tensor (a flat fill) gives way to that
+    // reshape, so that the buffer keeps the shape it was made in.
     Operation *producer = fill.getDefiningOp();
-    fill.replaceAllUsesExcept(empty, empty.getDefiningOp());
+    auto linalgFill = dyn_cast_if_present<linalg::FillOp>(producer);
+    Value base = linalgFill ? linalgFill.getOutputs()[0] : chainBase(fill);
+    Value empty;
+    if (base != fill && base.getType() == fill.getType() &&
+        !base.getDefiningOp<tensor::EmptyOp>() && isEmpty(base)) {
+      empty = base;
+      fill.replaceAllUsesWith(empty);
+    } else {
+      auto fillType = cast<RankedTensorType>(fill.getType());
+      OpBuilder b(fill.getContext());
+      b.setInsertionPointAfterValue(fill);
+      empty = tensor::EmptyOp::create(b, fill.getLoc(), fillType.getShape(),
+                                      fillType.getElementType());
+      fill.replaceAllUsesExcept(empty, empty.getDefiningOp());
+    }
     // Nothing reads the fill any more; erased here rather than by a
     // canonicalizer, which would also fold the reshapes into the empty
     // tensor.

@@ -557,13 +557,17 @@ func.func @strided_conv(%x: tensor<1x3x23x23xf32>, %f: tensor<6x3x7x7xf32>, %ini
 // parallel). A valid window (no padding) over 50 columns gives 48 outputs
 // per row: on 3 planes of 8 rows of 48 (one copy of the image's 2 channels
 // each), 288 outputs written into the image's slice of the zero-filled
-// init, reshaped.
+// init, reshaped. The image's slice of the init is contiguous: it is
+// filled flat, as one loop of whole vectors (no short loop per row).
 // CHECK-LABEL: func.func @conv_fill
 // CHECK-NOT: tensor.pad
 // CHECK: scf.for %[[N:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}}) -> (tensor<2x8x6x48xf32>)
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x8x6x48xf32> into tensor<2304xf32>
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c2304 step %c16
+// CHECK-NEXT: vector.transfer_write %cst{{.*}} : vector<16xf32>, tensor<2304xf32>
 // CHECK: tensor.empty() : tensor<1x2x3x8x48xf32>
 // CHECK: tensor.collapse_shape %{{.*}} : tensor<1x2x3x8x48xf32> into tensor<1x2x3x384xf32>
-// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x8x6x48xf32> into tensor<1x8x288xf32>
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 8, 288] : tensor<2304xf32> into tensor<1x8x288xf32>
 // CHECK: vector<8x32xf32>
 // CHECK: tensor.expand_shape %{{.*}} output_shape [1, 8, 6, 48] : tensor<1x8x288xf32> into tensor<1x8x6x48xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[N]], 0, 0, 0] [1, 8, 6, 48]
@@ -574,7 +578,8 @@ func.func @strided_conv(%x: tensor<1x3x23x23xf32>, %f: tensor<6x3x7x7xf32>, %ini
 // GRID-NOT: tensor.pad
 // GRID: scf.for %[[N:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}}) -> (tensor<2x8x6x48xf32>)
 // GRID: tensor.extract_slice %arg0[%[[N]], 0, 0, 0] [1, 2, 8, 50]
-// GRID: vector.transfer_write {{.*}} : vector<1x1x1x16xf32>, tensor<1x8x6x50xf32>
+// GRID: tensor.collapse_shape %{{.*}} : tensor<1x8x6x50xf32> into tensor<2400xf32>
+// GRID: vector.transfer_write {{.*}} : vector<16xf32>, tensor<2400xf32>
 // GRID: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 8, 298] [1, 1, 1] : tensor<1x8x300xf32> to tensor<1x8x298xf32>
 // GRID: vector<8x32xf32>
 // GRID: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 8, 6, 48] [1, 1, 1, 1] : tensor<1x8x6x50xf32> to tensor<1x8x6x48xf32>
@@ -759,4 +764,31 @@ func.func @index_in_partial_reduction(%x: tensor<3x256xf32>) -> tensor<3xf32> {
     linalg.yield %s : f32
   } -> tensor<3xf32>
   return %r : tensor<3xf32>
+}
+
+// -----
+
+// A fill of a contiguous block of rows (one image's accumulators, rows of
+// 66 with a remainder of lanes) is filled flat: one loop of whole vectors
+// over its 7 * 5 * 66 = 2310 elements and one remainder, the block's
+// reshapes around it. Filled by rows, it was a short loop and a 2-lane
+// store per row, which LLVM made one memset per row and unrolled. Rows
+// that are not whole (64 of 66) are not contiguous and keep their rows.
+// CHECK-LABEL: func.func @flat_fill
+// CHECK: %[[A:.*]] = tensor.extract_slice %arg0[1, 0, 0, 0] [1, 7, 5, 66]
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1, 2, 3]] : tensor<1x7x5x66xf64> into tensor<2310xf64>
+// CHECK: scf.for %{{.*}} = %c0 to %c2304 step %c8 iter_args(%{{.*}} = %[[FLAT]])
+// CHECK: vector.transfer_write %{{.*}} : vector<8xf64>, tensor<2310xf64>
+// CHECK: vector.transfer_write %{{.*}}[%c2304] {{.*}} : vector<6xf64>, tensor<2310xf64>
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 7, 5, 66] : tensor<2310xf64> into tensor<1x7x5x66xf64>
+// CHECK: %[[B:.*]] = tensor.extract_slice %arg0[1, 0, 0, 1] [1, 7, 5, 64]
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: vector.transfer_write %{{.*}} : vector<1x1x1x8xf64>, tensor<1x7x5x64xf64>
+// CHECK: return
+func.func @flat_fill(%t: tensor<2x7x5x66xf64>, %x: f64) -> (tensor<1x7x5x66xf64>, tensor<1x7x5x64xf64>) {
+  %a = tensor.extract_slice %t[1, 0, 0, 0] [1, 7, 5, 66] [1, 1, 1, 1] : tensor<2x7x5x66xf64> to tensor<1x7x5x66xf64>
+  %fa = linalg.fill ins(%x : f64) outs(%a : tensor<1x7x5x66xf64>) -> tensor<1x7x5x66xf64>
+  %b = tensor.extract_slice %t[1, 0, 0, 1] [1, 7, 5, 64] [1, 1, 1, 1] : tensor<2x7x5x66xf64> to tensor<1x7x5x64xf64>
+  %fb = linalg.fill ins(%x : f64) outs(%b : tensor<1x7x5x64xf64>) -> tensor<1x7x5x64xf64>
+  return %fa, %fb : tensor<1x7x5x66xf64>, tensor<1x7x5x64xf64>
 }
