@@ -31,11 +31,15 @@ namespace mlir::harp {
 using namespace mlir;
 
 /// Whether `op`, directly in a function's body, is a kernel to outline: a
-/// linalg op (loops to be) or an op with regions holding a loop (not the
-/// scf.if around a deallocation; not a memory copy, which is a call
-/// already).
+/// linalg op (loops to be), an op with regions holding a loop (not the
+/// scf.if around a deallocation), or a memory copy. A small copy is
+/// expanded inline into loads and stores; a `cat` of 1,000 pieces was one
+/// block of 4,000 of them in its caller, which LLVM's post-RA scheduler
+/// handles in quadratic time (3 s of code generation). Called, each is one
+/// call (a scheduling boundary) to one kernel function for all copies of
+/// the same shapes.
 static bool isLoopKernel(Operation *op) {
-  if (isa<linalg::LinalgOp>(op))
+  if (isa<linalg::LinalgOp, memref::CopyOp>(op))
     return true;
   if (op->getNumRegions() == 0)
     return false;
@@ -86,6 +90,23 @@ static llvm::SetVector<Value> capturedValues(Operation *kernel) {
     }
   });
   return captured;
+}
+
+/// `type` with a dynamic offset where it is a memref of a strided layout
+/// with a static one; `type` otherwise.
+static Type withDynamicOffset(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return type;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memref.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return type;
+  auto layout =
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides);
+  return MemRefType::get(memref.getShape(), memref.getElementType(), layout,
+                         memref.getMemorySpace());
 }
 
 /// Structural hash of a kernel function: its type and its operations'
@@ -160,6 +181,12 @@ private:
         arguments.push_back(value);
         argumentTypes.push_back(value.getType());
       }
+    // A copy's memrefs are passed with their static offsets made dynamic,
+    // so that copies into different places of one buffer (the pieces of a
+    // `cat`) share one kernel function.
+    if (isa<memref::CopyOp>(kernel))
+      for (Type &type : argumentTypes)
+        type = withDynamicOffset(type);
     if (!llvm::all_of(argumentTypes, isPassable) ||
         !llvm::all_of(kernel->getResultTypes(), isPassable))
       return nullptr;
@@ -194,6 +221,9 @@ private:
     func::ReturnOp::create(b, kernel->getLoc(), moved->getResults());
 
     b.setInsertionPoint(kernel);
+    for (auto [argument, type] : llvm::zip(arguments, argumentTypes))
+      if (argument.getType() != type)
+        argument = memref::CastOp::create(b, kernel->getLoc(), type, argument);
     auto call = func::CallOp::create(b, kernel->getLoc(), outlined, arguments);
     kernel->replaceAllUsesWith(call.getResults());
     kernel->erase();

@@ -210,3 +210,35 @@ func.func @foreign_type(%p: !llvm.ptr, %a: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A copy is a kernel too (expanded inline, 1,000 small copies were one
+// block LLVM schedules in quadratic time). Its memrefs are passed with
+// their static offsets made dynamic, so the pieces of a concatenation,
+// copied into different places of one buffer, share one kernel function.
+// CHECK-LABEL: func.func @concat(
+// CHECK-SAME: %[[A:.*]]: memref<2x3xf32>, %[[B:.*]]: memref<2x3xf32>
+// CHECK: %[[T:.*]] = memref.alloc() : memref<4x3xf32>
+// CHECK: %[[V0:.*]] = memref.subview %[[T]][0, 0]
+// CHECK: %[[S0:.*]] = memref.cast %[[A]] : memref<2x3xf32> to memref<2x3xf32, strided<[3, 1], offset: ?>>
+// CHECK: %[[D0:.*]] = memref.cast %[[V0]] : memref<2x3xf32, strided<[3, 1]>> to memref<2x3xf32, strided<[3, 1], offset: ?>>
+// CHECK: call @concat_kernel0(%[[S0]], %[[D0]]) : (memref<2x3xf32, strided<[3, 1], offset: ?>>, memref<2x3xf32, strided<[3, 1], offset: ?>>) -> ()
+// CHECK: %[[V1:.*]] = memref.subview %[[T]][2, 0]
+// CHECK: %[[S1:.*]] = memref.cast %[[B]]
+// CHECK: %[[D1:.*]] = memref.cast %[[V1]] : memref<2x3xf32, strided<[3, 1], offset: 6>> to memref<2x3xf32, strided<[3, 1], offset: ?>>
+// CHECK: call @concat_kernel0(%[[S1]], %[[D1]])
+// CHECK: func.func private @concat_kernel0(%[[S:.*]]: memref<2x3xf32, strided<[3, 1], offset: ?>>, %[[D:.*]]: memref<2x3xf32, strided<[3, 1], offset: ?>>)
+// CHECK-NEXT: memref.copy %[[S]], %[[D]]
+// CHECK-NOT: func.func private @concat_kernel1
+// NOMERGE-LABEL: func.func @concat(
+// NOMERGE: call @concat_kernel0(
+// NOMERGE: call @concat_kernel1(
+func.func @concat(%a: memref<2x3xf32>, %b: memref<2x3xf32>) -> memref<4x3xf32> {
+  %t = memref.alloc() : memref<4x3xf32>
+  %v0 = memref.subview %t[0, 0] [2, 3] [1, 1] : memref<4x3xf32> to memref<2x3xf32, strided<[3, 1]>>
+  memref.copy %a, %v0 : memref<2x3xf32> to memref<2x3xf32, strided<[3, 1]>>
+  %v1 = memref.subview %t[2, 0] [2, 3] [1, 1] : memref<4x3xf32> to memref<2x3xf32, strided<[3, 1], offset: 6>>
+  memref.copy %b, %v1 : memref<2x3xf32> to memref<2x3xf32, strided<[3, 1], offset: 6>>
+  return %t : memref<4x3xf32>
+}

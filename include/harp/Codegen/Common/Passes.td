@@ -300,7 +300,9 @@ def HarpOutlineKernelsPass : Pass<"harp-outline-kernels", "ModuleOp"> {
     Runs on buffers, after tiling, vectorization, harp-parallelize and
     harp-profile-kernels and before the loops are lowered. Every operation
     directly in a function's body that holds a loop (a loop nest, a
-    remaining linalg op) is a kernel; each moves into a new private
+    remaining linalg op) or copies memory (`memref.copy`, whose memref
+    arguments are passed with their static offsets made dynamic, so that
+    copies into different places of one buffer share a kernel) is a kernel; each moves into a new private
     function `@<function>_kernel<n>` (n in program order, after its
     caller), with internal linkage and LLVM's `noinline` (LLVM would
     inline a function called once straight back), and is called in its
