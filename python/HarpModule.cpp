@@ -322,6 +322,22 @@ PYBIND11_MODULE(_harp, m) {
   m.def("_set_package_dir",
         [](const std::string &dir) { packageDir() = dir + "/"; });
   py::register_exception<Error>(m, "HarpError", PyExc_ValueError);
+  // An index out of range: a HarpError and, as PyTorch raises for it, an
+  // IndexError. Translators run newest first, so this one sees it before
+  // HarpError's.
+  static PyObject *indexError = PyErr_NewException(
+      "harp.HarpIndexError",
+      py::make_tuple(m.attr("HarpError"), py::handle(PyExc_IndexError)).ptr(),
+      nullptr);
+  m.attr("HarpIndexError") = py::handle(indexError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const harp::IndexError &e) {
+      PyErr_SetString(indexError, e.what());
+    }
+  });
 
   py::enum_<DType> dtypes(m, "DType", "harp's element types.");
 #define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
@@ -391,6 +407,13 @@ PYBIND11_MODULE(_harp, m) {
         py::arg("dim"));
   m.def("scatter_add", &detail::scatterAdd, py::arg("input"), py::arg("index"),
         py::arg("src"), py::arg("dim"));
+  m.def("_check_index", &detail::checkIndexRange, py::arg("op"),
+        py::arg("index"), py::arg("size"), py::arg("what"),
+        py::arg("ignore") = py::none(), py::arg("wraps_negative") = false,
+        py::arg("noun") = "index",
+        "Raises HarpIndexError when an entry of `index` whose values are "
+        "already computed lies outside [0, size) ([-size, size) with "
+        "wraps_negative); entries equal to `ignore` are skipped.");
   m.def("unfold", &detail::unfold, py::arg("input"), py::arg("kernel"),
         py::arg("stride"), py::arg("dilation"));
   m.def("fold", &detail::fold, py::arg("input"), py::arg("output_size"),

@@ -130,10 +130,14 @@ NodePtr harp::detail::indexSelect(NodePtr a, int64_t dim, NodePtr index) {
       throw Error("index_select: the index into a 0-d tensor must have one "
                   "entry, got shape " +
                   shapeStr(shapeOf(index)));
+    checkIndexRange("index_select", index, 1, "a 0-d input");
     return onScalarAsVector(
         a, [&](NodePtr v) { return indexSelect(v, 0, index); });
   }
   int64_t d = normalizeAxis("index_select", dim, shapeOf(a).size());
+  checkIndexRange("index_select", index, shapeOf(a)[d],
+                  "dim " + std::to_string(d) + " of size " +
+                      std::to_string(shapeOf(a)[d]));
   std::vector<int64_t> shape = shapeOf(a), column(shape.size(), 1);
   shape[d] = column[d] = shapeOf(index)[0];
   return gather(a, expand(reshape(index, column), shape), d);
@@ -142,8 +146,12 @@ NodePtr harp::detail::indexSelect(NodePtr a, int64_t dim, NodePtr index) {
 NodePtr harp::detail::takeAlongDim(NodePtr a, NodePtr indices,
                                    std::optional<int64_t> dim) {
   requireIndex("take_along_dim", indices);
-  if (!dim)
+  if (!dim) {
+    int64_t count = numElements(shapeOf(a));
+    checkIndexRange("take_along_dim", indices, count,
+                    "the " + std::to_string(count) + " entries of the input");
     return gather(reshape(a, {-1}), reshape(indices, {-1}), 0);
+  }
   size_t rank = shapeOf(a).size();
   if (shapeOf(indices).size() != rank)
     throw Error("take_along_dim: input " + shapeStr(shapeOf(a)) +
@@ -160,6 +168,9 @@ NodePtr harp::detail::takeAlongDim(NodePtr a, NodePtr indices,
                   " do not broadcast in dim " + std::to_string(i));
     in[i] = idx[i] = std::max(in[i], idx[i]);
   }
+  checkIndexRange("take_along_dim", indices, in[d],
+                  "dim " + std::to_string(d) + " of size " +
+                      std::to_string(in[d]));
   return gather(expand(a, in), expand(indices, idx), d);
 }
 

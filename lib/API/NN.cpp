@@ -712,7 +712,10 @@ NodePtr harp::detail::nn::embedding(NodePtr indices, NodePtr weight) {
   if (shape(weight).size() != 2)
     throw Error("embedding: weight must be [num_embeddings, dim], got " +
                 str(weight));
-  int64_t dim = shape(weight)[1], count = numElements(shape(indices));
+  int64_t rows = shape(weight)[0], dim = shape(weight)[1],
+          count = numElements(shape(indices));
+  checkIndexRange("embedding", indices, rows,
+                  "a weight of " + std::to_string(rows) + " rows");
   NodePtr flat = expand(reshape(indices, {count, 1}), {count, dim});
   return reshape(gather(weight, flat, 0), join(shape(indices), {dim}));
 }
@@ -722,6 +725,8 @@ NodePtr harp::detail::nn::oneHot(NodePtr indices, int64_t classes) {
   if (classes < 1)
     throw Error("one_hot: needs a positive number of classes, got " +
                 std::to_string(classes));
+  checkIndexRange("one_hot", indices, classes,
+                  std::to_string(classes) + " classes");
   NodePtr labels = reshape(indices, join(shape(indices), {1}));
   return cast(
       binary(BinaryOp::Eq, labels, arange(dtypeOf(indices), classes, 0, 1)),
@@ -785,6 +790,17 @@ std::optional<NodePtr> unbatched(const NodePtr &input, const NodePtr &target,
                          reshape(target, join({1}, shape(target))));
   return reduction == Reduction::None ? reshape(batched, {}) : batched;
 }
+/// Raises for a target (class indices) naming a class `input` [N, C, ...]
+/// or [C] lacks; ignoreIndex is not a class.
+void checkTargets(const std::string &op, const NodePtr &input,
+                  const NodePtr &target, int64_t ignoreIndex) {
+  const Shape &is = shape(input);
+  if (is.empty())
+    return;
+  int64_t classes = is.size() == 1 ? is[0] : is[1];
+  checkIndexRange(op, target, classes, std::to_string(classes) + " classes",
+                  ignoreIndex, /*wrapsNegative=*/false, "target");
+}
 } // namespace
 
 NodePtr harp::detail::nn::nllLoss(NodePtr input, NodePtr target,
@@ -792,6 +808,7 @@ NodePtr harp::detail::nn::nllLoss(NodePtr input, NodePtr target,
   const std::string op = "nll_loss";
   requireFloat(op, input);
   requireInteger(op, target, "target");
+  checkTargets(op, input, target, ignoreIndex);
   if (auto loss =
           unbatched(input, target, reduction, [&](NodePtr in, NodePtr t) {
             return nllLoss(in, t, ignoreIndex, reduction);
@@ -814,6 +831,8 @@ NodePtr harp::detail::nn::crossEntropy(NodePtr input, NodePtr target,
                                        const CrossEntropyOptions &options) {
   const std::string op = "cross_entropy";
   requireFloat(op, input);
+  if (!isFloat(dtypeOf(target)))
+    checkTargets(op, input, target, options.ignoreIndex);
   double eps = options.labelSmoothing;
   if (!(eps >= 0.0 && eps <= 1.0))
     throw Error("cross_entropy: label_smoothing must be in [0, 1], got " +

@@ -375,13 +375,65 @@ static void checkIndex(const std::string &op, const NodePtr &index) {
                 dtypeName(index->dtype));
 }
 
+template <typename T>
+static std::optional<int64_t> firstOutOfRange(const T *values, int64_t count,
+                                              int64_t low, int64_t high,
+                                              std::optional<int64_t> ignore) {
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v = values[i];
+    if ((v < low || v >= high) && v != ignore)
+      return i;
+  }
+  return std::nullopt;
+}
+
+void harp::detail::checkIndexRange(const std::string &op, const NodePtr &index,
+                                   int64_t size, const std::string &what,
+                                   std::optional<int64_t> ignore,
+                                   bool wrapsNegative,
+                                   const std::string &noun) {
+  if (index->dtype != DType::I32 && index->dtype != DType::I64)
+    return;
+  if (index->backend && index->backend->name() != "cpu")
+    return;
+  if (!hasValue(index))
+    return;
+  const Array &values = *index->data;
+  int64_t low = wrapsNegative ? -size : 0;
+  std::optional<int64_t> bad =
+      index->dtype == DType::I32
+          ? firstOutOfRange(values.as<int32_t>(), values.numElements(), low,
+                            size, ignore)
+          : firstOutOfRange(values.as<int64_t>(), values.numElements(), low,
+                            size, ignore);
+  if (!bad)
+    return;
+  int64_t value = index->dtype == DType::I32 ? values.as<int32_t>()[*bad]
+                                             : values.as<int64_t>()[*bad];
+  // The entry's position, row-major.
+  std::vector<int64_t> position(index->shape.size());
+  for (int64_t i = static_cast<int64_t>(position.size()) - 1, rest = *bad;
+       i >= 0; --i) {
+    position[i] = rest % index->shape[i];
+    rest /= index->shape[i];
+  }
+  std::string at = position.empty() ? "" : " at " + shapeStr(position);
+  std::string range = wrapsNegative ? "[" + std::to_string(-size) + ", " +
+                                          std::to_string(size) + ")"
+                                    : "[0, " + std::to_string(size) + ")";
+  throw IndexError(op + ": " + noun + " " + std::to_string(value) + at +
+                   " is out of range for " + what + " (valid: " + range + ")");
+}
+
 NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
   commonBackend("gather", {input, index});
   checkIndex("gather", index);
   size_t rank = input->shape.size();
-  if (isScalarAxis("gather", dim, rank) && index->shape.empty())
+  if (isScalarAxis("gather", dim, rank) && index->shape.empty()) {
+    checkIndexRange("gather", index, 1, "a 0-d input");
     return onScalarAsVector(
         input, [&](NodePtr v) { return gather(v, reshape(index, {1}), 0); });
+  }
   dim = normalizeAxis("gather", dim, rank);
   if (index->shape.size() != rank)
     throw Error("gather: index " + shapeStr(index->shape) +
@@ -391,6 +443,9 @@ NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
       throw Error("gather: index " + shapeStr(index->shape) +
                   " is larger than the input " + shapeStr(input->shape) +
                   " in dim " + std::to_string(i));
+  checkIndexRange("gather", index, input->shape[dim],
+                  "dim " + std::to_string(dim) + " of size " +
+                      std::to_string(input->shape[dim]));
   auto n = make(Kind::Gather, index->shape, input->dtype, {input, index});
   n->dim = dim;
   return n;
@@ -402,10 +457,12 @@ NodePtr harp::detail::scatterAdd(NodePtr dest, NodePtr index, NodePtr src,
   checkIndex("scatter_add", index);
   size_t rank = dest->shape.size();
   if (isScalarAxis("scatter_add", dim, rank) && index->shape.empty() &&
-      src->shape.empty())
+      src->shape.empty()) {
+    checkIndexRange("scatter_add", index, 1, "a 0-d destination");
     return onScalarAsVector(dest, [&](NodePtr v) {
       return scatterAdd(v, reshape(index, {1}), reshape(src, {1}), 0);
     });
+  }
   dim = normalizeAxis("scatter_add", dim, rank);
   if (dest->dtype == DType::Bool)
     throw Error("scatter_add: not defined for bool");
@@ -419,6 +476,9 @@ NodePtr harp::detail::scatterAdd(NodePtr dest, NodePtr index, NodePtr src,
       throw Error("scatter_add: index " + shapeStr(index->shape) +
                   " is larger than src " + shapeStr(src->shape) + " or dest " +
                   shapeStr(dest->shape) + " in dim " + std::to_string(i));
+  checkIndexRange("scatter_add", index, dest->shape[dim],
+                  "dim " + std::to_string(dim) + " of size " +
+                      std::to_string(dest->shape[dim]));
   src = cast(src, dest->dtype);
   auto n = make(Kind::ScatterAdd, dest->shape, dest->dtype, {dest, index, src});
   n->dim = dim;

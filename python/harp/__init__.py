@@ -23,7 +23,7 @@ import os as _os
 import numpy as _np
 
 from . import _harp
-from ._harp import (DType, HarpError, Tensor, compile_stats,  # noqa: F401
+from ._harp import (DType, HarpError, HarpIndexError, Tensor, compile_stats,  # noqa: F401
                     format_profile, get_cpu, get_options, ir, profile, promote,
                     reset_profile, set_cpu, set_options, where)
 
@@ -93,7 +93,7 @@ _NUMPY = {DType.bool: _np.bool_, DType.int8: _np.int8, DType.int16: _np.int16,
 
 # harp.complex is not in __all__: `from harp import *` keeps Python's complex.
 __all__ = [
-    "DType", "Generator", "HarpError", "Tensor", "angle", "arange",
+    "DType", "Generator", "HarpError", "HarpIndexError", "Tensor", "angle", "arange",
     "autograd", "enable_grad", "inference_mode", "is_grad_enabled", "no_grad",
     "set_grad_enabled",
     "bernoulli", "bool_", "broadcast_to", "default_generator",

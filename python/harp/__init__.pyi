@@ -20,6 +20,7 @@ Operand = Union["Tensor", np.ndarray, Number]
 Shape = Union[builtins.int, Sequence[builtins.int]]
 
 class HarpError(ValueError): ...
+class HarpIndexError(HarpError, IndexError): ...
 
 class DType:
     bool: "DType"

@@ -58,12 +58,18 @@ def _dim(op, dim, rank):
     return int(dim) + size if dim < 0 else int(dim)
 
 
-def _check_index(op, index):
+def _check_index(op, index, input, dim, wraps_negative=False):
+    """`index` a harp integer tensor whose entries (where already computed)
+    select in input's `dim`: TypeError, HarpError or HarpIndexError naming
+    `op`."""
     if not isinstance(index, Tensor):
         raise TypeError("%s: index must be a harp tensor, got %s" % (op, type(index).__name__))
     if index.dtype.name not in ("int64", "int32"):
         raise HarpError("%s: index must be an int64 or int32 tensor, got %s"
                         % (op, index.dtype.name))
+    size = (_shape(input) or [1])[dim]
+    _harp._check_index(op, index, size, "dim %d of size %d" % (dim, size),
+                       wraps_negative=wraps_negative)
 
 
 def _shape(t):
@@ -133,7 +139,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if not isinstance(input, Tensor):
         raise TypeError("%s: input must be a harp tensor, got %s" % (op, type(input).__name__))
     dim = _dim(op, dim, len(input.shape))
-    _check_index(op, index)
+    _check_index(op, index, input, dim)
     if src is not None and not isinstance(src, Tensor):
         if value is not None:
             raise TypeError("%s: give src or value, not both" % op)
@@ -183,7 +189,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise HarpError("%s: reduce must be one of 'sum', 'prod', 'mean', 'amax' or 'amin', "
                         "got %r" % (op, reduce))
     dim = _dim(op, dim, len(input.shape))
-    _check_index(op, index)
+    _check_index(op, index, input, dim)
     if src.dtype != input.dtype:
         raise HarpError("%s: src's dtype %s differs from self's %s"
                         % (op, src.dtype.name, input.dtype.name))
@@ -253,14 +259,12 @@ def _groups(op, input, dim, index):
     starts[g] + lengths[g]] and goes to input's flat position targets[g].
     `slot` gives each flat position of input its group (0 where none) and
     `reached` (input's shape) whether it has one. An index out of
-    [0, size) raises HarpError, as torch raises its RuntimeError."""
+    [0, size) raises HarpIndexError, a computed one too (its values are
+    realized here), as torch raises its RuntimeError."""
     shape = _shape(input)
     to = np.asarray(index.numpy()).astype(np.int64).reshape(_shape(index))
     size = shape[dim]
-    outside = (to < 0) | (to >= size)
-    if outside.any():
-        raise HarpError("%s: index %d is out of bounds for dim %d of size %d"
-                        % (op, to[outside][0], dim, size))
+    _harp._check_index(op, index, size, "dim %d of size %d" % (dim, size))
     coords = list(np.indices(to.shape, sparse=True))
     coords[dim] = to
     flat = np.ravel_multi_index(np.broadcast_arrays(*coords), shape).reshape(-1)
@@ -407,7 +411,7 @@ def _with_prod_gradient(input, dim, index, src, include_self, groups, result):
 
 def _spread_index(op, input, dim, index, source):
     """A 1-d index along `dim` as the scatter index of source's shape."""
-    _check_index(op, index)
+    _check_index(op, index, input, dim)
     if len(index.shape) > 1:
         raise HarpError("%s: index must be 0-d or 1-d, got %d dims" % (op, len(index.shape)))
     if len(index.shape) == 0:
@@ -465,7 +469,8 @@ def index_fill(input, dim, index, value):
     if not isinstance(input, Tensor):
         raise TypeError("%s: input must be a harp tensor, got %s" % (op, type(input).__name__))
     dim = _dim(op, dim, len(input.shape))
-    _check_index(op, index)
+    # Negative entries count from the end, as torch's index_fill.
+    _check_index(op, index, input, dim, wraps_negative=True)
     if len(index.shape) > 1:
         raise HarpError("%s: index must be 0-d or 1-d, got %d dims" % (op, len(index.shape)))
     if isinstance(value, Tensor):
@@ -478,6 +483,7 @@ def index_fill(input, dim, index, value):
     from . import float32, ones_like, scatter_add, zeros
     along = zeros(shape[dim], dtype=float32)
     flat = index.reshape(-1)
+    flat = where(flat < 0, flat + shape[dim], flat)
     hit = scatter_add(along, 0, flat, ones_like(flat, dtype=float32)) > 0
     view = [1] * len(shape)
     view[dim] = shape[dim]

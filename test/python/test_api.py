@@ -225,3 +225,81 @@ def test_dtype_conversions_as_in_pytorch():
 def test_to_rejects_what_it_cannot_use(call, message):
     with pytest.raises(TypeError, match=message):
         call(harp.tensor([1.0]))
+
+
+def _index(*values):
+    return harp.tensor(np.array(values, np.int64))
+
+
+X = harp.tensor(np.arange(12.0).reshape(3, 4))
+F = harp.nn.functional
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: harp.gather(X, 1, harp.tensor(np.array([[0, 4]]))),
+     "gather: index 4 at [0, 1] is out of range for dim 1 of size 4 (valid: [0, 4))"),
+    (lambda: X.gather(0, harp.tensor(np.array([[-1]], np.int32))),
+     "gather: index -1 at [0, 0] is out of range for dim 0 of size 3"),
+    (lambda: harp.index_select(X, 0, _index(0, 3)),
+     "index_select: index 3 at [1] is out of range for dim 0 of size 3"),
+    (lambda: X.index_select(-1, _index(-1)),
+     "index_select: index -1 at [0] is out of range for dim 1 of size 4"),
+    (lambda: harp.take_along_dim(X, _index(12)),
+     "take_along_dim: index 12 at [0] is out of range for the 12 entries"),
+    (lambda: harp.scatter_add(X, 0, harp.tensor(np.array([[3]])), X),
+     "scatter_add: index 3 at [0, 0] is out of range for dim 0 of size 3"),
+    (lambda: X.scatter(1, harp.tensor(np.array([[4]])), 1.0),
+     "scatter: index 4 at [0, 0] is out of range for dim 1 of size 4"),
+    (lambda: X.scatter_reduce(1, harp.tensor(np.array([[5]])), X, "amax"),
+     "scatter_reduce: index 5 at [0, 0] is out of range for dim 1 of size 4"),
+    (lambda: X.index_add(0, _index(3), X[:1]),
+     "index_add: index 3 at [0] is out of range for dim 0 of size 3"),
+    (lambda: X.index_copy(0, _index(-1), X[:1]),
+     "index_copy: index -1 at [0] is out of range for dim 0 of size 3"),
+    (lambda: X.index_fill(0, _index(-4), 1.0),
+     "index_fill: index -4 at [0] is out of range for dim 0 of size 3 (valid: [-3, 3))"),
+    (lambda: F.embedding(harp.tensor(np.array([[1, 7]])), X),
+     "embedding: index 7 at [0, 1] is out of range for a weight of 3 rows"),
+    (lambda: harp.nn.Embedding(3, 2)(_index(3)),
+     "embedding: index 3 at [0] is out of range for a weight of 3 rows"),
+    (lambda: F.one_hot(_index(0, 5), 3),
+     "one_hot: index 5 at [1] is out of range for 3 classes"),
+    (lambda: F.nll_loss(X, _index(0, 4, 1)),
+     "nll_loss: target 4 at [1] is out of range for 4 classes"),
+    (lambda: F.nll_loss(X[0], harp.tensor(np.array(9))),
+     "nll_loss: target 9 is out of range for 4 classes"),
+    (lambda: F.nll_loss(X, _index(0, 4, 1), weight=harp.ones(4, dtype=harp.float64)),
+     "nll_loss: target 4 at [1]"),
+    (lambda: F.cross_entropy(X, _index(0, 1, -1)),
+     "cross_entropy: target -1 at [2] is out of range for 4 classes"),
+    (lambda: X[_index(3)], "index 3 is out of range for a dim of size 3"),
+])
+def test_indices_out_of_range_raise_index_error(call, message):
+    # PyTorch raises for an index outside its dim; a clamped read would
+    # give wrong numbers without an error. HarpIndexError is both harp's
+    # HarpError and Python's IndexError.
+    with pytest.raises(IndexError) as raised:
+        call()
+    assert message in str(raised.value)
+    if not str(raised.value).startswith("index "):   # __getitem__'s own
+        assert isinstance(raised.value, harp.HarpIndexError)
+        assert isinstance(raised.value, harp.HarpError)
+
+
+def test_indices_at_the_ends_of_their_range_match_torch():
+    t = torch.tensor(X.numpy())
+    i, ti = _index(0, 2), torch.tensor([0, 2])
+    np.testing.assert_array_equal(harp.index_select(X, 0, i).numpy(),
+                                  torch.index_select(t, 0, ti).numpy())
+    np.testing.assert_array_equal(X.gather(1, harp.tensor(np.array([[3, 0]]))).numpy(),
+                                  t.gather(1, torch.tensor([[3, 0]])).numpy())
+    # index_fill counts negative entries from the end, as torch's.
+    np.testing.assert_array_equal(X.index_fill(0, _index(-1, -3), 7.0).numpy(),
+                                  t.index_fill(0, torch.tensor([-1, -3]), 7.0).numpy())
+    # ignore_index is not a class: -100 and an out-of-range ignore_index pass.
+    for ignore in (-100, 9):
+        target = np.array([0, ignore, 3])
+        np.testing.assert_allclose(
+            F.cross_entropy(X, harp.tensor(target), ignore_index=ignore).item(),
+            torch.nn.functional.cross_entropy(t, torch.tensor(target), ignore_index=ignore).item(),
+            rtol=1e-12)

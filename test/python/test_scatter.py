@@ -396,9 +396,12 @@ def test_scatter_reduce_errors_name_the_op():
         x.scatter_reduce(0, index, harp.ones(1, 4), "max")
     with pytest.raises(ValueError, match="scatter_reduce: reduce must be one of"):
         harp.scatter_reduce(x, 0, index, harp.ones(1, 4), reduce="multiply")
-    with pytest.raises(harp.HarpError, match="scatter_reduce: index 3 is out of bounds for dim 0 "
-                                             "of size 3"):
+    with pytest.raises(harp.HarpIndexError, match=r"scatter_reduce: index 3 at \[0, 1\] is out "
+                                                  "of range for dim 0 of size 3"):
         x.scatter_reduce(0, harp.tensor(np.array([[0, 3, 1, 2]])), harp.ones(1, 4), "amax")
+    # A computed index is read when the reduction groups it: checked too.
+    with pytest.raises(harp.HarpIndexError, match=r"scatter_reduce: index 4 at \[0, 0\]"):
+        x.scatter_reduce(0, harp.tensor(np.array([[1, 0, 1, 2]])) * 4, harp.ones(1, 4), "amax")
     with pytest.raises(harp.HarpError, match="scatter_reduce: src's dtype float64 differs"):
         x.scatter_reduce(0, index, harp.ones(1, 4, dtype=harp.float64), "sum")
     with pytest.raises(harp.HarpError, match=r"scatter_reduce: index \[1, 5\] is larger than"):

@@ -398,6 +398,27 @@ TEST(NN, DropoutSeedsAreRunTimeArguments) {
   EXPECT_EQ(nn::dropout(x, 0.25, false, 3).data(), x.data());
 }
 
+// Class indices and embedding rows out of range throw IndexError naming the
+// op and the entry; ignore_index is not a class.
+TEST(NN, TargetsAndRowsOutOfRangeThrow) {
+  D weight = randomTensor({5, 3}, 21);
+  auto rows = Tensor<int64_t>::from_data({4, 5}, {2});
+  EXPECT_EQ(errorOf([&] { nn::embedding(rows, weight); }),
+            "embedding: index 5 at [1] is out of range for a weight of 5 rows "
+            "(valid: [0, 5))");
+  EXPECT_THROW(nn::one_hot(rows, 5), IndexError);
+  D logits = randomTensor({3, 4}, 5);
+  auto target = Tensor<int64_t>::from_data({0, 4, 1}, {3});
+  EXPECT_EQ(errorOf([&] { nn::nll_loss(logits, target); }),
+            "nll_loss: target 4 at [1] is out of range for 4 classes "
+            "(valid: [0, 4))");
+  EXPECT_THROW(nn::cross_entropy(logits, target), IndexError);
+  // -100 (ignore_index's default) is skipped, not a class.
+  auto ignored = Tensor<int64_t>::from_data({0, -100, 3}, {3});
+  D kept = nn::cross_entropy(logits, ignored);
+  EXPECT_TRUE(std::isfinite(kept.item()));
+}
+
 TEST(NN, EmbeddingAndOneHot) {
   D weight = randomTensor({5, 3}, 21);
   std::vector<double> w = weight.data();

@@ -140,6 +140,41 @@ TEST(Tensor, GatherScatterUnfoldConv) {
       "[1, 2, 3, 3])");
 }
 
+// An index whose values are on the host is checked against the dim it
+// selects in before anything is built; the error is an IndexError (a
+// harp::Error) naming the op, the entry, its position and the range.
+TEST(Tensor, IndexOutOfRangeThrows) {
+  F2 x = F2::from_data({1, 2, 3, 4, 5, 6}, {2, 3});
+  using L2 = Tensor<int64_t, Dim<2>>;
+  using I1 = Tensor<int32_t, Dim<1>>;
+  EXPECT_EQ(errorOf([&] {
+              x.gather(1, L2::from_data({0, 3}, {1, 2}));
+            }),
+            "gather: index 3 at [0, 1] is out of range for dim 1 of size 3 "
+            "(valid: [0, 3))");
+  EXPECT_EQ(errorOf([&] {
+              x.gather(0, L2::from_data({-1}, {1, 1}));
+            }),
+            "gather: index -1 at [0, 0] is out of range for dim 0 of size 2 "
+            "(valid: [0, 2))");
+  EXPECT_EQ(errorOf([&] {
+              x.index_select(0, I1::from_data({1, 0, 2}, {3}));
+            }),
+            "index_select: index 2 at [2] is out of range for dim 0 of size 2 "
+            "(valid: [0, 2))");
+  EXPECT_EQ(errorOf([&] {
+              F2::zeros({2, 3}).scatter_add(0, L2::from_data({2}, {1, 1}),
+                                            F2::ones({1, 1}));
+            }),
+            "scatter_add: index 2 at [0, 0] is out of range for dim 0 of size "
+            "2 (valid: [0, 2))");
+  EXPECT_THROW(x.gather(1, L2::from_data({7}, {1, 1})), IndexError);
+  // The largest and smallest valid entries pass, in both index types.
+  expectNear(x.gather(1, L2::from_data({2, 0}, {1, 2})).data(), {3, 1});
+  expectNear(x.index_select(1, I1::from_data({2, 0}, {2})).data(),
+             {3, 1, 6, 4});
+}
+
 TEST(Tensor, FoldAndNearestInterpolation) {
   // Overlapping windows of 3 at stride 1 over 5 elements: fold counts
   // how many windows cover each position.

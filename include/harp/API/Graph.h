@@ -33,6 +33,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// An index outside the range of the dim it selects in (Python:
+/// harp.HarpIndexError, both a HarpError and an IndexError).
+class IndexError : public Error {
+public:
+  using Error::Error;
+};
+
 /// Where tensors are computed (the seed's backend::get): "cpu", the host
 /// through harp-to-llvm, or "cuda", an NVIDIA GPU through harp-to-gpu and
 /// harp's CUDA runtime. One instance per device, shared by its tensors.
@@ -440,6 +447,19 @@ NodePtr conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
 /// torch.gather / Tensor.scatter_add (index: i32 or i64).
 NodePtr gather(NodePtr input, NodePtr index, int64_t dim);
 NodePtr scatterAdd(NodePtr dest, NodePtr index, NodePtr src, int64_t dim);
+/// Throws IndexError naming `op`, the entry and its position when an entry
+/// of `index` (i32 or i64) lies outside [0, size), or [-size, size) with
+/// `wrapsNegative`; entries equal to `ignore` are not indices (nll_loss's
+/// ignore_index). `what` names the range ("dim 1 of size 5"), `noun` the
+/// entries ("index", "target"). Only an index whose values are on the
+/// host already (a leaf, a realized tensor) is read: a computed index is
+/// not realized for it, and the lowering clamps its entries instead
+/// (docs/Ops.md, "Indices out of range").
+void checkIndexRange(const std::string &op, const NodePtr &index, int64_t size,
+                     const std::string &what,
+                     std::optional<int64_t> ignore = std::nullopt,
+                     bool wrapsNegative = false,
+                     const std::string &noun = "index");
 NodePtr contiguous(NodePtr a);
 /// The results of a call of function `callee` (outside the graph) on
 /// `args`, one node per result of the given dtypes and shapes: emitted as

@@ -719,6 +719,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                              % (max_norm,))
         _renorm_rows(input, weight, max_norm, norm_type)
     rows, dim = weight.shape
+    _harp._check_index("embedding", input, int(rows), "a weight of %d rows" % rows)
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += rows
@@ -747,6 +748,7 @@ def one_hot(tensor, num_classes=-1):
     from .. import arange, int64
     if num_classes < 0:
         num_classes = int(tensor.max().item()) + 1
+    _harp._check_index("one_hot", tensor, int(num_classes), "%d classes" % num_classes)
     return tensor.unsqueeze(-1).eq(arange(num_classes, dtype=tensor.dtype)).astype(int64)
 
 
