@@ -975,7 +975,7 @@ static bool isContiguousTensor(Value value, unsigned depth = 0) {
   return false;
 }
 
-/// A fill of a contiguous block of several rows becomes a fill of one row,
+/// A fill of a contiguous block of several rows becomes one 1-D fill,
 /// reshaped back: tiled by rows, a fill whose rows leave a remainder of
 /// lanes was one short loop per row (a vector loop and a narrower store),
 /// which LLVM made a `memset` per row, unrolled whole (7 x 65 rows of a
