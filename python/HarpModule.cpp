@@ -403,17 +403,60 @@ PYBIND11_MODULE(_harp, m) {
   m.def("concat", &detail::concat, py::arg("tensors"), py::arg("dim"));
   m.def("conv", &detail::conv, py::arg("input"), py::arg("weight"),
         py::arg("stride"), py::arg("padding"), py::arg("dilation"));
-  m.def("gather", &detail::gather, py::arg("input"), py::arg("index"),
-        py::arg("dim"));
-  m.def("scatter_add", &detail::scatterAdd, py::arg("input"), py::arg("index"),
-        py::arg("src"), py::arg("dim"));
-  m.def("_check_index", &detail::checkIndexRange, py::arg("op"),
-        py::arg("index"), py::arg("size"), py::arg("what"),
-        py::arg("ignore") = py::none(), py::arg("wraps_negative") = false,
-        py::arg("noun") = "index",
-        "Raises HarpIndexError when an entry of `index` whose values are "
-        "already computed lies outside [0, size) ([-size, size) with "
-        "wraps_negative); entries equal to `ignore` are skipped.");
+  // check=False: the index is in range by construction or was checked by
+  // the caller (harp's own compositions).
+  m.def(
+      "gather",
+      [](NodePtr input, NodePtr index, int64_t dim, bool check) {
+        return check ? detail::gather(input, index, dim)
+                     : detail::gatherUnchecked(input, index, dim);
+      },
+      py::arg("input"), py::arg("index"), py::arg("dim"),
+      py::arg("check") = true);
+  m.def(
+      "scatter_add",
+      [](NodePtr input, NodePtr index, NodePtr src, int64_t dim, bool check) {
+        return check ? detail::scatterAdd(input, index, src, dim)
+                     : detail::scatterAddUnchecked(input, index, src, dim);
+      },
+      py::arg("input"), py::arg("index"), py::arg("src"), py::arg("dim"),
+      py::arg("check") = true);
+  m.def(
+      "_check_index",
+      [](const std::string &op, const NodePtr &index, int64_t size,
+         const std::string &what, std::optional<int64_t> ignore,
+         bool wrapsNegative, const std::string &noun) -> py::object {
+        detail::IndexCheckPtr check = detail::checkIndexRange(
+            op, index, size, what, ignore, wrapsNegative, noun);
+        if (!check)
+          return py::none();
+        return py::capsule(
+            new detail::IndexCheckPtr(std::move(check)), "harp.IndexCheck",
+            [](PyObject *capsule) {
+              delete static_cast<detail::IndexCheckPtr *>(
+                  PyCapsule_GetPointer(capsule, "harp.IndexCheck"));
+            });
+      },
+      py::arg("op"), py::arg("index"), py::arg("size"), py::arg("what"),
+      py::arg("ignore") = py::none(), py::arg("wraps_negative") = false,
+      py::arg("noun") = "index",
+      "Checks that the entries of `index` lie in [0, size) ([-size, size) "
+      "with wraps_negative; entries equal to `ignore` skipped): read now, "
+      "raising HarpIndexError, where its values are on the host; otherwise "
+      "returns the check to attach to the op's result with _with_check.");
+  m.def(
+      "_with_check",
+      [](NodePtr result, py::object check) {
+        if (check.is_none())
+          return result;
+        auto *ptr = static_cast<detail::IndexCheckPtr *>(
+            PyCapsule_GetPointer(check.ptr(), "harp.IndexCheck"));
+        if (!ptr)
+          throw py::error_already_set();
+        return detail::withCheck(result, *ptr);
+      },
+      py::arg("result"), py::arg("check"),
+      "`result`, checking the index of `check` whenever it is computed.");
   m.def("unfold", &detail::unfold, py::arg("input"), py::arg("kernel"),
         py::arg("stride"), py::arg("dilation"));
   m.def("fold", &detail::fold, py::arg("input"), py::arg("output_size"),

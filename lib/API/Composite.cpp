@@ -130,17 +130,21 @@ NodePtr harp::detail::indexSelect(NodePtr a, int64_t dim, NodePtr index) {
       throw Error("index_select: the index into a 0-d tensor must have one "
                   "entry, got shape " +
                   shapeStr(shapeOf(index)));
-    checkIndexRange("index_select", index, 1, "a 0-d input");
-    return onScalarAsVector(
-        a, [&](NodePtr v) { return indexSelect(v, 0, index); });
+    IndexCheckPtr check =
+        checkIndexRange("index_select", index, 1, "a 0-d input");
+    return withCheck(
+        onScalarAsVector(
+            a, [&](NodePtr v) { return gatherUnchecked(v, index, 0); }),
+        check);
   }
   int64_t d = normalizeAxis("index_select", dim, shapeOf(a).size());
-  checkIndexRange("index_select", index, shapeOf(a)[d],
-                  "dim " + std::to_string(d) + " of size " +
-                      std::to_string(shapeOf(a)[d]));
+  IndexCheckPtr check = checkIndexRange(
+      "index_select", index, shapeOf(a)[d],
+      "dim " + std::to_string(d) + " of size " + std::to_string(shapeOf(a)[d]));
   std::vector<int64_t> shape = shapeOf(a), column(shape.size(), 1);
   shape[d] = column[d] = shapeOf(index)[0];
-  return gather(a, expand(reshape(index, column), shape), d);
+  return withCheck(gatherUnchecked(a, expand(reshape(index, column), shape), d),
+                   check);
 }
 
 NodePtr harp::detail::takeAlongDim(NodePtr a, NodePtr indices,
@@ -148,9 +152,11 @@ NodePtr harp::detail::takeAlongDim(NodePtr a, NodePtr indices,
   requireIndex("take_along_dim", indices);
   if (!dim) {
     int64_t count = numElements(shapeOf(a));
-    checkIndexRange("take_along_dim", indices, count,
-                    "the " + std::to_string(count) + " entries of the input");
-    return gather(reshape(a, {-1}), reshape(indices, {-1}), 0);
+    IndexCheckPtr check = checkIndexRange("take_along_dim", indices, count,
+                                          "the " + std::to_string(count) +
+                                              " entries of the input");
+    return withCheck(
+        gatherUnchecked(reshape(a, {-1}), reshape(indices, {-1}), 0), check);
   }
   size_t rank = shapeOf(a).size();
   if (shapeOf(indices).size() != rank)
@@ -168,10 +174,11 @@ NodePtr harp::detail::takeAlongDim(NodePtr a, NodePtr indices,
                   " do not broadcast in dim " + std::to_string(i));
     in[i] = idx[i] = std::max(in[i], idx[i]);
   }
-  checkIndexRange("take_along_dim", indices, in[d],
-                  "dim " + std::to_string(d) + " of size " +
-                      std::to_string(in[d]));
-  return gather(expand(a, in), expand(indices, idx), d);
+  IndexCheckPtr check = checkIndexRange(
+      "take_along_dim", indices, in[d],
+      "dim " + std::to_string(d) + " of size " + std::to_string(in[d]));
+  return withCheck(gatherUnchecked(expand(a, in), expand(indices, idx), d),
+                   check);
 }
 
 NodePtr harp::detail::repeat(NodePtr a, std::vector<int64_t> sizes) {

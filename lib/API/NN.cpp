@@ -714,10 +714,13 @@ NodePtr harp::detail::nn::embedding(NodePtr indices, NodePtr weight) {
                 str(weight));
   int64_t rows = shape(weight)[0], dim = shape(weight)[1],
           count = numElements(shape(indices));
-  checkIndexRange("embedding", indices, rows,
-                  "a weight of " + std::to_string(rows) + " rows");
+  IndexCheckPtr check =
+      checkIndexRange("embedding", indices, rows,
+                      "a weight of " + std::to_string(rows) + " rows");
   NodePtr flat = expand(reshape(indices, {count, 1}), {count, dim});
-  return reshape(gather(weight, flat, 0), join(shape(indices), {dim}));
+  return withCheck(
+      reshape(gatherUnchecked(weight, flat, 0), join(shape(indices), {dim})),
+      check);
 }
 
 NodePtr harp::detail::nn::oneHot(NodePtr indices, int64_t classes) {
@@ -725,12 +728,13 @@ NodePtr harp::detail::nn::oneHot(NodePtr indices, int64_t classes) {
   if (classes < 1)
     throw Error("one_hot: needs a positive number of classes, got " +
                 std::to_string(classes));
-  checkIndexRange("one_hot", indices, classes,
-                  std::to_string(classes) + " classes");
+  IndexCheckPtr check = checkIndexRange("one_hot", indices, classes,
+                                        std::to_string(classes) + " classes");
   NodePtr labels = reshape(indices, join(shape(indices), {1}));
-  return cast(
-      binary(BinaryOp::Eq, labels, arange(dtypeOf(indices), classes, 0, 1)),
-      DType::I64);
+  return withCheck(cast(binary(BinaryOp::Eq, labels,
+                               arange(dtypeOf(indices), classes, 0, 1)),
+                        DType::I64),
+                   check);
 }
 
 //===----------------------------------------------------------------------===//
@@ -791,15 +795,17 @@ std::optional<NodePtr> unbatched(const NodePtr &input, const NodePtr &target,
   return reduction == Reduction::None ? reshape(batched, {}) : batched;
 }
 /// Raises for a target (class indices) naming a class `input` [N, C, ...]
-/// or [C] lacks; ignoreIndex is not a class.
-void checkTargets(const std::string &op, const NodePtr &input,
-                  const NodePtr &target, int64_t ignoreIndex) {
+/// or [C] lacks; ignoreIndex is not a class. A computed target's check is
+/// returned, for the loss.
+IndexCheckPtr checkTargets(const std::string &op, const NodePtr &input,
+                           const NodePtr &target, int64_t ignoreIndex) {
   const Shape &is = shape(input);
   if (is.empty())
-    return;
+    return nullptr;
   int64_t classes = is.size() == 1 ? is[0] : is[1];
-  checkIndexRange(op, target, classes, std::to_string(classes) + " classes",
-                  ignoreIndex, /*wrapsNegative=*/false, "target");
+  return checkIndexRange(op, target, classes,
+                         std::to_string(classes) + " classes", ignoreIndex,
+                         /*wrapsNegative=*/false, "target");
 }
 } // namespace
 
@@ -808,10 +814,18 @@ NodePtr harp::detail::nn::nllLoss(NodePtr input, NodePtr target,
   const std::string op = "nll_loss";
   requireFloat(op, input);
   requireInteger(op, target, "target");
-  checkTargets(op, input, target, ignoreIndex);
+  IndexCheckPtr check = checkTargets(op, input, target, ignoreIndex);
+  return withCheck(uncheckedNllLoss(input, target, ignoreIndex, reduction),
+                   check);
+}
+
+NodePtr harp::detail::nn::uncheckedNllLoss(NodePtr input, NodePtr target,
+                                           int64_t ignoreIndex,
+                                           Reduction reduction) {
+  const std::string op = "nll_loss";
   if (auto loss =
           unbatched(input, target, reduction, [&](NodePtr in, NodePtr t) {
-            return nllLoss(in, t, ignoreIndex, reduction);
+            return uncheckedNllLoss(in, t, ignoreIndex, reduction);
           }))
     return *loss;
   requireClasses(op, input, target);
@@ -829,17 +843,25 @@ NodePtr harp::detail::nn::nllLoss(NodePtr input, NodePtr target,
 
 NodePtr harp::detail::nn::crossEntropy(NodePtr input, NodePtr target,
                                        const CrossEntropyOptions &options) {
-  const std::string op = "cross_entropy";
-  requireFloat(op, input);
+  requireFloat("cross_entropy", input);
+  IndexCheckPtr check;
   if (!isFloat(dtypeOf(target)))
-    checkTargets(op, input, target, options.ignoreIndex);
+    check = checkTargets("cross_entropy", input, target, options.ignoreIndex);
+  return withCheck(uncheckedCrossEntropy(input, target, options), check);
+}
+
+NodePtr
+harp::detail::nn::uncheckedCrossEntropy(NodePtr input, NodePtr target,
+                                        const CrossEntropyOptions &options) {
+  const std::string op = "cross_entropy";
   double eps = options.labelSmoothing;
   if (!(eps >= 0.0 && eps <= 1.0))
     throw Error("cross_entropy: label_smoothing must be in [0, 1], got " +
                 std::to_string(eps));
-  if (auto loss = unbatched(
-          input, target, options.reductionKind,
-          [&](NodePtr in, NodePtr t) { return crossEntropy(in, t, options); }))
+  if (auto loss = unbatched(input, target, options.reductionKind,
+                            [&](NodePtr in, NodePtr t) {
+                              return uncheckedCrossEntropy(in, t, options);
+                            }))
     return *loss;
   if (shape(input).size() < 2)
     throw Error("cross_entropy: input must be [N, C, ...] or [C], got " +

@@ -46,6 +46,20 @@ struct CallSite {
   std::vector<std::pair<DType, std::vector<int64_t>>> results;
 };
 
+/// The range check of an index computed in the graph (checkIndexRange):
+/// `bounds` ([2] i64) is the smallest and largest of its entries that are
+/// indices.
+struct IndexCheck {
+  NodePtr bounds;
+  int64_t size = 0;
+  bool wrapsNegative = false;
+  std::string op, what, noun;
+};
+
+/// Throws IndexError for `check` when `bounds` (its bounds node's value)
+/// leave the range.
+void verifyIndexCheck(const IndexCheck &check, const Array &bounds);
+
 struct Node {
   enum class Kind : uint8_t {
     Leaf,
@@ -117,6 +131,9 @@ struct Node {
   /// Where the node is computed; null for a node that follows its users
   /// (constants, scalars).
   BackendPtr backend;
+  /// Range checks of computed indices the op read (withCheck): whoever
+  /// computes the node checks them.
+  std::vector<IndexCheckPtr> checks;
 };
 
 using Kind = Node::Kind;

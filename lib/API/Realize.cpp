@@ -205,10 +205,48 @@ bool harp::detail::hasValue(const NodePtr &node) {
          isFresh(node.get(), memo);
 }
 
+/// The range checks of the computed indices (Node::checks) that a function
+/// of `plan` computes.
+static std::vector<IndexCheckPtr> checksOf(const GraphPlan &plan) {
+  std::unordered_set<const Node *> args;
+  for (const NodePtr &arg : plan.args)
+    args.insert(arg.get());
+  std::vector<IndexCheckPtr> checks;
+  std::unordered_set<const IndexCheck *> seen;
+  for (const Node *n : plan.nodes)
+    if (!args.count(n))
+      for (const IndexCheckPtr &check : n->checks)
+        if (seen.insert(check.get()).second)
+          checks.push_back(check);
+  return checks;
+}
+
+/// `roots` and the bounds of `checks`, in order.
+static std::vector<NodePtr>
+withBounds(std::vector<NodePtr> roots,
+           const std::vector<IndexCheckPtr> &checks) {
+  for (const IndexCheckPtr &check : checks)
+    roots.push_back(check->bounds);
+  return roots;
+}
+
+/// Throws for the first of `checks` its bounds (the last results) fail.
+static void verifyChecks(const std::vector<IndexCheckPtr> &checks,
+                         const std::vector<Array> &results) {
+  size_t first = results.size() - checks.size();
+  for (size_t i = 0; i < checks.size(); ++i)
+    verifyIndexCheck(*checks[i], results[first + i]);
+}
+
 /// Computes `values` (of one backend) in one compiled call, cutting at the
-/// values their graphs already hold.
-static std::vector<Array> realizeAll(const std::vector<NodePtr> &values,
+/// values their graphs already hold. The range checks of the indices
+/// computed on the way are verified (their bounds are extra results).
+static std::vector<Array> realizeAll(std::vector<NodePtr> values,
                                      const CompileOptions &options) {
+  size_t count = values.size();
+  std::vector<IndexCheckPtr> checks =
+      checksOf(planGraph(values, /*cutAtValues=*/true));
+  values = withBounds(std::move(values), checks);
   GraphPlan plan = planGraph(values, /*cutAtValues=*/true);
   Jit &jit = jitFor(values.front()->backend, options);
   std::shared_ptr<Executable> exe = executableFor(
@@ -219,9 +257,11 @@ static std::vector<Array> realizeAll(const std::vector<NodePtr> &values,
         buildFunction(b, plan, values, "main", /*isPrivate=*/false);
         return module;
       },
-      "of " + std::to_string(values.size()) + " deferred in-place writes",
-      plan.args);
-  return run(*exe, plan.args);
+      "of " + std::to_string(count) + " deferred in-place writes", plan.args);
+  std::vector<Array> results = run(*exe, plan.args);
+  verifyChecks(checks, results);
+  results.resize(count);
+  return results;
 }
 
 void harp::detail::flushDeferredWrites() {
@@ -275,19 +315,26 @@ const Array &harp::detail::realize(const NodePtr &node,
     return *node->data;
   }
   GraphPlan plan = planGraph(node, /*cutAtValues=*/true);
+  // The bounds of the computed indices to check come back as extra results.
+  std::vector<IndexCheckPtr> checks = checksOf(plan);
+  std::vector<NodePtr> roots = withBounds({node}, checks);
+  if (!checks.empty())
+    plan = planGraph(roots, /*cutAtValues=*/true);
   Jit &jit = jitFor(node->backend, options);
   std::shared_ptr<Executable> exe = executableFor(
       jit, plan.key,
       [&] {
         mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
         mlir::OpBuilder b(module->getBodyRegion());
-        buildFunction(b, plan, node, "main", /*isPrivate=*/false);
+        buildFunction(b, plan, roots, "main", /*isPrivate=*/false);
         return module;
       },
       "for realizing a " + dtypeName(node->dtype) + " " +
           shapeStr(node->shape) + " tensor",
       plan.args);
-  node->data = run(*exe, plan.args).front();
+  std::vector<Array> results = run(*exe, plan.args);
+  verifyChecks(checks, results);
+  node->data = results.front();
   node->epoch = nextEpoch();
   return *node->data;
 }
@@ -422,6 +469,23 @@ void harp::detail::backward(const NodePtr &loss,
          planGraph(loss, /*cutAtValues=*/false, &cuts).args)
       lossArgs.insert(arg.get());
   GraphPlan plan = planGraph(roots, /*cutAtValues=*/false, &cuts);
+  // The range checks of the indices the forward computes, first, on their
+  // own (an integer result beside the loss would be one more result for
+  // autodiff to pass through): only graphs with computed indices pay.
+  if (std::vector<IndexCheckPtr> checks = checksOf(plan); !checks.empty()) {
+    std::vector<NodePtr> bounds = withBounds({}, checks);
+    GraphPlan boundsPlan = planGraph(bounds, /*cutAtValues=*/true);
+    std::shared_ptr<Executable> exe = executableFor(
+        jitFor(loss->backend, options), boundsPlan.key,
+        [&] {
+          mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+          mlir::OpBuilder b(module->getBodyRegion());
+          buildFunction(b, boundsPlan, bounds, "main", /*isPrivate=*/false);
+          return module;
+        },
+        "of backward()'s index checks", boundsPlan.args);
+    verifyChecks(checks, run(*exe, boundsPlan.args));
+  }
   std::vector<int64_t> wrt;
   for (size_t i = 0; i < plan.args.size(); ++i) {
     if (!plan.args[i]->requiresGrad ||

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 using namespace harp;
 using namespace harp::detail;
@@ -345,7 +346,8 @@ static NodePtr linearAlong(NodePtr a, size_t d, int64_t out) {
   line[d] = out;
   shape[d] = out;
   auto spread = [&](NodePtr v) { return expand(reshape(v, line), shape); };
-  NodePtr g0 = gather(a, spread(i0), d), g1 = gather(a, spread(i1), d);
+  NodePtr g0 = gatherUnchecked(a, spread(i0), d),
+          g1 = gatherUnchecked(a, spread(i1), d);
   NodePtr w = spread(weight);
   // g0 + (g1 - g0) w
   return binary(BinaryOp::Add, g0,
@@ -375,41 +377,80 @@ static void checkIndex(const std::string &op, const NodePtr &index) {
                 dtypeName(index->dtype));
 }
 
-template <typename T>
-static std::optional<int64_t> firstOutOfRange(const T *values, int64_t count,
-                                              int64_t low, int64_t high,
+/// The first i < count whose entry at(i) is outside [low, high) and not
+/// `ignore`.
+template <typename At>
+static std::optional<int64_t> firstOutOfRange(At at, int64_t count, int64_t low,
+                                              int64_t high,
                                               std::optional<int64_t> ignore) {
   for (int64_t i = 0; i < count; ++i) {
-    int64_t v = values[i];
+    int64_t v = at(i);
     if ((v < low || v >= high) && v != ignore)
       return i;
   }
   return std::nullopt;
 }
 
-void harp::detail::checkIndexRange(const std::string &op, const NodePtr &index,
-                                   int64_t size, const std::string &what,
-                                   std::optional<int64_t> ignore,
-                                   bool wrapsNegative,
-                                   const std::string &noun) {
+/// "[0, 5)" or "[-5, 5)".
+static std::string rangeText(int64_t size, bool wrapsNegative) {
+  return "[" + std::to_string(wrapsNegative ? -size : 0) + ", " +
+         std::to_string(size) + ")";
+}
+
+IndexCheckPtr harp::detail::checkIndexRange(const std::string &op,
+                                            const NodePtr &index, int64_t size,
+                                            const std::string &what,
+                                            std::optional<int64_t> ignore,
+                                            bool wrapsNegative,
+                                            const std::string &noun) {
   if (index->dtype != DType::I32 && index->dtype != DType::I64)
-    return;
-  if (index->backend && index->backend->name() != "cpu")
-    return;
-  if (!hasValue(index))
-    return;
-  const Array &values = *index->data;
+    return nullptr;
+  // The entries where they are known without computing anything: the
+  // values of a leaf or a realized tensor on the host, an arange's or a
+  // constant's (as ArangeOp and the constant take them: integers).
+  std::function<int64_t(int64_t)> at;
+  bool onHost = !index->backend || index->backend->name() == "cpu";
+  if (onHost && hasValue(index)) {
+    const Array &values = *index->data;
+    if (index->dtype == DType::I32)
+      at = [p = values.as<int32_t>()](int64_t i) { return int64_t(p[i]); };
+    else
+      at = [p = values.as<int64_t>()](int64_t i) { return p[i]; };
+  } else if (index->kind == Kind::Arange) {
+    at = [start = int64_t(index->value),
+          step = int64_t(index->step)](int64_t i) { return start + i * step; };
+  } else if (index->kind == Kind::Full) {
+    at = [value = int64_t(index->value)](int64_t) { return value; };
+  }
+  if (!at) {
+    // Computed in the graph: its smallest and largest entries, computed
+    // with the op's result, are checked then (ignored entries count as 0,
+    // which any non-empty dim has).
+    NodePtr entries = cast(index, DType::I64);
+    if (ignore && size > 0)
+      entries = where(
+          binary(BinaryOp::Eq, entries, scalar(DType::I64, double(*ignore))),
+          scalar(DType::I64, 0.0), entries);
+    auto check = std::make_shared<IndexCheck>();
+    check->bounds =
+        concat({reshape(reduce(ReduceOp::Min, entries, {}, false), {1}),
+                reshape(reduce(ReduceOp::Max, entries, {}, false), {1})},
+               0);
+    check->size = size;
+    check->wrapsNegative = wrapsNegative;
+    check->op = op;
+    check->what = what;
+    check->noun = noun;
+    return check;
+  }
   int64_t low = wrapsNegative ? -size : 0;
-  std::optional<int64_t> bad =
-      index->dtype == DType::I32
-          ? firstOutOfRange(values.as<int32_t>(), values.numElements(), low,
-                            size, ignore)
-          : firstOutOfRange(values.as<int64_t>(), values.numElements(), low,
-                            size, ignore);
+  int64_t count = numElements(index->shape);
+  if (index->kind == Kind::Full)
+    count = std::min<int64_t>(count, 1); // one value throughout
+  std::optional<int64_t> bad = firstOutOfRange(at, count, low, size, ignore);
   if (!bad)
-    return;
-  int64_t value = index->dtype == DType::I32 ? values.as<int32_t>()[*bad]
-                                             : values.as<int64_t>()[*bad];
+    return nullptr;
+  int64_t value = at(*bad);
   // The entry's position, row-major.
   std::vector<int64_t> position(index->shape.size());
   for (int64_t i = static_cast<int64_t>(position.size()) - 1, rest = *bad;
@@ -417,23 +458,63 @@ void harp::detail::checkIndexRange(const std::string &op, const NodePtr &index,
     position[i] = rest % index->shape[i];
     rest /= index->shape[i];
   }
-  std::string at = position.empty() ? "" : " at " + shapeStr(position);
-  std::string range = wrapsNegative ? "[" + std::to_string(-size) + ", " +
-                                          std::to_string(size) + ")"
-                                    : "[0, " + std::to_string(size) + ")";
-  throw IndexError(op + ": " + noun + " " + std::to_string(value) + at +
-                   " is out of range for " + what + " (valid: " + range + ")");
+  std::string place = position.empty() ? "" : " at " + shapeStr(position);
+  throw IndexError(op + ": " + noun + " " + std::to_string(value) + place +
+                   " is out of range for " + what +
+                   " (valid: " + rangeText(size, wrapsNegative) + ")");
+}
+
+void harp::detail::verifyIndexCheck(const IndexCheck &check,
+                                    const Array &bounds) {
+  const int64_t *b = bounds.as<int64_t>();
+  int64_t low = check.wrapsNegative ? -check.size : 0;
+  // An empty index has no entries: its bounds are the reductions'
+  // identities, min above max.
+  if (b[0] > b[1])
+    return;
+  std::optional<int64_t> value;
+  if (b[0] < low)
+    value = b[0];
+  else if (b[1] >= check.size)
+    value = b[1];
+  if (!value)
+    return;
+  throw IndexError(check.op + ": " + check.noun + " " + std::to_string(*value) +
+                   " (computed) is out of range for " + check.what +
+                   " (valid: " + rangeText(check.size, check.wrapsNegative) +
+                   ")");
+}
+
+NodePtr harp::detail::withCheck(NodePtr node, const IndexCheckPtr &check) {
+  if (check)
+    node->checks.push_back(check);
+  return node;
 }
 
 NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
   commonBackend("gather", {input, index});
   checkIndex("gather", index);
   size_t rank = input->shape.size();
-  if (isScalarAxis("gather", dim, rank) && index->shape.empty()) {
-    checkIndexRange("gather", index, 1, "a 0-d input");
-    return onScalarAsVector(
-        input, [&](NodePtr v) { return gather(v, reshape(index, {1}), 0); });
-  }
+  if (isScalarAxis("gather", dim, rank) && index->shape.empty())
+    return withCheck(gatherUnchecked(input, index, dim),
+                     checkIndexRange("gather", index, 1, "a 0-d input"));
+  dim = normalizeAxis("gather", dim, rank);
+  NodePtr n = gatherUnchecked(input, index, dim);
+  return withCheck(n,
+                   checkIndexRange("gather", index, input->shape[dim],
+                                   "dim " + std::to_string(dim) + " of size " +
+                                       std::to_string(input->shape[dim])));
+}
+
+NodePtr harp::detail::gatherUnchecked(NodePtr input, NodePtr index,
+                                      int64_t dim) {
+  commonBackend("gather", {input, index});
+  checkIndex("gather", index);
+  size_t rank = input->shape.size();
+  if (isScalarAxis("gather", dim, rank) && index->shape.empty())
+    return onScalarAsVector(input, [&](NodePtr v) {
+      return gatherUnchecked(v, reshape(index, {1}), 0);
+    });
   dim = normalizeAxis("gather", dim, rank);
   if (index->shape.size() != rank)
     throw Error("gather: index " + shapeStr(index->shape) +
@@ -443,9 +524,6 @@ NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
       throw Error("gather: index " + shapeStr(index->shape) +
                   " is larger than the input " + shapeStr(input->shape) +
                   " in dim " + std::to_string(i));
-  checkIndexRange("gather", index, input->shape[dim],
-                  "dim " + std::to_string(dim) + " of size " +
-                      std::to_string(input->shape[dim]));
   auto n = make(Kind::Gather, index->shape, input->dtype, {input, index});
   n->dim = dim;
   return n;
@@ -457,12 +535,28 @@ NodePtr harp::detail::scatterAdd(NodePtr dest, NodePtr index, NodePtr src,
   checkIndex("scatter_add", index);
   size_t rank = dest->shape.size();
   if (isScalarAxis("scatter_add", dim, rank) && index->shape.empty() &&
-      src->shape.empty()) {
-    checkIndexRange("scatter_add", index, 1, "a 0-d destination");
+      src->shape.empty())
+    return withCheck(
+        scatterAddUnchecked(dest, index, src, dim),
+        checkIndexRange("scatter_add", index, 1, "a 0-d destination"));
+  dim = normalizeAxis("scatter_add", dim, rank);
+  NodePtr n = scatterAddUnchecked(dest, index, src, dim);
+  return withCheck(n,
+                   checkIndexRange("scatter_add", index, dest->shape[dim],
+                                   "dim " + std::to_string(dim) + " of size " +
+                                       std::to_string(dest->shape[dim])));
+}
+
+NodePtr harp::detail::scatterAddUnchecked(NodePtr dest, NodePtr index,
+                                          NodePtr src, int64_t dim) {
+  commonBackend("scatter_add", {dest, index, src});
+  checkIndex("scatter_add", index);
+  size_t rank = dest->shape.size();
+  if (isScalarAxis("scatter_add", dim, rank) && index->shape.empty() &&
+      src->shape.empty())
     return onScalarAsVector(dest, [&](NodePtr v) {
-      return scatterAdd(v, reshape(index, {1}), reshape(src, {1}), 0);
+      return scatterAddUnchecked(v, reshape(index, {1}), reshape(src, {1}), 0);
     });
-  }
   dim = normalizeAxis("scatter_add", dim, rank);
   if (dest->dtype == DType::Bool)
     throw Error("scatter_add: not defined for bool");
@@ -476,9 +570,6 @@ NodePtr harp::detail::scatterAdd(NodePtr dest, NodePtr index, NodePtr src,
       throw Error("scatter_add: index " + shapeStr(index->shape) +
                   " is larger than src " + shapeStr(src->shape) + " or dest " +
                   shapeStr(dest->shape) + " in dim " + std::to_string(i));
-  checkIndexRange("scatter_add", index, dest->shape[dim],
-                  "dim " + std::to_string(dim) + " of size " +
-                      std::to_string(dest->shape[dim]));
   src = cast(src, dest->dtype);
   auto n = make(Kind::ScatterAdd, dest->shape, dest->dtype, {dest, index, src});
   n->dim = dim;

@@ -30,6 +30,7 @@ where torch's is NaN or infinite.
 """
 
 import collections
+import functools
 import numbers
 
 import numpy as np
@@ -45,6 +46,35 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 # (torch's order, so float products are torch's to the bit); longer ones in
 # halving steps, which keep the graph small (log2 of the group's length).
 _SEQUENTIAL = 32
+
+
+def _scatter_add(input, dim, index, src):
+    """harp.scatter_add without the range check: the entry point checked
+    the index (or attached its check to the result)."""
+    return _harp.scatter_add(input, index, src, dim, check=False)
+
+
+def _gather(input, dim, index):
+    """harp.gather without the range check (see _scatter_add)."""
+    return _harp.gather(input, index, dim, check=False)
+
+
+def _checked(op, wraps_negative=False):
+    """Decorates an entry point (input, dim, index, ...): an index computed
+    in the graph gets its range check attached to the result (one whose
+    values are on the host was read by the entry point's _check_index)."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def entry(input, dim, index, *args, **kwargs):
+            result = fn(input, dim, index, *args, **kwargs)
+            rank = len(input.shape)
+            dim = int(dim) + max(rank, 1) if dim < 0 else int(dim)
+            size = (_shape(input) or [1])[dim]
+            check = _harp._check_index(op, index, size, "dim %d of size %d" % (dim, size),
+                                       wraps_negative=wraps_negative)
+            return _harp._with_check(result, check)
+        return entry
+    return decorate
 
 
 def _dim(op, dim, rank):
@@ -84,22 +114,22 @@ def _constant(value, like, dtype=None):
 def _counts(input, dim, index):
     """How many times `index` reaches each position of `input` along `dim`
     (float32: exact to 2^24)."""
-    from . import float32, ones_like, scatter_add, zeros_like
+    from . import float32, ones_like, zeros_like
     ones = ones_like(index, dtype=float32)
-    return scatter_add(zeros_like(input, dtype=float32), dim, index, ones)
+    return _scatter_add(zeros_like(input, dtype=float32), dim, index, ones)
 
 
 def _written(input, dim, index, src):
     """The values scatter writes: src's elements summed at their positions,
     divided by how many landed there (bool: whether any True did); and
     where any did."""
-    from . import float32, scatter_add, where, zeros_like
+    from . import float32, where, zeros_like
     count = _counts(input, dim, index)
     reached = count > 0
     if input.dtype.name == "bool":
-        total = scatter_add(zeros_like(input, dtype=float32), dim, index, src.to(float32))
+        total = _scatter_add(zeros_like(input, dtype=float32), dim, index, src.to(float32))
         return total > 0, reached
-    total = scatter_add(zeros_like(input), dim, index, src)
+    total = _scatter_add(zeros_like(input), dim, index, src)
     divisor = where(reached, count, _constant(1, count)).to(input.dtype)
     if input.dtype.name.startswith(("float", "complex")):
         mean = total / divisor
@@ -125,6 +155,7 @@ def _index_shaped(op, dim, index, src, input):
     return src
 
 
+@_checked("scatter")
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """torch.scatter: out = input with src[i][j] written at [index[i][j]][j]
     for dim 0 (and so on), or the number `value` (scatter(input, dim, index,
@@ -134,7 +165,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     gradient is scatter_reduce's for 'prod', which torch 1.13 does not
     give). Where an index repeats without reduce, the mean of the values
     written there (see the module doc)."""
-    from . import scatter_add, where
+    from . import where
     op = "scatter"
     if not isinstance(input, Tensor):
         raise TypeError("%s: input must be a harp tensor, got %s" % (op, type(input).__name__))
@@ -154,7 +185,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         src = _constant(value, index, input.dtype) if not isinstance(value, Tensor) \
             else value.to(input.dtype).expand(*_shape(index))
         if reduce == "add":
-            return scatter_add(input, dim, index, src)
+            return _scatter_add(input, dim, index, src)
         if reduce == "multiply":
             return _reduced(op, input, dim, index, src, "prod", True)
         reached = _counts(input, dim, index) > 0
@@ -165,13 +196,14 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
                         % (op, src.dtype.name, input.dtype.name))
     src = _index_shaped(op, dim, index, src, input)
     if reduce == "add":
-        return scatter_add(input, dim, index, src)
+        return _scatter_add(input, dim, index, src)
     if reduce == "multiply":
         return _reduced(op, input, dim, index, src, "prod", True)
     written, reached = _written(input, dim, index, src)
     return where(reached, written, input)
 
 
+@_checked("scatter_reduce")
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """torch.scatter_reduce: input with the elements of src sent to
     [index[i][j]][j] for dim 0 (and so on) reduced into each position they
@@ -230,13 +262,13 @@ def _summed(input, dim, index, src, reduce, include_self):
     input, or into input with 0 where the index reaches when include_self
     is False; 'mean' divides by the number of elements summed (1 where
     none), with floor division for integer tensors, as torch."""
-    from . import scatter_add, where
+    from . import where
     base = input
     if not include_self or reduce == "mean":
         count = _counts(input, dim, index)
     if not include_self:
         base = where(count > 0, _constant(0, input), input)
-    total = scatter_add(base, dim, index, src)
+    total = _scatter_add(base, dim, index, src)
     if reduce == "sum":
         return total
     if include_self:
@@ -353,18 +385,18 @@ def _with_extreme_gradient(input, dim, index, src, include_self, groups, result)
     such elements there (input's counted even when include_self is False,
     and then given none: torch's rule); at a NaN result (no element equals
     it) every element there gets NaN, as torch's 0 * (grad / 0)."""
-    from . import gather, isinf, isnan, scatter_add, tensor, where, zeros_like
+    from . import isinf, isnan, tensor, where, zeros_like
     dtype = input.dtype
     own, theirs = input.detach(), src.detach()
-    value = gather(result, dim, index)
+    value = _gather(result, dim, index)
     own_ties, their_ties = own == result, theirs == value
-    count = own_ties.to(dtype) + scatter_add(zeros_like(own), dim, index,
+    count = own_ties.to(dtype) + _scatter_add(zeros_like(own), dim, index,
                                              their_ties.to(dtype))
     kept = tensor(np.ones_like(groups.reached)) if include_self else tensor(~groups.reached)
     # Finite results: x.detach() - x of the tied elements, over N, is 0
     # with the gradient -grad / N. At a NaN result all are taken, times 0.
     own_term = where((own_ties | isnan(result)) & kept, own - input, 0) * own_ties.to(dtype)
-    their_term = scatter_add(zeros_like(own), dim, index,
+    their_term = _scatter_add(zeros_like(own), dim, index,
                              where(their_ties | isnan(value), theirs - src, 0)
                              * their_ties.to(dtype))
     finite = result - _zero_with_gradient((own_term + their_term) / count)
@@ -373,7 +405,7 @@ def _with_extreme_gradient(input, dim, index, src, include_self, groups, result)
     infinite = isinf(result)
     share = where(infinite, count, _constant(1, count))
     mean = (where(own_ties & kept, input, 0)
-            + scatter_add(zeros_like(own), dim, index, where(their_ties, src, 0))) / share
+            + _scatter_add(zeros_like(own), dim, index, where(their_ties, src, 0))) / share
     return where(infinite, mean, finite)
 
 
@@ -384,12 +416,12 @@ def _with_prod_gradient(input, dim, index, src, include_self, groups, result):
     read as 1 where x is 0), grad * result / x for a src element x, and
     grad * result' for a src element that is its position's only zero
     among src's (result' with it read as 1)."""
-    from . import gather, isnan, scatter_add, tensor, where, zeros_like
+    from . import isnan, tensor, where, zeros_like
     own, theirs = input.detach(), src.detach()
     own_safe = where(own == 0, _constant(1, own), own)
     own_rest = _folded(own_safe, theirs, "prod", include_self, groups)
     zero = theirs == 0
-    zeros_there = gather(scatter_add(zeros_like(own), dim, index, zero.to(input.dtype)),
+    zeros_there = _gather(_scatter_add(zeros_like(own), dim, index, zero.to(input.dtype)),
                          dim, index)
     lone = zero & (zeros_there == 1)
     their_rest = _folded(own, where(lone, _constant(1, theirs), theirs), "prod", include_self,
@@ -398,9 +430,9 @@ def _with_prod_gradient(input, dim, index, src, include_self, groups, result):
     if not include_self:
         moved = where(tensor(~groups.reached), moved, 0)
     own_term = (moved / own_safe) * own_rest
-    lone_term = scatter_add(zeros_like(own), dim, index,
+    lone_term = _scatter_add(zeros_like(own), dim, index,
                             where(lone, theirs - src, 0)) * their_rest
-    other_term = scatter_add(zeros_like(own), dim, index,
+    other_term = _scatter_add(zeros_like(own), dim, index,
                              where(lone, 0, (theirs - src) / where(zero, 1, theirs))) * result
     change = _zero_with_gradient(own_term + lone_term + other_term)
     # Where the term is not 0 (an infinite or NaN element, an overflow) the
@@ -430,10 +462,10 @@ def _spread_index(op, input, dim, index, source):
     return index.reshape(*view).expand(*sshape), source
 
 
+@_checked("index_add")
 def index_add(input, dim, index, source, *, alpha=1):
     """torch.index_add: input with alpha x source's slice i along `dim`
     added to input's slice index[i]; repeated indices add up."""
-    from . import scatter_add
     op = "index_add"
     if not isinstance(input, Tensor) or not isinstance(source, Tensor):
         raise TypeError("%s: input and source must be harp tensors" % op)
@@ -444,10 +476,11 @@ def index_add(input, dim, index, source, *, alpha=1):
     if alpha != 1:
         source = source * alpha
     if len(input.shape) == 0:
-        return scatter_add(input.reshape(1), 0, spread, source).reshape(())
-    return scatter_add(input, dim, spread, source)
+        return _scatter_add(input.reshape(1), 0, spread, source).reshape(())
+    return _scatter_add(input, dim, spread, source)
 
 
+@_checked("index_copy")
 def index_copy(input, dim, index, source):
     """torch.index_copy: input with source's slice i along `dim` written at
     slice index[i] (a repeated index: the mean of its slices)."""
@@ -457,10 +490,11 @@ def index_copy(input, dim, index, source):
     dim = _dim(op, dim, len(input.shape))
     spread, source = _spread_index(op, input, dim, index, source)
     if len(input.shape) == 0:
-        return scatter(input.reshape(1), 0, spread, source).reshape(())
-    return scatter(input, dim, spread, source)
+        return scatter.__wrapped__(input.reshape(1), 0, spread, source).reshape(())
+    return scatter.__wrapped__(input, dim, spread, source)
 
 
+@_checked("index_fill", wraps_negative=True)
 def index_fill(input, dim, index, value):
     """torch.index_fill: input with its slices index[i] along `dim` set to
     `value` (a number or a 0-d tensor)."""
@@ -480,11 +514,11 @@ def index_fill(input, dim, index, value):
     elif not isinstance(value, numbers.Number):
         raise TypeError("%s: value must be a number, got %s" % (op, type(value).__name__))
     shape = _shape(input) or [1]
-    from . import float32, ones_like, scatter_add, zeros
+    from . import float32, ones_like, zeros
     along = zeros(shape[dim], dtype=float32)
     flat = index.reshape(-1)
     flat = where(flat < 0, flat + shape[dim], flat)
-    hit = scatter_add(along, 0, flat, ones_like(flat, dtype=float32)) > 0
+    hit = _scatter_add(along, 0, flat, ones_like(flat, dtype=float32)) > 0
     view = [1] * len(shape)
     view[dim] = shape[dim]
     hit = hit.reshape(*view)

@@ -676,7 +676,7 @@ def __setitem__(self, index, value):
     base = self.reshape(count)
     placed = _harp.scatter_add(
         _harp.full(self.dtype, [count], 0.0),
-        _harp.from_numpy(flat, self.device), value.reshape(flat.size), 0)
+        _harp.from_numpy(flat, self.device), value.reshape(flat.size), 0, check=False)
     written = _harp.where(_harp.from_numpy(mask, self.device), placed,
                           base).reshape(*shape)
     if self.is_leaf:

@@ -303,3 +303,71 @@ def test_indices_at_the_ends_of_their_range_match_torch():
             F.cross_entropy(X, harp.tensor(target), ignore_index=ignore).item(),
             torch.nn.functional.cross_entropy(t, torch.tensor(target), ignore_index=ignore).item(),
             rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: harp.gather(X, 1, _index(0, 1).reshape(1, 2) + 3).numpy(),
+     "gather: index 4 (computed) is out of range for dim 1 of size 4 (valid: [0, 4))"),
+    (lambda: X.index_select(0, _index(1, 2) - 2).numpy(),
+     "index_select: index -1 (computed) is out of range for dim 0 of size 3"),
+    (lambda: harp.take_along_dim(X, _index(11, 6) * 2).numpy(),
+     "take_along_dim: index 22 (computed)"),
+    (lambda: harp.scatter_add(X, 0, harp.tensor(np.array([[1]])) + 2, X).numpy(),
+     "scatter_add: index 3 (computed) is out of range for dim 0 of size 3"),
+    (lambda: X.index_add(0, _index(0) + 3, X[:1]).numpy(),
+     "index_add: index 3 (computed) is out of range for dim 0 of size 3"),
+    (lambda: X.index_fill(0, _index(0) - 4, 1.0).numpy(),
+     "index_fill: index -4 (computed) is out of range for dim 0 of size 3 (valid: [-3, 3))"),
+    (lambda: F.embedding(_index(1, 2) * 2, X).numpy(),
+     "embedding: index 4 (computed) is out of range for a weight of 3 rows"),
+    (lambda: F.one_hot(_index(0, 2) + 1, 3).numpy(),
+     "one_hot: index 3 (computed) is out of range for 3 classes"),
+    (lambda: F.cross_entropy(X, _index(0, 1, 2) + 2).item(),
+     "cross_entropy: target 4 (computed) is out of range for 4 classes"),
+    (lambda: F.nll_loss(X, _index(0, 1, 2) - 1).item(),
+     "nll_loss: target -1 (computed) is out of range for 4 classes"),
+    # An arange's entries are known from its start and step: raised at once.
+    (lambda: harp.index_select(X, 0, harp.arange(4)),
+     "index_select: index 3 at [3] is out of range for dim 0 of size 3"),
+])
+def test_computed_indices_out_of_range_raise_when_computed(call, message):
+    # The index has no values when the op is built: the result's
+    # computation checks the index's bounds and raises.
+    with pytest.raises(harp.HarpIndexError) as raised:
+        call()
+    assert message in str(raised.value)
+
+
+def test_computed_indices_in_range_compute_as_torch():
+    t = torch.tensor(X.numpy())
+    picked = harp.gather(X, 1, _index(0, 1).reshape(1, 2) + 2)
+    np.testing.assert_array_equal(picked.numpy(), t.gather(1, torch.tensor([[2, 3]])).numpy())
+    # ignore_index entries of a computed target are not classes.
+    target = _index(0, -100, 3) * 1
+    np.testing.assert_allclose(
+        F.cross_entropy(X, target).item(),
+        torch.nn.functional.cross_entropy(t, torch.tensor([0, -100, 3])).item(), rtol=1e-12)
+    # An empty computed index has no entries to check.
+    empty = harp.tensor(np.zeros((0,), np.int64)) + 5
+    assert list(X.index_select(0, empty).shape) == [0, 4]
+    # A position embedding read with arange (checked from its start and
+    # step, nothing computed for it) and a computed index, with gradients.
+    w = harp.tensor(np.arange(10.0).reshape(5, 2), requires_grad=True)
+    tw = torch.tensor(np.arange(10.0).reshape(5, 2), requires_grad=True)
+    loss = (F.embedding(harp.arange(5), w) * 2).sum() + F.embedding(_index(0, 1) + 3, w).sum()
+    tloss = ((torch.nn.functional.embedding(torch.arange(5), tw) * 2).sum()
+             + torch.nn.functional.embedding(torch.tensor([3, 4]), tw).sum())
+    loss.backward()
+    tloss.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), tw.grad.numpy())
+
+
+def test_computed_index_out_of_range_fails_backward_and_changes_nothing():
+    w = harp.tensor(np.ones((3, 2)), requires_grad=True)
+    loss = F.embedding(_index(0, 1) + 2, w).sum()
+    with pytest.raises(harp.HarpIndexError, match=r"embedding: index 3 \(computed\)"):
+        loss.backward()
+    assert w.grad is None
+    # The graphs built after it are unaffected.
+    F.embedding(_index(0, 1) + 1, w).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[0, 0], [1, 1], [1, 1]])

@@ -169,6 +169,14 @@ TEST(Tensor, IndexOutOfRangeThrows) {
             "scatter_add: index 2 at [0, 0] is out of range for dim 0 of size "
             "2 (valid: [0, 2))");
   EXPECT_THROW(x.gather(1, L2::from_data({7}, {1, 1})), IndexError);
+  // A computed index is checked when the result is computed.
+  L2 shifted = L2::from_data({0, 1}, {1, 2}) + L2::from_data({2, 2}, {1, 2});
+  F2 picked = x.gather(1, shifted);
+  EXPECT_EQ(errorOf([&] { picked.data(); }),
+            "gather: index 3 (computed) is out of range for dim 1 of size 3 "
+            "(valid: [0, 3))");
+  L2 inRange = L2::from_data({0, 1}, {1, 2}) + L2::from_data({1, 1}, {1, 2});
+  expectNear(x.gather(1, inRange).data(), {2, 3});
   // The largest and smallest valid entries pass, in both index types.
   expectNear(x.gather(1, L2::from_data({2, 0}, {1, 2})).data(), {3, 1});
   expectNear(x.index_select(1, I1::from_data({2, 0}, {2})).data(),

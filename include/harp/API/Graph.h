@@ -306,6 +306,8 @@ namespace detail {
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
+struct IndexCheck;
+using IndexCheckPtr = std::shared_ptr<IndexCheck>;
 
 /// "[2, 3]": a shape as messages spell it.
 std::string shapeStr(const std::vector<int64_t> &shape);
@@ -447,19 +449,28 @@ NodePtr conv(NodePtr x, NodePtr w, std::vector<int64_t> stride,
 /// torch.gather / Tensor.scatter_add (index: i32 or i64).
 NodePtr gather(NodePtr input, NodePtr index, int64_t dim);
 NodePtr scatterAdd(NodePtr dest, NodePtr index, NodePtr src, int64_t dim);
-/// Throws IndexError naming `op`, the entry and its position when an entry
-/// of `index` (i32 or i64) lies outside [0, size), or [-size, size) with
-/// `wrapsNegative`; entries equal to `ignore` are not indices (nll_loss's
-/// ignore_index). `what` names the range ("dim 1 of size 5"), `noun` the
-/// entries ("index", "target"). Only an index whose values are on the
-/// host already (a leaf, a realized tensor) is read: a computed index is
-/// not realized for it, and the lowering clamps its entries instead
-/// (docs/Ops.md, "Indices out of range").
-void checkIndexRange(const std::string &op, const NodePtr &index, int64_t size,
-                     const std::string &what,
-                     std::optional<int64_t> ignore = std::nullopt,
-                     bool wrapsNegative = false,
-                     const std::string &noun = "index");
+/// Checks that the entries of `index` (i32 or i64) lie in [0, size), or
+/// [-size, size) with `wrapsNegative`; entries equal to `ignore` are not
+/// indices (nll_loss's ignore_index). An index whose values are on the host
+/// (a leaf, a realized tensor) is read now: out of range throws IndexError
+/// naming `op`, the entry, its position and the range (`what` names it:
+/// "dim 1 of size 5"; `noun` the entries: "index", "target"), and null is
+/// returned. An index computed in the graph gets a check to attach to the
+/// op's result (withCheck): computing the result computes the index's
+/// bounds too and throws then (docs/Ops.md, "Indices out of range").
+IndexCheckPtr checkIndexRange(const std::string &op, const NodePtr &index,
+                              int64_t size, const std::string &what,
+                              std::optional<int64_t> ignore = std::nullopt,
+                              bool wrapsNegative = false,
+                              const std::string &noun = "index");
+/// `node` (returned) carrying `check` (null: none): realize() and
+/// backward() check the index whenever they compute `node`.
+NodePtr withCheck(NodePtr node, const IndexCheckPtr &check);
+/// gather() and scatterAdd() without the range check, for indices in range
+/// by construction (or checked by the caller).
+NodePtr gatherUnchecked(NodePtr input, NodePtr index, int64_t dim);
+NodePtr scatterAddUnchecked(NodePtr dest, NodePtr index, NodePtr src,
+                            int64_t dim);
 NodePtr contiguous(NodePtr a);
 /// The results of a call of function `callee` (outside the graph) on
 /// `args`, one node per result of the given dtypes and shapes: emitted as

@@ -145,6 +145,11 @@ NodePtr crossEntropy(NodePtr input, NodePtr target,
                      const CrossEntropyOptions &options);
 NodePtr nllLoss(NodePtr input, NodePtr target, int64_t ignoreIndex,
                 Reduction reduction);
+/// crossEntropy() and nllLoss() without the range check of the targets.
+NodePtr uncheckedCrossEntropy(NodePtr input, NodePtr target,
+                              const CrossEntropyOptions &options);
+NodePtr uncheckedNllLoss(NodePtr input, NodePtr target, int64_t ignoreIndex,
+                         Reduction reduction);
 NodePtr mseLoss(NodePtr input, NodePtr target, Reduction reduction);
 NodePtr l1Loss(NodePtr input, NodePtr target, Reduction reduction);
 NodePtr smoothL1Loss(NodePtr input, NodePtr target, double beta,

@@ -174,7 +174,9 @@ def _target_weights(weight, target, ignore_index):
     from .. import where, zeros_like
     kept = target != ignore_index
     safe = where(kept, target, zeros_like(target))
-    picked = weight.index_select(0, safe.reshape(-1)).reshape([int(d) for d in target.shape])
+    # The targets were checked by the loss: no second check here.
+    picked = _harp.gather(weight, safe.reshape(-1), 0, check=False).reshape(
+        [int(d) for d in target.shape])
     return where(kept, picked, zeros_like(picked))
 
 
@@ -580,18 +582,21 @@ def _adaptive_max_pool_indices(input, sizes):
     each window's first maximum in its row-major order, or its last NaN
     (torch's `val > max || isnan(val)`), as a flat position into the
     input's spatial dims, int64 [N, C, prod(sizes)]."""
-    from .. import amax, amin, arange, gather, isnan, tensor, where
+    from .. import amax, amin, arange, isnan, tensor, where
     n, c = int(input.shape[0]), int(input.shape[1])
     table = _adaptive_window_positions([int(d) for d in input.shape[2:]], sizes)
     count, width = table.shape
-    values = gather(input.detach().reshape(n, c, -1), 2,
-                    tensor(table.reshape(1, 1, -1)).expand(n, c, count * width))
+    # Window positions, in range by construction: unchecked gathers.
+    values = _harp.gather(input.detach().reshape(n, c, -1),
+                          tensor(table.reshape(1, 1, -1)).expand(n, c, count * width), 2,
+                          check=False)
     values = values.reshape(n, c, count, width)
     position = arange(width)
     first = amin(where(values == amax(values, -1, keepdim=True), position, width), -1)
     last_nan = amax(where(isnan(values), position, -1), -1)
     place = where(last_nan >= 0, last_nan, first)
-    return gather(tensor(table).expand(n, c, count, width), 3, place.unsqueeze(-1)).squeeze(-1)
+    return _harp.gather(tensor(table).expand(n, c, count, width), place.unsqueeze(-1), 3,
+                        check=False).squeeze(-1)
 
 
 def _adaptive_max_pool(op, k, input, output_size, return_indices):
@@ -606,7 +611,7 @@ def _adaptive_max_pool(op, k, input, output_size, return_indices):
     # window's chosen element only, as torch's.
     n, c = int(input.shape[0]), int(input.shape[1])
     indices = _adaptive_max_pool_indices(input, sizes)
-    out = _harp.gather(input.reshape(n, c, -1), indices, 2).reshape(n, c, *sizes)
+    out = _harp.gather(input.reshape(n, c, -1), indices, 2, check=False).reshape(n, c, *sizes)
     indices = indices.reshape(n, c, *sizes)
     return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
 
@@ -684,17 +689,20 @@ def dropout(input, p=0.5, training=True, inplace=False, seed=None,
                             _next_seed(generator, seed))
 
 
-def _renorm_rows(input, weight, max_norm, norm_type):
+def _renorm_rows(input, weight, max_norm, norm_type, check=None):
     """torch's max_norm: the rows of `weight` that `input` picks and whose
     norm exceeds max_norm are scaled to max_norm / (norm + 1e-7) times
     themselves, in place and outside the graph."""
-    from .. import no_grad, ones_like, scatter_add, where, zeros
+    from .. import no_grad, ones_like, where, zeros
     from .._tensor_methods import _in_place
     rows = int(weight.shape[0])
     with no_grad():
         flat = input.reshape(-1)
-        hit = scatter_add(zeros(rows, dtype=weight.dtype), 0, flat,
-                          ones_like(flat, dtype=weight.dtype)) > 0
+        # embedding() checked `input` (a computed one: `check`, raised
+        # before any row is written).
+        hit = _harp.scatter_add(zeros(rows, dtype=weight.dtype), flat,
+                                ones_like(flat, dtype=weight.dtype), 0, check=False) > 0
+        hit = _harp._with_check(hit, check)
         norms = weight.detach().norm(float(norm_type), 1, True)
         over = hit.reshape(rows, 1) & (norms > float(max_norm))
         scaled = weight.detach() * (float(max_norm) / (norms + 1e-7))
@@ -713,13 +721,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if len(weight.shape) != 2:
         raise ValueError("embedding: weight must be [num_embeddings, dim], got %s"
                          % list(weight.shape))
+    rows, dim = weight.shape
+    check = _harp._check_index("embedding", input, int(rows), "a weight of %d rows" % rows)
     if max_norm is not None:
         if not isinstance(max_norm, (int, float)) or max_norm <= 0:
             raise ValueError("embedding: max_norm must be a positive number, got %r"
                              % (max_norm,))
-        _renorm_rows(input, weight, max_norm, norm_type)
-    rows, dim = weight.shape
-    _harp._check_index("embedding", input, int(rows), "a weight of %d rows" % rows)
+        _renorm_rows(input, weight, max_norm, norm_type, check)
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += rows
@@ -729,14 +737,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         keep = arange(rows).ne(padding_idx).reshape(rows, 1)
         weight = _harp.where(keep, weight, weight.detach())
     flat = input.reshape(-1, 1).expand(-1, dim)
-    picked = _harp.gather(weight, flat, 0).reshape(list(input.shape) + [dim])
+    picked = _harp.gather(weight, flat, 0, check=False).reshape(list(input.shape) + [dim])
+    picked = _harp._with_check(picked, check)
     if not scale_grad_by_freq:
         return picked
-    from .. import ones_like, scatter_add, zeros
+    from .. import ones_like, zeros
     index = input.reshape(-1)
-    counts = scatter_add(zeros(int(rows), dtype=weight.dtype), 0, index,
-                         ones_like(index, dtype=weight.dtype))
-    per = counts.index_select(0, index).reshape(list(input.shape) + [1])
+    counts = _harp.scatter_add(zeros(int(rows), dtype=weight.dtype), index,
+                               ones_like(index, dtype=weight.dtype), 0, check=False)
+    per = _harp.gather(counts, index, 0, check=False).reshape(list(input.shape) + [1])
     # The same values; the gradient through `picked` divided by the count.
     frozen = picked.detach()
     return frozen + (picked - frozen) / per
@@ -748,8 +757,9 @@ def one_hot(tensor, num_classes=-1):
     from .. import arange, int64
     if num_classes < 0:
         num_classes = int(tensor.max().item()) + 1
-    _harp._check_index("one_hot", tensor, int(num_classes), "%d classes" % num_classes)
-    return tensor.unsqueeze(-1).eq(arange(num_classes, dtype=tensor.dtype)).astype(int64)
+    check = _harp._check_index("one_hot", tensor, int(num_classes), "%d classes" % num_classes)
+    hot = tensor.unsqueeze(-1).eq(arange(num_classes, dtype=tensor.dtype)).astype(int64)
+    return _harp._with_check(hot, check)
 
 
 def _pad_index(mode, size, before, after):
