@@ -75,6 +75,15 @@ if cuda_device_count() > 0:
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
 
+# `asan`: harp built with AddressSanitizer (scripts/run-sanitizers.sh). Its
+# binaries need the ASan runtime loaded first and more stack; the tests that
+# load harp into an uninstrumented process (mlir-opt's plugin, an installed
+# consumer, the stand-in CUDA driver preloaded), run it under valgrind, count
+# on a signal reaching harp's own handler, or measure stack depth are
+# UNSUPPORTED there (the normal build runs them).
+if "-fsanitize=address" in getattr(config, "harp_cxx_flags", ""):
+    config.available_features.add("asan")
+
 # The stand-in driver (test/Runtime/FakeCuda), for runtime tests anywhere.
 fake_cuda = os.path.join(config.harp_obj_root, "test", "fake-cuda")
 if os.path.exists(os.path.join(fake_cuda, "libcuda.so.1")):

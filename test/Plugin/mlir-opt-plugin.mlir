@@ -1,3 +1,4 @@
+// UNSUPPORTED: asan
 // Debian's own mlir-opt loads libHarpPlugin.so: the dialect plugin parses,
 // verifies and prints harp IR, and the pass plugin adds harp's passes and
 // pipelines (given as --pass-pipeline: a pass plugin's flags are not known

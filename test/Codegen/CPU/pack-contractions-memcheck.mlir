@@ -1,3 +1,4 @@
+// UNSUPPORTED: asan
 // REQUIRES: valgrind
 // RUN: valgrind --error-exitcode=9 --quiet harp-opt %s --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=256 register-rows=4 l1-cache=32768 l2-cache=262144}))' | FileCheck %s
 // RUN: valgrind --error-exitcode=9 --quiet harp-opt %s --pass-pipeline='builtin.module(func.func(harp-pack-contractions{vector-bits=128 register-rows=4 l1-cache=32768 l2-cache=262144}))' | FileCheck %s
