@@ -2,12 +2,15 @@
 # Builds harp with AddressSanitizer and UndefinedBehaviorSanitizer in
 # build-asan/ and runs the lit suite (harp-opt, harp-run, the C API and the
 # GoogleTest binaries) and the Python suites under them. Any finding fails
-# the run. Slow (about 3x the normal build); not part of .ci/run, which runs
-# the normal build under every CPU profile instead.
+# the run. The build takes about 3x the normal one cold; ccache shares it
+# between clones (CMakeLists.txt), so a fresh clone on a machine that built
+# it once links it in a few minutes.
 #
-#   scripts/run-sanitizers.sh            # lit + Python suites
+#   scripts/run-sanitizers.sh            # lit + every Python suite
 #   scripts/run-sanitizers.sh lit        # lit only
-#   scripts/run-sanitizers.sh python     # Python suites only
+#   scripts/run-sanitizers.sh python     # every Python suite only
+#   scripts/run-sanitizers.sh ci         # lit + the API suites (the test
+#                                        # command's sanitizer pass)
 #
 # Debian's LLVM/MLIR libraries are not instrumented. MLIR poisons memory in
 # its own allocator, which an uninstrumented caller then reads legitimately:
@@ -19,6 +22,13 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 what="${1:-all}"
+case "$what" in
+all | lit | python | ci) ;;
+*)
+  echo "usage: scripts/run-sanitizers.sh [all|lit|python|ci]" >&2
+  exit 2
+  ;;
+esac
 
 scripts/setup.sh
 jobs="${HARP_JOBS:-2}"
@@ -41,17 +51,26 @@ export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=1:abort_on_error=1:halt
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export HARP_CACHE_DIR="$root/$build/harp-cache"
 status=0
-if [ "$what" = all ] || [ "$what" = lit ]; then
+if [ "$what" = all ] || [ "$what" = lit ] || [ "$what" = ci ]; then
   /usr/lib/llvm-22/bin/lit -sv "$build/test" || status=1
 fi
-if [ "$what" = all ] || [ "$what" = python ]; then
+# The Python API's own code (argument handling, graphs, realization,
+# autograd, the runtime's buffers) under the sanitizers: what the API
+# suites reach. A heap error there corrupts the user's process.
+suites=(test/python test/Integration/CPU/test_gradients.py
+  test/Integration/CPU/test_harp_run.py)
+if [ "$what" = ci ]; then
+  suites=(test/python/test_api.py test/python/test_regressions.py
+    test/python/test_losses_reductions.py test/python/test_scatter.py
+    test/python/test_torch_surface.py test/python/test_setitem.py)
+fi
+if [ "$what" = all ] || [ "$what" = python ] || [ "$what" = ci ]; then
   asan=$(gcc -print-file-name=libasan.so)
   ubsan=$(gcc -print-file-name=libubsan.so)
   ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0:halt_on_error=1" \
     LD_PRELOAD="$asan:$ubsan" PYTHONPATH="$root/$build/python" \
     HARP_RUN="$root/$build/bin/harp-run" \
-    /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-    test/python test/Integration/CPU/test_gradients.py \
-    test/Integration/CPU/test_harp_run.py || status=1
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "${HARP_TEST_JOBS:-$(nproc)}" \
+    "${suites[@]}" || status=1
 fi
 exit $status

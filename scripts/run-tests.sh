@@ -14,7 +14,10 @@
 #     for the GPU down to cubin (HARP_TEST_DEVICE=cuda-compile: ptxas checks
 #     each kernel; no GPU needed) and for the ISA profiles this machine
 #     cannot execute (compiled, not run), and, where a GPU answers, executed
-#     on it (HARP_TEST_DEVICE=cuda).
+#     on it (HARP_TEST_DEVICE=cuda);
+#  6. lit and the Python API suites again under AddressSanitizer and
+#     UndefinedBehaviorSanitizer (scripts/run-sanitizers.sh ci, build-asan/):
+#     a heap error or undefined behaviour fails the command.
 # A profile or cache variant whose generated code is the native run's (the
 # same target numbers, and harp-to-llvm output byte-identical on a corpus
 # of modules) repeats that run and is skipped, with a line saying so.
@@ -23,7 +26,8 @@
 #
 # --quick: the development loop's slice, a few minutes: the build, lit,
 # and the op families, gradients, regressions and API surface natively
-# (no profiles, no cache variants, no GPU compile). CI runs the full command.
+# (no profiles, no cache variants, no GPU compile, no sanitizers). CI runs
+# the full command.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -198,6 +202,20 @@ for device in "${devices[@]}"; do
   [ "${PIPESTATUS[0]}" -eq 0 ] || extra_status=1
   extra_logs+=("$log")
 done
+# The sanitizer pass (its own build, build-asan/, shared through ccache).
+san_line="sanitizers: not run (--quick)"
+san_status=0
+san_passed=0
+if [ "$quick" -eq 0 ]; then
+  san_log=build/sanitizers-results.txt
+  start=$SECONDS
+  HARP_TEST_JOBS=$jobs scripts/run-sanitizers.sh ci 2>&1 | tee "$san_log"
+  san_status=${PIPESTATUS[0]}
+  san_lit=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$san_log" | tail -1)
+  san_py=$(count "$san_log" passed || true)
+  san_passed=$(( ${san_lit:-0} + ${san_py:-0} ))
+  san_line="sanitizers (ASan, UBSan; scripts/run-sanitizers.sh ci): lit ${san_lit:-0} passed, pytest ${san_py:-0} passed, $([ "$san_status" -eq 0 ] && echo clean || echo FAILED), $((SECONDS - start)) s"
+fi
 set -e
 
 lit_passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$lit_log" | tail -1)
@@ -215,16 +233,18 @@ for log in "$py_log" "${extra_logs[@]}"; do
   py_errors=$(( py_errors + $(count "$log" error || true) + 0 ))
 done
 
-passed=$(( ${lit_passed:-0} + ${py_passed:-0} ))
-failed=$(( lit_failed + ${py_failed:-0} + ${py_errors:-0} ))
+passed=$(( ${lit_passed:-0} + ${py_passed:-0} + san_passed ))
+failed=$(( lit_failed + ${py_failed:-0} + ${py_errors:-0} + (san_status != 0) ))
 echo "CPU: $(build/bin/harp-run --print-cpu | sed -n 's/^llvm cpu: //p') (native: $(build/bin/harp-run --print-cpu | sed -n 's/^vector bits: //p')-bit vectors)"
 echo "CPU profiles and caches run (HARP_CPU, HARP_CACHES):"
 if [ ${#profile_lines[@]} -gt 0 ]; then printf '%s\n' "${profile_lines[@]}"; fi
 echo "CPU profiles compiled only: ${compile_only[*]:-none}"
 echo "lit: ${lit_passed:-0} passed, $lit_failed failed; pytest: ${py_passed:-0} passed, $((py_failed + py_errors)) failed (GPU runs: ${devices[*]})"
+echo "$san_line"
 echo "harp: $passed passed, $failed failed"
 if [ "${lit_passed:-0}" -eq 0 ] || [ "${py_passed:-0}" -eq 0 ]; then
   echo "a test runner ran no test" >&2
   exit 1
 fi
-[ "$lit_status" -eq 0 ] && [ "$py_status" -eq 0 ] && [ "$extra_status" -eq 0 ]
+[ "$lit_status" -eq 0 ] && [ "$py_status" -eq 0 ] && [ "$extra_status" -eq 0 ] &&
+  [ "$san_status" -eq 0 ]
