@@ -138,9 +138,8 @@ NodePtr harp::detail::indexSelect(NodePtr a, int64_t dim, NodePtr index) {
         check);
   }
   int64_t d = normalizeAxis("index_select", dim, shapeOf(a).size());
-  IndexCheckPtr check = checkIndexRange(
-      "index_select", index, shapeOf(a)[d],
-      "dim " + std::to_string(d) + " of size " + std::to_string(shapeOf(a)[d]));
+  IndexCheckPtr check = checkIndexRange("index_select", index, shapeOf(a)[d],
+                                        dimRange(d, shapeOf(a)[d]));
   std::vector<int64_t> shape = shapeOf(a), column(shape.size(), 1);
   shape[d] = column[d] = shapeOf(index)[0];
   return withCheck(gatherUnchecked(a, expand(reshape(index, column), shape), d),
@@ -174,9 +173,8 @@ NodePtr harp::detail::takeAlongDim(NodePtr a, NodePtr indices,
                   " do not broadcast in dim " + std::to_string(i));
     in[i] = idx[i] = std::max(in[i], idx[i]);
   }
-  IndexCheckPtr check = checkIndexRange(
-      "take_along_dim", indices, in[d],
-      "dim " + std::to_string(d) + " of size " + std::to_string(in[d]));
+  IndexCheckPtr check =
+      checkIndexRange("take_along_dim", indices, in[d], dimRange(d, in[d]));
   return withCheck(gatherUnchecked(expand(a, in), expand(indices, idx), d),
                    check);
 }

@@ -491,19 +491,18 @@ NodePtr harp::detail::withCheck(NodePtr node, const IndexCheckPtr &check) {
   return node;
 }
 
+std::string harp::detail::dimRange(int64_t dim, int64_t size) {
+  return "dim " + std::to_string(dim) + " of size " + std::to_string(size);
+}
+
 NodePtr harp::detail::gather(NodePtr input, NodePtr index, int64_t dim) {
-  commonBackend("gather", {input, index});
-  checkIndex("gather", index);
+  NodePtr n = gatherUnchecked(input, index, dim); // validates the arguments
   size_t rank = input->shape.size();
-  if (isScalarAxis("gather", dim, rank) && index->shape.empty())
-    return withCheck(gatherUnchecked(input, index, dim),
-                     checkIndexRange("gather", index, 1, "a 0-d input"));
-  dim = normalizeAxis("gather", dim, rank);
-  NodePtr n = gatherUnchecked(input, index, dim);
-  return withCheck(n,
-                   checkIndexRange("gather", index, input->shape[dim],
-                                   "dim " + std::to_string(dim) + " of size " +
-                                       std::to_string(input->shape[dim])));
+  if (rank == 0)
+    return withCheck(n, checkIndexRange("gather", index, 1, "a 0-d input"));
+  int64_t d = normalizeAxis("gather", dim, rank);
+  return withCheck(n, checkIndexRange("gather", index, input->shape[d],
+                                      dimRange(d, input->shape[d])));
 }
 
 NodePtr harp::detail::gatherUnchecked(NodePtr input, NodePtr index,
@@ -531,20 +530,14 @@ NodePtr harp::detail::gatherUnchecked(NodePtr input, NodePtr index,
 
 NodePtr harp::detail::scatterAdd(NodePtr dest, NodePtr index, NodePtr src,
                                  int64_t dim) {
-  commonBackend("scatter_add", {dest, index, src});
-  checkIndex("scatter_add", index);
+  NodePtr n = scatterAddUnchecked(dest, index, src, dim); // validates
   size_t rank = dest->shape.size();
-  if (isScalarAxis("scatter_add", dim, rank) && index->shape.empty() &&
-      src->shape.empty())
+  if (rank == 0)
     return withCheck(
-        scatterAddUnchecked(dest, index, src, dim),
-        checkIndexRange("scatter_add", index, 1, "a 0-d destination"));
-  dim = normalizeAxis("scatter_add", dim, rank);
-  NodePtr n = scatterAddUnchecked(dest, index, src, dim);
-  return withCheck(n,
-                   checkIndexRange("scatter_add", index, dest->shape[dim],
-                                   "dim " + std::to_string(dim) + " of size " +
-                                       std::to_string(dest->shape[dim])));
+        n, checkIndexRange("scatter_add", index, 1, "a 0-d destination"));
+  int64_t d = normalizeAxis("scatter_add", dim, rank);
+  return withCheck(n, checkIndexRange("scatter_add", index, dest->shape[d],
+                                      dimRange(d, dest->shape[d])));
 }
 
 NodePtr harp::detail::scatterAddUnchecked(NodePtr dest, NodePtr index,

@@ -60,9 +60,10 @@ def _gather(input, dim, index):
 
 
 def _checked(op, wraps_negative=False):
-    """Decorates an entry point (input, dim, index, ...): an index computed
-    in the graph gets its range check attached to the result (one whose
-    values are on the host was read by the entry point's _check_index)."""
+    """Decorates an entry point (input, dim, index, ...), whose body checks
+    the arguments and builds the result (no side effects): the index's
+    range is checked then, raising HarpIndexError where its values are
+    known, else attached to the result."""
     def decorate(fn):
         @functools.wraps(fn)
         def entry(input, dim, index, *args, **kwargs):
@@ -88,18 +89,13 @@ def _dim(op, dim, rank):
     return int(dim) + size if dim < 0 else int(dim)
 
 
-def _check_index(op, index, input, dim, wraps_negative=False):
-    """`index` a harp integer tensor whose entries (where already computed)
-    select in input's `dim`: TypeError, HarpError or HarpIndexError naming
-    `op`."""
+def _check_index(op, index):
+    """`index` a harp integer tensor (its range: @_checked)."""
     if not isinstance(index, Tensor):
         raise TypeError("%s: index must be a harp tensor, got %s" % (op, type(index).__name__))
     if index.dtype.name not in ("int64", "int32"):
         raise HarpError("%s: index must be an int64 or int32 tensor, got %s"
                         % (op, index.dtype.name))
-    size = (_shape(input) or [1])[dim]
-    _harp._check_index(op, index, size, "dim %d of size %d" % (dim, size),
-                       wraps_negative=wraps_negative)
 
 
 def _shape(t):
@@ -170,7 +166,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if not isinstance(input, Tensor):
         raise TypeError("%s: input must be a harp tensor, got %s" % (op, type(input).__name__))
     dim = _dim(op, dim, len(input.shape))
-    _check_index(op, index, input, dim)
+    _check_index(op, index)
     if src is not None and not isinstance(src, Tensor):
         if value is not None:
             raise TypeError("%s: give src or value, not both" % op)
@@ -221,7 +217,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise HarpError("%s: reduce must be one of 'sum', 'prod', 'mean', 'amax' or 'amin', "
                         "got %r" % (op, reduce))
     dim = _dim(op, dim, len(input.shape))
-    _check_index(op, index, input, dim)
+    _check_index(op, index)
     if src.dtype != input.dtype:
         raise HarpError("%s: src's dtype %s differs from self's %s"
                         % (op, src.dtype.name, input.dtype.name))
@@ -443,7 +439,7 @@ def _with_prod_gradient(input, dim, index, src, include_self, groups, result):
 
 def _spread_index(op, input, dim, index, source):
     """A 1-d index along `dim` as the scatter index of source's shape."""
-    _check_index(op, index, input, dim)
+    _check_index(op, index)
     if len(index.shape) > 1:
         raise HarpError("%s: index must be 0-d or 1-d, got %d dims" % (op, len(index.shape)))
     if len(index.shape) == 0:
@@ -503,8 +499,9 @@ def index_fill(input, dim, index, value):
     if not isinstance(input, Tensor):
         raise TypeError("%s: input must be a harp tensor, got %s" % (op, type(input).__name__))
     dim = _dim(op, dim, len(input.shape))
-    # Negative entries count from the end, as torch's index_fill.
-    _check_index(op, index, input, dim, wraps_negative=True)
+    # Negative entries count from the end, as torch's index_fill
+    # (@_checked(wraps_negative=True)).
+    _check_index(op, index)
     if len(index.shape) > 1:
         raise HarpError("%s: index must be 0-d or 1-d, got %d dims" % (op, len(index.shape)))
     if isinstance(value, Tensor):

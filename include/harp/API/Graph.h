@@ -463,6 +463,8 @@ IndexCheckPtr checkIndexRange(const std::string &op, const NodePtr &index,
                               std::optional<int64_t> ignore = std::nullopt,
                               bool wrapsNegative = false,
                               const std::string &noun = "index");
+/// "dim 1 of size 5": checkIndexRange's `what` for an index into a dim.
+std::string dimRange(int64_t dim, int64_t size);
 /// `node` (returned) carrying `check` (null: none): realize() and
 /// backward() check the index whenever they compute `node`.
 NodePtr withCheck(NodePtr node, const IndexCheckPtr &check);
