@@ -735,12 +735,29 @@ it (once per graph structure) and run it.)");
                     std::string(py::repr(value)) +
                     (keyword ? std::string(" for ") + keyword : ""));
             };
-            if (args.size() > 2)
-              throw py::type_error("Tensor.to: at most a device and a dtype");
-            for (const py::handle &arg : args)
+            // Positionally, torch's (device, dtype, non_blocking, copy) or
+            // (other, non_blocking, copy): the flags mean nothing here.
+            size_t given = 0;
+            for (const py::handle &arg : args) {
+              if (py::isinstance<py::bool_>(arg))
+                continue;
+              if (++given > 2)
+                throw py::type_error("Tensor.to: at most a device and a dtype");
+              if (py::isinstance<PyTensor>(arg)) {
+                NodePtr other = arg.cast<PyTensor &>().node;
+                take(py::cast(detail::dtypeOf(other)), nullptr);
+                take(py::str(detail::backendOf(other)->name()), nullptr);
+                continue;
+              }
               take(arg, nullptr);
+            }
             for (auto [key, value] : kwargs) {
               std::string name = key.cast<std::string>();
+              // torch's keywords without a meaning here: one memory layout,
+              // synchronous copies, and a new node is a copy already.
+              if (name == "memory_format" || name == "non_blocking" ||
+                  name == "copy")
+                continue;
               if (name != "device" && name != "dtype")
                 throw py::type_error("Tensor.to: unexpected keyword " + name);
               if (!value.is_none())
@@ -755,8 +772,9 @@ it (once per graph structure) and run it.)");
           },
           "The value converted to `dtype` and/or on `device` ('cpu' or "
           "'cuda'; moved, it is cut from the graph), as torch.Tensor.to: "
-          "to(device), to(dtype), to(device, dtype); itself when nothing "
-          "changes.")
+          "to(device), to(dtype), to(device, dtype), to(other) (other's dtype "
+          "and device); itself when nothing changes. memory_format, "
+          "non_blocking and copy are accepted and ignored.")
       .def(
           "float", [](const NodePtr &n) { return detail::cast(n, DType::F32); },
           "astype(harp.float32), as torch.Tensor.float.")

@@ -324,9 +324,16 @@ NodePtr harp::detail::norm(NodePtr x, double p, std::vector<int64_t> axes,
     return rootOfSum(
         reduce(ReduceOp::Sum, unary(UnaryOp::Square, x), axes, keepdim),
         [](NodePtr s) { return unary(UnaryOp::Sqrt, s); });
-  if (p < 0 || std::isnan(p))
-    throw Error("norm: p must be positive, inf, -inf or 0, got " +
-                std::to_string(p));
+  if (std::isnan(p))
+    throw Error("norm: p must be a number, inf or -inf, got nan");
+  // A negative p as torch computes it: a zero entry makes its term
+  // infinite and the norm 0.
+  if (p < 0) {
+    NodePtr sum = reduce(ReduceOp::Sum,
+                         binary(BinaryOp::Pow, magnitude, num(magnitude, p)),
+                         axes, keepdim);
+    return binary(BinaryOp::Pow, sum, num(sum, 1 / p));
+  }
   // |x|^p with the same care at 0 (for p < 1 its slope is infinite there).
   NodePtr terms = rootOfSum(magnitude, [&](NodePtr m) {
     return binary(BinaryOp::Pow, m, num(m, p));

@@ -680,7 +680,10 @@ NodePtr harp::detail::nn::groupNorm(NodePtr x, int64_t groups, NodePtr weight,
   int64_t c = xs[1];
   requireChannels(op, "weight", weight, c, x);
   requireChannels(op, "bias", bias, c, x);
-  NodePtr grouped = reshape(x, {xs[0], groups, -1});
+  int64_t perGroup = c / groups;
+  for (size_t d = 2; d < xs.size(); ++d)
+    perGroup *= xs[d];
+  NodePtr grouped = reshape(x, {xs[0], groups, perGroup});
   NodePtr centered = sub(grouped, mean(grouped, {2}, /*keepdim=*/true));
   NodePtr var = mean(unary(UnaryOp::Square, centered), {2}, true);
   NodePtr out = reshape(
