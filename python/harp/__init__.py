@@ -53,13 +53,31 @@ from ._functions import (  # noqa: F401
     maximum, mean, minimum, mm, movedim, mul, multiply, narrow, ne, neg,
     negative, numel, permute, prod, reciprocal, relu, remainder, reshape,
     rsqrt, sigmoid, sign, sin, sqrt, square, squeeze, std, sub, subtract, t,
-    tan, tanh, transpose, trunc, unsqueeze, var)
+    tan, tanh, transpose, trunc, unsqueeze, var, zero_)
 from ._einsum import diagonal, einsum, tensordot, tile  # noqa: E402,F401
 from ._scatter import (index_add, index_copy, index_fill, scatter,  # noqa: E402,F401
                        scatter_reduce)
 from ._sort import argsort, msort, sort, topk  # noqa: E402,F401
 from ._extra import (addmm, addmv, baddbmm, cross, hypot, isfinite, lerp,  # noqa: E402,F401
                      logaddexp, masked_select, meshgrid, nan_to_num, nonzero, trace)
+class memory_format:
+    """torch's memory formats, accepted where torch takes memory_format= and
+    ignored: a harp tensor's layout is its compiler's choice."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "harp." + self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+from ._compose import *  # noqa: E402,F401,F403
+from . import _compose  # noqa: E402
 from . import utils  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
@@ -117,7 +135,9 @@ __all__ = [
     "argsort", "msort", "topk", "multinomial", "serialization", "addmm", "addmv", "baddbmm",
     "cross", "hypot", "isfinite", "lerp", "logaddexp", "masked_select", "meshgrid", "nan_to_num",
     "nonzero", "trace",
-] + [name for name in _functions.__all__ if name not in _functions.BUILTIN_NAMES]
+] + [name for name in _functions.__all__ if name not in _functions.BUILTIN_NAMES] \
+  + _compose.__all__ + ["memory_format", "contiguous_format", "channels_last",
+                         "channels_last_3d", "preserve_format"]
 
 # Names that would hide Python's builtins, in this module and under
 # `from harp import *`: torch's harp.sum, harp.max, ... (harp/_functions.py)
@@ -219,14 +239,17 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):
-        if isinstance(value, bool) or not isinstance(value, _numbers.Real):
+        if not isinstance(value, _numbers.Real):
             raise TypeError("harp.arange: %s must be a real number, not %r" % (name, value))
-    if step == 0:
-        raise ValueError("harp.arange: step must not be zero")
-    count = max(0, _math.ceil((end - start) / step))
     if dtype is None:
         integral = all(isinstance(v, _numbers.Integral) for v in (start, end, step))
         dtype = int64 if integral else float32
+    if dtype in (int64, int32, int16, int8, uint8):
+        # torch: an integer arange truncates its bounds and step first
+        start, end, step = int(start), int(end), int(step)
+    if step == 0:
+        raise ValueError("harp.arange: step must not be zero")
+    count = max(0, _math.ceil((end - start) / step))
     return _placed(_harp.arange(dtype, count, float(start), float(step)), device,
                    requires_grad)
 
@@ -293,9 +316,10 @@ def concat(tensors, dim=0):
 cat = concat
 
 
-def softmax(input, dim=-1):
-    """exp(x - max) / sum(exp(x - max)) along `dim`."""
-    return input.softmax(dim)
+def softmax(input, dim=-1, dtype=None):
+    """exp(x - max) / sum(exp(x - max)) along `dim`, in `dtype` if given
+    (the input cast first, as torch.softmax)."""
+    return input.softmax(dim, dtype)
 
 
 def conv(input, weight, stride=1, padding=0, dilation=1, bias=None):
@@ -317,7 +341,7 @@ def gather(input, dim, index):
     gather(input, index, dim) is accepted too."""
     if isinstance(index, int):
         dim, index = index, dim
-    return _harp.gather(input, index, dim)
+    return _tensor_methods.gather(input, dim, index)
 
 
 def scatter_add(input, dim, index, src):

@@ -67,6 +67,9 @@ def _add_product(op, ranks, what, input, a, b, beta, alpha):
     if (a.ndim, b.ndim) != ranks:
         raise HarpError("%s: expected %s, got %d and %d dims" % (op, what, a.ndim, b.ndim))
     result = a @ b
+    if not result.dtype.name.startswith(("float", "complex")):
+        # torch converts the scalars to an integer product's type
+        alpha, beta = int(alpha), int(beta)
     if alpha != 1:
         result = result * alpha
     if beta == 0:

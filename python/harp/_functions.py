@@ -31,7 +31,7 @@ __all__ = [
     "reciprocal", "relu", "remainder", "reshape", "round", "rsqrt",
     "sigmoid", "sign", "sin", "sqrt", "square", "squeeze", "std", "sub",
     "subtract", "sum", "t", "tan", "tanh", "transpose", "trunc",
-    "unsqueeze", "var",
+    "unsqueeze", "var", "zero_",
 ]
 
 # The names of __all__ that shadow a Python builtin.
@@ -121,12 +121,19 @@ trunc = _unary("trunc", "trunc", "x rounded toward zero")
 
 
 def round(input, *, decimals=0):
-    """x rounded to the nearest integer, halves to even (torch.round;
-    decimals must be 0)."""
-    if decimals != 0:
-        raise ValueError("harp.round: decimals other than 0 are not supported, got %r"
-                         % (decimals,))
-    return _check("round", input).round()
+    """x rounded to the nearest integer, halves to even (torch.round); with
+    `decimals`, to that many decimal places (negative: tens, hundreds, ...),
+    as torch computes it: round(x * 10^d) / 10^d."""
+    _check("round", input)
+    if decimals == 0:
+        return input.round()
+    if not isinstance(decimals, int) or isinstance(decimals, bool):
+        raise TypeError("harp.round: decimals must be an int, got %r" % (decimals,))
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        return (input * scale).round() / scale
+    scale = 10.0 ** -decimals
+    return (input / scale).round() * scale
 
 
 def clamp(input, min=None, max=None):
@@ -343,8 +350,17 @@ def any(input, dim=None, keepdim=False):
 
 
 def logsumexp(input, dim, keepdim=False):
-    """log(sum(exp(input))) over `dim`, computed stably (torch.logsumexp)."""
-    return _check("logsumexp", input).logsumexp(dim=_dim(dim), keepdim=keepdim)
+    """log(sum(exp(input))) over `dim`, computed stably (torch.logsumexp;
+    integers in the default float type, as torch's)."""
+    _check("logsumexp", input)
+    if not input.dtype.name.startswith(("float", "complex")):
+        input = input.to(_harp.DType.float32)
+    return input.logsumexp(dim=_dim(dim), keepdim=keepdim)
+
+
+def zero_(input):
+    """input.zero_() (torch.zero_)."""
+    return _check("zero_", input).zero_()
 
 
 def _spread(name, input, dim, unbiased, keepdim, correction):

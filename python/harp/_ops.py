@@ -101,14 +101,16 @@ def broadcast_to(input, shape):
     return _harp.broadcast_to(input, [int(s) for s in shape])
 
 
-def cumsum(input, dim):
-    """Running sums along `dim` (a parallel scan of log2(n) steps)."""
-    return _harp.cumsum(input, dim)
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along `dim` (a parallel scan of log2(n) steps), in
+    `dtype` if given (the input cast first, as torch.cumsum)."""
+    return _harp.cumsum(input if dtype is None else input.to(dtype), dim)
 
 
-def cumprod(input, dim):
-    """Running products along `dim` (a parallel scan of log2(n) steps)."""
-    return _harp.cumprod(input, dim)
+def cumprod(input, dim, *, dtype=None):
+    """Running products along `dim` (a parallel scan of log2(n) steps), in
+    `dtype` if given (the input cast first, as torch.cumprod)."""
+    return _harp.cumprod(input if dtype is None else input.to(dtype), dim)
 
 
 def _placed(result, device, requires_grad):
@@ -213,10 +215,13 @@ def randint(*args, size=None, generator=None, dtype=None, seed=None, device=None
     return _placed((drawn + float(low)).to(dtype or int64), device, False)
 
 
-def randint_like(input, *args, dtype=None, generator=None, seed=None):
-    """randint in input's shape: randint_like(x, high) or (x, low, high)."""
-    return randint(*args, list(input.shape), generator=generator,
-                   dtype=dtype or input.dtype, seed=seed)
+def randint_like(input, *args, dtype=None, generator=None, seed=None, device=None,
+                 requires_grad=False, memory_format=None):
+    """randint in input's shape: randint_like(x, high) or (x, low, high), on
+    input's device unless `device` is given (memory_format is ignored)."""
+    result = randint(*args, list(input.shape), generator=generator,
+                     dtype=dtype or input.dtype, seed=seed)
+    return _placed(result, input.device if device is None else device, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None, seed=None):

@@ -16,7 +16,9 @@ dtype the tensor's cannot hold (float into an integer tensor), raises
 HarpError as torch raises its RuntimeError.
 """
 
+import builtins
 import numbers
+import operator
 
 import numpy as np
 
@@ -72,7 +74,7 @@ def _shape_of(op, size):
 
 def _leaf(array, device, requires_grad):
     """A new leaf holding `array` (NumPy) on `device`."""
-    result = _harp.from_numpy(np.ascontiguousarray(array), device)
+    result = _harp.from_numpy(np.require(array, None, "C"), device)  # keeps 0-d
     if requires_grad:
         result.requires_grad = True
     return result
@@ -93,6 +95,16 @@ def _write(tensor, op, value):
         if _kind(value.dtype) > _kind(tensor.dtype):
             raise HarpError("%s: result type %s can't be cast to the tensor's "
                             "type %s" % (op, value.dtype.name, tensor.dtype.name))
+    if not tensor.is_leaf:
+        # A computed tensor: the new value is a new binding of the handle in
+        # the lazy graph (as __setitem__), differentiable as torch's.
+        if not isinstance(value, Tensor):
+            # masked everywhere: the new value still hangs off the old one
+            # in the graph, which passes a zero gradient back (torch's too)
+            from . import ones_like
+            value = tensor.masked_fill(ones_like(tensor, dtype=DType.bool), value)
+        tensor._rebind(value if value.dtype == tensor.dtype else value.to(tensor.dtype))
+        return tensor
     try:
         tensor.copy_(value)
     except HarpError as error:
@@ -306,6 +318,7 @@ def narrow(self, dim, start, length):
     view (torch.Tensor.narrow)."""
     dim = _normalized("narrow", dim, self.ndim)
     size = self.shape[dim]
+    start = operator.index(start)  # torch takes a 0-d integer tensor too
     if not -size <= start <= size:
         raise HarpError("narrow: start %d is out of range for a dim of size %d"
                         % (start, size))
@@ -334,10 +347,45 @@ def expand_as(self, other):
     return self.expand(list(other.shape))
 
 
+def unfold(self, dimension, size, step):
+    """Every slice of `size` elements along `dimension`, `step` apart, as a
+    new last dim of `size`; `dimension` holds their count (a view,
+    torch.Tensor.unfold; harp.unfold takes windows of several dims)."""
+    if self.ndim == 0:
+        if size != 1 or step < 1:
+            raise HarpError("unfold: a 0-d tensor has windows of size 1 with a positive "
+                            "step, got size %d, step %d" % (size, step))
+        return self.reshape([1])
+    dim = _normalized("unfold", dimension, self.ndim)
+    if not 0 <= size <= self.shape[dim]:
+        raise HarpError("unfold: size %d is out of range for dim %d of size %d"
+                        % (size, dim, self.shape[dim]))
+    if step < 1:
+        raise HarpError("unfold: step must be positive, got %d" % step)
+    if size == 0:
+        # windows of nothing: shape[dim] // step + 1 of them (torch's count)
+        from . import zeros
+        shape = list(self.shape)
+        shape[dim] = self.shape[dim] // step + 1
+        return zeros(shape + [0], dtype=self.dtype)
+    windows = _harp.unfold(self.movedim(dim, -1), [size], [step], [1])
+    return windows.movedim(-2, dim)
+
+
 def gather(self, dim, index, *, sparse_grad=False):
     """out[i][j] = self[index[i][j]][j] for dim 0, and so on
-    (torch.Tensor.gather; harp.gather)."""
+    (torch.Tensor.gather; harp.gather). An index of any integer type; a 0-d
+    tensor gathers along dim 0 or -1 as a 1-element one."""
+    if isinstance(index, Tensor) and index.dtype in _NARROW_INDEX_TYPES:
+        index = index.to(DType.int64)
+    if self.ndim == 0 and isinstance(index, Tensor) and index.ndim <= 1:
+        _normalized("gather", dim, 1)
+        out = _harp.gather(self.reshape([1]), index.reshape([-1]), 0)
+        return out.reshape(list(index.shape))
     return _harp.gather(self, index, dim)
+
+
+_NARROW_INDEX_TYPES = (DType.int8, DType.int16, DType.uint8, DType.uint16, DType.uint32)
 
 
 def clone(self, *, memory_format=None):
@@ -690,6 +738,93 @@ def _is_advanced(part):
             (isinstance(part, Tensor) and part.ndim > 0))
 
 
+def _is_int_index(part):
+    return ((isinstance(part, numbers.Integral) and not isinstance(part, bool)) or
+            (isinstance(part, Tensor) and part.ndim == 0 and _kind(part.dtype) in (0, 1)
+             and part.dtype != DType.bool))
+
+
+def _index_values(part):
+    values = part.numpy() if isinstance(part, Tensor) else np.asarray(part)
+    if values.size == 0 and values.dtype.kind == "f":
+        values = values.astype(np.int64)   # [] as torch reads it
+    if values.dtype != bool and values.dtype.kind not in "iu":
+        raise IndexError("an index list or tensor must hold integers or bools, got %s"
+                         % values.dtype)
+    return values
+
+
+def _combined_getitem(self, native, parts):
+    """Several advanced indices (torch's rules): ints select first, bool
+    masks become the int arrays of where they hold; the arrays are broadcast
+    together and pick one element of the dims they index each, as one
+    index_select of those dims flattened. The picked dims replace the indexed
+    ones where those are adjacent in the index (ints aside), and lead the
+    result otherwise."""
+    arrays, flat_parts = [], []
+    for part in parts:
+        if _is_advanced(part):
+            values = _index_values(part)
+            pieces = list(np.nonzero(values)) if values.dtype == bool else [values]
+        elif _is_int_index(part):
+            continue  # torch selects with ints first: they take no place below
+        else:
+            flat_parts.append(part)
+            continue
+        for piece in pieces:
+            flat_parts.append(len(arrays))
+            arrays.append(piece)
+    where = [k for k, p in enumerate(flat_parts) if isinstance(p, int)]
+    # The view of the basic parts, ints included, the arrays' dims kept.
+    basic = []
+    for part in parts:
+        if _is_advanced(part):
+            values = _index_values(part)
+            basic += [slice(None)] * (values.ndim if values.dtype == bool else 1)
+        else:
+            basic.append(part)
+    view = native(self, tuple(basic))
+    # Each part but the Ellipsis stands for one dim of the view (None for
+    # the dim it adds); the Ellipsis for the rest.
+    consumed = builtins.sum(1 for p in flat_parts if p is not Ellipsis)
+    dims, dim = [], 0
+    for p in flat_parts:
+        if isinstance(p, int):
+            dims.append(dim)
+            dim += 1
+        elif p is Ellipsis:
+            dim += view.ndim - consumed
+        elif p is None or isinstance(p, slice):
+            dim += 1
+    sizes = [view.shape[d] for d in dims]
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         "with shapes %s" % " ".join(str(list(a.shape)) for a in arrays)) from None
+    wrapped = []
+    for values, size in zip(arrays, sizes):
+        if values.size and (values.min() < -size or values.max() >= size):
+            raise IndexError("index %d is out of range for a dim of size %d"
+                             % (values.max() if values.max() >= size else values.min(), size))
+        wrapped.append(np.where(values < 0, values + size, values).astype(np.int64))
+    batch = arrays[0].shape
+    linear = (np.ravel_multi_index(tuple(w.reshape(-1) for w in wrapped), sizes)
+              if int(np.prod(sizes)) else np.zeros(int(np.prod(batch)), np.int64))
+    rest = [d for d in range(view.ndim) if d not in dims]
+    moved = view.permute(dims + rest).reshape(int(np.prod(sizes)),
+                                              *[view.shape[d] for d in rest])
+    picked = select(moved, 0, linear.reshape(-1))
+    picked = picked.reshape(*batch, *[view.shape[d] for d in rest])
+    adjacent = where == list(range(where[0], where[-1] + 1))
+    if adjacent and dims[0] > 0 and batch:
+        nb = len(batch)
+        order = list(range(nb, nb + dims[0])) + list(range(nb)) + \
+            list(range(nb + dims[0], picked.ndim))
+        picked = picked.permute(order)
+    return picked
+
+
 def _advanced_getitem(native):
     """Tensor.__getitem__ with torch's advanced indices on top of the native
     basic ones (ints, slices, None, ...): one int list, array or tensor
@@ -698,14 +833,16 @@ def _advanced_getitem(native):
     of the dims it covers where it holds, as one dim. The basic parts are a
     view first."""
     def __getitem__(self, index):
+        if isinstance(index, list) and builtins.any(
+                p is None or p is Ellipsis or isinstance(p, (slice, list, tuple, np.ndarray, Tensor))
+                for p in index):
+            index = tuple(index)  # torch reads such a list as a tuple of indices
         parts = index if isinstance(index, tuple) else (index,)
         advanced = [k for k, part in enumerate(parts) if _is_advanced(part)]
         if not advanced:
             return native(self, index)
         if len(advanced) > 1:
-            raise IndexError("harp tensors take one list, array or tensor "
-                             "index at a time, got %d in %r"
-                             % (len(advanced), index))
+            return _combined_getitem(self, native, parts)
         k = advanced[0]
         part = parts[k]
         values = part.numpy() if isinstance(part, Tensor) else np.asarray(part)
@@ -888,7 +1025,7 @@ _METHODS = {
     "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg,
     "lt": lt, "le": le, "gt": gt, "ge": ge, "mm": mm, "bmm": bmm,
     "amax": amax, "amin": amin, "all": all, "any": any,
-    "t": t, "movedim": movedim, "narrow": narrow, "view_as": view_as,
+    "t": t, "movedim": movedim, "narrow": narrow, "unfold": unfold, "view_as": view_as,
     "reshape_as": reshape_as, "expand_as": expand_as, "gather": gather,
     "clone": clone, "nelement": nelement, "element_size": element_size,
     "type": type, "type_as": type_as, "cpu": cpu, "cuda": cuda,
@@ -917,6 +1054,22 @@ _METHODS = {
 _CONVERSIONS = {"float": "float32", "double": "float64", "int": "int32",
                 "long": "int64", "bool": "bool_"}
 
+# torch's conversions to the narrow integer types.
+_NEW_CONVERSIONS = {"short": "int16", "char": "int8", "byte": "uint8"}
+
+
+def _with_dtype(name, native):
+    """Tensor.softmax / log_softmax with torch's dtype= (the input cast
+    first) over the native method."""
+    def method(self, dim=None, dtype=None, *, axis=None):
+        if dtype is not None:
+            self = self.to(dtype)
+        return native(self, axis, dim=dim)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = native.__doc__
+    return method
+
+
 _installed = False
 
 
@@ -932,6 +1085,11 @@ def install():
     Tensor.__getitem__ = _advanced_getitem(vars(Tensor)["__getitem__"])
     for name, dtype in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(name, dtype, vars(Tensor)[name]))
+    for name, dtype in _NEW_CONVERSIONS.items():
+        setattr(Tensor, name, _converter(name, dtype, lambda self, d=dtype: self.to(getattr(_harp.DType, d))))
+    native_softmax, native_log_softmax = vars(Tensor)["softmax"], vars(Tensor)["log_softmax"]
+    Tensor.softmax = _with_dtype("softmax", native_softmax)
+    Tensor.log_softmax = _with_dtype("log_softmax", native_log_softmax)
     native_clamp = vars(Tensor)["clamp"]
     Tensor.clamp = _clamp_method(native_clamp)
     Tensor.clip = _clamp_method(native_clamp)

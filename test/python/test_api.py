@@ -196,7 +196,16 @@ def test_arange_rejects_a_zero_step_and_non_numbers():
     with pytest.raises(TypeError, match="harp.arange: end must be a real number"):
         harp.arange("3")
     with pytest.raises(TypeError, match="harp.arange: step must be a real number"):
-        harp.arange(0, 3, True)
+        harp.arange(0, 3, "1")
+    # bools are numbers, as torch's; an integer arange truncates its bounds
+    # and step first (torch's rule), so a step below 1 is zero.
+    assert harp.arange(0, 3, True).tolist() == [0, 1, 2]
+    assert harp.arange(False).tolist() == []
+    for args in [(0.5, 3.7, 1.2), (0.0, -8.000001, -4.0), (-2.5, 3.7, 1.9)]:
+        want = torch.arange(*args, dtype=torch.int64).tolist()
+        assert harp.arange(*args, dtype=harp.int64).tolist() == want, args
+    with pytest.raises(ValueError, match="step must not be zero"):
+        harp.arange(0, 3, 0.7, dtype=harp.int64)
 
 
 def test_dtype_conversions_as_in_pytorch():

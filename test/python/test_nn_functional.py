@@ -461,3 +461,22 @@ def test_attention_dropout_drops_weights_with_a_seed():
     zero = out == 0
     assert 0.25 < zero.mean() < 0.55
     np.testing.assert_allclose(out[~zero], plain[~zero] / 0.6, rtol=1e-12)
+
+
+def test_instance_norm_running_statistics():
+    # torch's arguments, in its order: with use_input_stats the running
+    # statistics follow the batch's mean of each sample's (unbiased variance);
+    # without, they normalize.
+    x = np.random.default_rng(11).normal(size=(3, 4, 5, 6)) * 2 + 1
+    weight, bias = np.linspace(0.5, 2, 4), np.linspace(-1, 1, 4)
+    stats = {}
+    for lib, fn in ((harp, F.instance_norm), (torch, TF.instance_norm)):
+        mean, var = lib.tensor(np.zeros(4)), lib.tensor(np.ones(4))
+        out = fn(lib.tensor(x), mean, var, lib.tensor(weight), lib.tensor(bias), True, 0.3, 1e-4)
+        frozen = fn(lib.tensor(x), mean, var, None, None, False, 0.3, 1e-4)
+        stats[lib] = [np.asarray(a.numpy() if lib is harp else a.detach().numpy())
+                      for a in (out, mean, var, frozen)]
+    for got, want in zip(stats[harp], stats[torch]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="use_input_stats=False needs running_mean"):
+        F.instance_norm(harp.tensor(x), use_input_stats=False)

@@ -72,7 +72,8 @@ def test_interpolate_f32_and_upsample_modules():
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
-@pytest.mark.parametrize("pad", [(2, 1, 0, 0), (2, 1, 1, 3), (0, 0, 3, 0)])
+@pytest.mark.parametrize("pad", [(2, 1, 0, 0), (2, 1, 1, 3), (0, 0, 3, 0),
+                                 (-2, 1, 0, 0), (3, -4, -1, 2), (-1, -1, -2, 0)])
 def test_pad_modes(mode, pad):
     x = rng.normal(size=(2, 3, 5, 7))
     check(lambda h: F.pad(h, pad, mode=mode), lambda t: TF.pad(t, pad, mode=mode), x)
@@ -81,8 +82,13 @@ def test_pad_modes(mode, pad):
 def test_pad_and_interpolate_errors():
     x = harp.zeros(1, 2, 4, 5)
     with pytest.raises(ValueError, match="reflect padding of dim 3 \\(size 5\\) by "
-                                         "\\(5, 0\\): the amounts must be in \\[0, 4\\]"):
+                                         "\\(5, 0\\): the amounts must be at most 4"):
         F.pad(x, (5, 0), mode="reflect")
+    with pytest.raises(ValueError, match="circular padding of dim 3 \\(size 5\\) by "
+                                         "\\(-3, 3\\): the amounts must be at most 2"):
+        F.pad(x, (-3, 3), mode="circular")
+    with pytest.raises(ValueError, match="negative ones \\(crops\\) must leave an element"):
+        F.pad(x, (-3, -2), mode="replicate")
     with pytest.raises(ValueError, match="mode 'edge' is not one of"):
         F.pad(x, (1, 1), mode="edge")
     with pytest.raises(ValueError, match="exactly one of size and scale_factor"):

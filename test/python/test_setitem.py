@@ -137,7 +137,45 @@ def test_getitem_advanced_errors():
     x = harp.zeros(3, 4)
     with pytest.raises(IndexError, match="index 4 is out of range for a dim of size 4"):
         x[:, [0, 4]]
-    with pytest.raises(IndexError, match="one list, array or tensor index at a time"):
-        x[[0, 1], [1, 2]]
+    with pytest.raises(IndexError, match="shape mismatch: indexing arrays could not be "
+                                         "broadcast together with shapes \\[2\\] \\[3\\]"):
+        x[[0, 1], [1, 2, 3]]
+    with pytest.raises(IndexError, match="index 3 is out of range for a dim of size 3"):
+        x[[0, 3], [1, 2]]
     with pytest.raises(IndexError, match="bool index of shape \\[3\\] for dims of sizes \\[4\\]"):
         x[:, np.array([True, False, True])]
+
+
+@pytest.mark.parametrize("index", [
+    ([0, 2], [1, 3]),                       # two lists: pairs
+    (slice(None), [0, 2], [1, 3]),          # after a slice: in place
+    ([[0, 1], [2, 0]], slice(None), [[1, 2], [3, 4]]),  # apart: leading
+    ([0, -1], [-2, 3], slice(1, 3)),        # negative entries
+    ([0, 2], 1, [1, 3]),                    # an int between: selected first
+    (None, [0, 2], None, [1, 3]),           # new dims around
+    ("mask", [1, 2, 3, 4, 0, 0, 1, 2, 3]),  # a 2-d mask and a list
+    [slice(0, 2), 1],                       # a list read as a tuple (torch)
+    [[0, 2, 1], [1, 3, 3]],                 # a list of lists: the same
+])
+def test_getitem_several_advanced_indices(index):
+    # torch's rules for several advanced indices: broadcast together, one
+    # element per index tuple; the result dims in place where the indices
+    # are adjacent, leading otherwise. The gradient scatters back.
+    data = np.random.default_rng(3).normal(size=(3, 4, 5))
+    mask = np.random.default_rng(4).random((3, 4)) > 0.4
+    mask[0, :] = True
+    if isinstance(index, tuple) and index[0] == "mask":
+        count = int(mask.sum())
+        index = (mask, np.arange(count) % 5)
+    h = harp.tensor(data)
+    h.requires_grad = True
+    t = torch.tensor(data, requires_grad=True)
+    as_torch = (tuple(torch.tensor(p) if isinstance(p, np.ndarray) else p for p in index)
+                if isinstance(index, tuple) else index)
+    got, want = h[index], t[as_torch]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.detach().numpy())
+    weight = np.random.default_rng(5).normal(size=tuple(want.shape))
+    (got * harp.tensor(weight)).sum().backward()
+    (want * torch.tensor(weight)).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy(), t.grad.numpy(), rtol=1e-12)

@@ -20,10 +20,17 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "conv_transpose2d", "conv_transpose3d", "cross_entropy", "dropout",
            "elu", "embedding", "gelu", "group_norm", "hardtanh",
            "huber_loss", "im2col", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
-           "log_softmax", "max_pool1d", "max_pool2d", "max_pool3d", "mse_loss",
+           "log_softmax", "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d", "mse_loss",
            "nll_loss", "normalize", "one_hot", "pad", "relu",
            "scaled_dot_product_attention", "sigmoid", "silu", "softmax",
-           "smooth_l1_loss", "softplus", "tanh"]
+           "smooth_l1_loss", "softplus", "tanh",
+           "relu6", "hardsigmoid", "hardswish", "logsigmoid", "softsign", "tanhshrink",
+           "threshold", "softshrink", "hardshrink", "celu", "selu", "mish", "glu", "prelu",
+           "softmin", "cosine_similarity", "pairwise_distance", "pixel_shuffle",
+           "pixel_unshuffle", "soft_margin_loss", "margin_ranking_loss",
+           "hinge_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss",
+           "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss",
+           "dropout2d", "dropout3d"]
 
 
 def relu(input):
@@ -71,20 +78,21 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0):
-    """x limited to [min_val, max_val]."""
-    if min_val > max_val:
-        raise ValueError("hardtanh: min_val %r is above max_val %r" % (min_val, max_val))
+    """x limited to [min_val, max_val] (max_val where min_val > max_val, as
+    torch's clamp)."""
     return input.clamp(min_val, max_val)
 
 
-def softmax(input, dim=-1):
-    """exp(x - max) / sum(exp(x - max)) along `dim`."""
-    return input.softmax(dim)
+def softmax(input, dim=-1, _stacklevel=3, dtype=None):
+    """exp(x - max) / sum(exp(x - max)) along `dim`, in `dtype` if given
+    (the input cast first)."""
+    return input.softmax(dim, dtype)
 
 
-def log_softmax(input, dim=-1):
-    """x - logsumexp(x) along `dim`."""
-    return input.log_softmax(dim)
+def log_softmax(input, dim=-1, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along `dim`, in `dtype` if given (the input cast
+    first)."""
+    return input.log_softmax(dim, dtype)
 
 
 #===------------------------------------------------------------------------===#
@@ -334,7 +342,10 @@ def _batched(input, k, op, channels=None):
 
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias, for weight [out_features, in_features]."""
+    """input @ weight.T + bias, for weight [out_features, in_features]; a
+    1-d input [in_features] gives [out_features]."""
+    if input.ndim == 1:
+        return _harp.nn.linear(input.unsqueeze(0), weight, bias).squeeze(0)
     return _harp.nn.linear(input, weight, bias)
 
 
@@ -518,6 +529,55 @@ def col2im(input, output_size, kernel_size, stride=1, padding=0):
                            _ints(padding, k, "padding", "col2im"))
 
 
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.unfold: the sliding windows of [N, C, H, W] (or
+    unbatched [C, H, W]) as columns [N, C * kh * kw, windows], channel-major
+    then kernel offsets; a zero-copy window view of the padded input,
+    permuted (im2col is the op catalogue's form, without dilation)."""
+    if input.ndim == 3:
+        return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
+    if input.ndim != 4:
+        raise ValueError("unfold: expected input [N, C, H, W] or [C, H, W], got %s"
+                         % list(input.shape))
+    kernel = _ints(kernel_size, 2, "kernel_size", "unfold")
+    pads = _ints(padding, 2, "padding", "unfold")
+    if any(pads):
+        input = input.pad([0, 0] + pads, [0, 0] + pads, 0.0)
+    windows = _harp.unfold(input, kernel, _ints(stride, 2, "stride", "unfold"),
+                           _ints(dilation, 2, "dilation", "unfold"))
+    n, c, oh, ow, kh, kw = windows.shape
+    return windows.permute([0, 1, 4, 5, 2, 3]).reshape([n, c * kh * kw, oh * ow])
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.fold, the adjoint of unfold: columns
+    [N, C * kh * kw, windows] (or unbatched [C * kh * kw, windows]) summed
+    back into [N, C, output_size...], overlaps adding up."""
+    if input.ndim == 2:
+        return fold(input.unsqueeze(0), output_size, kernel_size, dilation, padding,
+                    stride).squeeze(0)
+    if input.ndim != 3:
+        raise ValueError("fold: expected input [N, C * kh * kw, L] or [C * kh * kw, L], "
+                         "got %s" % list(input.shape))
+    size = _ints(output_size, 2, "output_size", "fold")
+    kernel = _ints(kernel_size, 2, "kernel_size", "fold")
+    dil, pads = _ints(dilation, 2, "dilation", "fold"), _ints(padding, 2, "padding", "fold")
+    step = _ints(stride, 2, "stride", "fold")
+    padded = [size[i] + 2 * pads[i] for i in range(2)]
+    out = [(padded[i] - dil[i] * (kernel[i] - 1) - 1) // step[i] + 1 for i in range(2)]
+    n, ck, count = input.shape
+    if ck % (kernel[0] * kernel[1]) or count != out[0] * out[1] or min(out) < 1:
+        raise ValueError("fold: input %s does not hold the %d x %d windows of kernel %s "
+                         "over output_size %s (padding %s, stride %s, dilation %s)"
+                         % (list(input.shape), out[0], out[1], kernel, size, pads, step, dil))
+    c = ck // (kernel[0] * kernel[1])
+    windows = input.reshape([n, c, kernel[0], kernel[1], out[0], out[1]])
+    result = _harp.fold(windows.permute([0, 1, 4, 5, 2, 3]), padded, step, dil)
+    if any(pads):
+        result = result[:, :, pads[0]:pads[0] + size[0], pads[1]:pads[1] + size[1]]
+    return result
+
+
 def _adaptive_sizes(op, k, input, output_size):
     sizes = [output_size] * k if isinstance(output_size, int) or output_size is None \
         else list(output_size)
@@ -664,9 +724,35 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _harp.nn.group_norm(input, int(num_groups), weight, bias, float(eps))
 
 
-def instance_norm(input, weight=None, bias=None, eps=1e-5):
-    """Normalizes each channel of each sample over its spatial dims."""
-    return group_norm(input, input.shape[1], weight, bias, eps)
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalizes each channel of each sample of [N, C, ...] over its
+    spatial dims, then a per-channel weight and bias (torch's arguments).
+    With use_input_stats the sample's own statistics, and running_mean /
+    running_var (if given) updated in place with their mean over the batch
+    (the unbiased variance, weighted by momentum); without, the running
+    statistics normalize, as batch_norm's evaluation."""
+    if input.ndim < 3:
+        raise ValueError("instance_norm: expected input [N, C, spatial...], got %s"
+                         % list(input.shape))
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False needs running_mean "
+                             "and running_var")
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    out = group_norm(input, input.shape[1], weight, bias, eps)
+    if running_mean is not None or running_var is not None:
+        from .. import no_grad
+        dims = list(range(2, input.ndim))
+        x = input.detach()
+        with no_grad():
+            if running_mean is not None:
+                mean = x.mean(dims).mean(0).to(running_mean.dtype)
+                running_mean.copy_(running_mean * (1 - momentum) + mean * momentum)
+            if running_var is not None:
+                var = x.var(dims, True).mean(0).to(running_var.dtype)
+                running_var.copy_(running_var * (1 - momentum) + var * momentum)
+    return out
 
 
 def _next_seed(generator=None, seed=None):
@@ -770,16 +856,19 @@ def _pad_index(mode, size, before, after):
     if mode == "replicate":
         return _np.clip(i, 0, size - 1)
     if mode == "circular":
-        return i % size
+        # torch crops the negative amounts first and wraps what is left
+        start = max(0, -before)
+        kept = size - start - max(0, -after)
+        return start + _np.arange(-max(before, 0), kept + max(after, 0)) % kept
     i = _np.abs(i)
     return _np.where(i > size - 1, 2 * (size - 1) - i, i)
 
 
 def pad(input, pad, mode="constant", value=0.0):
     """torch.nn.functional.pad: `pad` lists (before, after) pairs from the
-    last dim backwards. mode "constant" (negative amounts crop), "reflect"
-    (amounts below the dim's size), "replicate" or "circular" (amounts up to
-    the dim's size); the other modes read the input through a gather per
+    last dim backwards. mode "constant", "reflect" (amounts below the dim's
+    size), "replicate" or "circular" (amounts up to the dim's size);
+    negative amounts crop, as torch's. The other modes read the input through a gather per
     padded dim, so their gradient sums where they repeat elements."""
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise ValueError("pad: mode %r is not one of 'constant', 'reflect', "
@@ -797,12 +886,13 @@ def pad(input, pad, mode="constant", value=0.0):
             if not before[d] and not after[d]:
                 continue
             size = input.shape[d]
-            limit = size - 1 if mode == "reflect" else size
-            if min(before[d], after[d]) < 0 or max(before[d], after[d]) > limit:
+            kept = size - max(0, -before[d]) - max(0, -after[d])
+            limit = size - 1 if mode == "reflect" else kept if mode == "circular" else size
+            if kept < 1 or max(before[d], after[d]) > limit:
                 raise ValueError(
-                    "pad: %s padding of dim %d (size %d) by (%d, %d): the "
-                    "amounts must be in [0, %d]" % (mode, d, size, before[d],
-                                                    after[d], limit))
+                    "pad: %s padding of dim %d (size %d) by (%d, %d): the amounts "
+                    "must be at most %d, and negative ones (crops) must leave an "
+                    "element" % (mode, d, size, before[d], after[d], limit))
             out = _select(out, d, _pad_index(mode, size, before[d], after[d]))
         return out
     out = input
@@ -944,3 +1034,261 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return _harp.nn.attention(query, key, value, attn_mask, bool(is_causal),
                               None if scale is None else float(scale),
                               float(dropout_p), _next_seed() if dropout_p > 0.0 else 0)
+
+
+#===------------------------------------------------------------------------===#
+# Activations, distances and losses composed from harp's ops (torch's names,
+# arguments and reductions; each differentiable through its parts)
+#===------------------------------------------------------------------------===#
+
+
+def _where(cond, a, b):
+    from .. import where
+    return where(cond, a, b)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6)."""
+    return input.clamp(0.0, 6.0)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    return (input + 3.0).clamp(0.0, 6.0) / 6.0
+
+
+def hardswish(input, inplace=False):
+    """x hardsigmoid(x)."""
+    return input * hardsigmoid(input)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return -softplus(-input)
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1.0)
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value."""
+    return _where(input > threshold, input, value)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    return _where(input > lambd, input - lambd, _where(input < -lambd, input + lambd, 0.0))
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return _where((input > lambd) | (input < -lambd), input, 0.0)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    negative = (input.minimum(_zero(input)) / alpha).expm1() * alpha
+    return input.relu() + negative
+
+
+def selu(input, inplace=False):
+    """scale (max(0, x) + min(0, alpha (exp(x) - 1))), torch's constants."""
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return (input.relu() + input.minimum(_zero(input)).expm1() * alpha) * scale
+
+
+def _zero(input):
+    from .. import zeros_like
+    return zeros_like(input)
+
+
+def mish(input, inplace=False):
+    """x tanh(softplus(x))."""
+    return input * softplus(input).tanh()
+
+
+def glu(input, dim=-1):
+    """a sigmoid(b) for the two halves a, b of `dim`."""
+    from .._tensor_methods import _normalized
+    d = _normalized("glu", dim, input.ndim)
+    n = input.shape[d]
+    if n % 2:
+        raise ValueError("glu: halving dim %d needs an even size, got %d" % (dim, n))
+    return input.slice(d, 0, n // 2, 1) * input.slice(d, n // 2, n, 1).sigmoid()
+
+
+def prelu(input, weight):
+    """x where x >= 0, else weight x; weight one value or one per channel
+    (dim 1)."""
+    if weight.ndim == 0:
+        weight = weight.reshape([1])
+    if weight.ndim != 1:
+        raise ValueError("prelu: weight must be 0-d or 1-d, got %s" % list(weight.shape))
+    if weight.shape[0] != 1 and input.ndim >= 2:
+        shape = [1] * input.ndim
+        shape[1] = weight.shape[0]
+        weight = weight.reshape(shape)
+    elif weight.shape[0] != 1 and input.ndim == 1:
+        pass
+    else:
+        weight = weight.reshape([1] * input.ndim) if input.ndim else weight.reshape([])
+    return _where(input >= 0, input, input * weight)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along `dim`."""
+    return softmax(-input, -1 if dim is None else dim, dtype=dtype)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2)) along `dim`
+    (broadcast first)."""
+    from .._compose import broadcast_tensors
+    x1, x2 = broadcast_tensors(x1, x2)
+    w12 = (x1 * x2).sum(dim)
+    n12 = ((x1 * x1).sum(dim) * (x2 * x2).sum(dim)).clamp(min=eps * eps).sqrt()
+    return w12 / n12
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm of x1 - x2 + eps over the last dim."""
+    return (x1 - x2 + eps).norm(p, -1 if max(x1.ndim, x2.ndim) else None, keepdim)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """[*, C r^2, H, W] to [*, C, H r, W r]."""
+    r = int(upscale_factor)
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise ValueError("pixel_shuffle: channels %d are not divisible by %d^2" % (c, r))
+    k = len(lead)
+    x = input.reshape(lead + [c // (r * r), r, r, h, w])
+    order = list(range(k)) + [k, k + 3, k + 1, k + 4, k + 2]
+    return x.permute(order).reshape(lead + [c // (r * r), h * r, w * r])
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """[*, C, H r, W r] to [*, C r^2, H, W]."""
+    r = int(downscale_factor)
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise ValueError("pixel_unshuffle: spatial sizes %d, %d are not divisible by %d"
+                         % (h, w, r))
+    k = len(lead)
+    x = input.reshape(lead + [c, h // r, r, w // r, r])
+    order = list(range(k)) + [k, k + 2, k + 4, k + 1, k + 3]
+    return x.permute(order).reshape(lead + [c * r * r, h // r, w // r])
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)), reduced."""
+    return _reduce(softplus(-target * input), reduction, "soft_margin_loss")
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -y (x1 - x2) + margin), reduced."""
+    return _reduce((-target * (input1 - input2) + margin).relu(), reduction,
+                   "margin_ranking_loss")
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """x where y is 1, max(0, margin - x) where y is -1, reduced."""
+    # torch's form: a target other than 1 and -1 counts on both sides
+    loss = _where(target != 1, (margin - input).relu(), 0.0) + \
+        _where(target != -1, input, 0.0)
+    return _reduce(loss, reduction, "hinge_embedding_loss")
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """exp(x) - y x (log_input) or x - y log(x + eps), plus Stirling's term
+    y log y - y + log(2 pi y) / 2 where y > 1 with full, reduced."""
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        safe = _where(target > 1, target, 1.0)
+        stirling = safe * safe.log() - safe + (safe * (2 * _math.pi)).log() * 0.5
+        loss = loss + _where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction, "poisson_nll_loss")
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log(max(var, eps)) + (x - y)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2
+    with full), reduced; var of input's shape or one less dim (or last 1)."""
+    if var.ndim == input.ndim - 1 or (var.ndim == input.ndim and var.shape[-1] == 1 and
+                                      input.shape[-1] != 1):
+        if var.ndim == input.ndim - 1:
+            var = var.unsqueeze(-1)
+    var = var.clamp(min=eps)
+    loss = (var.log() + (input - target) ** 2 / var) * 0.5
+    if full:
+        loss = loss + 0.5 * _math.log(2 * _math.pi)
+    return _reduce(loss, reduction, "gaussian_nll_loss")
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where y is 1, max(0, cos(x1, x2) - margin) where y is
+    -1, cos over the last dim (eps 1e-12 as torch's), reduced."""
+    eps = 1e-12
+    dim = input1.ndim - 1
+    prod = (input1 * input2).sum(dim)
+    mag = (((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)).sqrt()
+    cos = prod / mag
+    loss = _where(target == 1, 1 - cos, 0.0) + _where(target == -1, (cos - margin).relu(), 0.0)
+    return _reduce(loss, reduction, "cosine_embedding_loss")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-distance
+    (swap: d(a, n) as min(d(a, n), d(p, n))), reduced."""
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).relu(), reduction, "triplet_margin_loss")
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """-(y logsigmoid(x) + (1 - y) logsigmoid(-x)), weighted, averaged over
+    the classes (the last dim), reduced over the batch."""
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.mean(input.ndim - 1), reduction, "multilabel_soft_margin_loss")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels (dim 1 of [N, C, H, W] or dim 0 of [C, H, W])
+    with probability p, scaling the others by 1 / (1 - p)."""
+    return _channel_dropout("dropout2d", input, p, training, 3)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of [N, C, D, H, W] (or [C, D, H, W])."""
+    return _channel_dropout("dropout3d", input, p, training, 4)
+
+
+def _channel_dropout(op, input, p, training, unbatched):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError("%s: p must be in [0, 1], got %r" % (op, p))
+    if not training or p == 0.0:
+        return input
+    from .. import ones
+    shape = list(input.shape[:1 if input.ndim == unbatched else 2]) + \
+        [1] * (unbatched - 1 if input.ndim == unbatched else input.ndim - 2)
+    keep = dropout(ones(*shape, dtype=input.dtype), p, True)
+    return input * keep

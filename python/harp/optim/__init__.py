@@ -125,7 +125,7 @@ class Optimizer:
 def _leaf_like(p, values):
     """A state tensor: a leaf holding `values` (NumPy), next to `p`."""
     import numpy as np
-    return _harp.from_numpy(np.ascontiguousarray(values, dtype=p.numpy().dtype),
+    return _harp.from_numpy(np.require(values, p.numpy().dtype, "C"),
                             p.device)
 
 

@@ -178,7 +178,7 @@ class LBFGS:
         from .. import no_grad
         with no_grad():
             for p, v in zip(self._params, values):
-                p.copy_(np.ascontiguousarray(v, dtype=p.numpy().dtype))
+                p.copy_(np.require(v, p.numpy().dtype, "C"))
 
     def _add(self, t, d):
         """Every parameter += t x its piece of d."""
@@ -190,7 +190,7 @@ class LBFGS:
                 values = np.array(p.numpy())
                 values = values + (t * d[offset:offset + n]).reshape(values.shape).astype(
                     values.dtype)
-                p.copy_(np.ascontiguousarray(values))
+                p.copy_(np.require(values, None, "C"))
                 offset += n
 
     @staticmethod
