@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes the table of docs/OpInfo.md: for every op test/python/test_opinfo.py
-checks, how many of PyTorch's OpInfo samples run (forward and gradient) in
-f32 and f64, and why the others are not taken; then the ops it skips.
+"""Writes the tables of docs/OpInfo.md from test/python/test_opinfo.py: for
+every op of PyTorch's OpInfo database that harp names, how many of its
+samples pass (forward and gradient) per dtype and why the others are not
+taken; the totals; then the OpInfo ops harp does not name.
 
     PYTHONPATH=build/python /usr/bin/python3 utils/opinfo-table.py > table.md
 """
 
-import collections
 import os
 import sys
 
@@ -16,35 +16,41 @@ import torch  # noqa: E402
 
 import test_opinfo as t  # noqa: E402
 
+_NAMES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64"}
+
 
 def main():
-    print("| op (OpInfo name) | gradient | f32 samples run | f64 samples run | samples not taken, and why |")
-    print("|---|---|---|---|---|")
-    for name in sorted(t.OPS):
-        adapter, grads = t.OPS[name]
-        op = t._BY_NAME[name]
-        cells, reasons = [], collections.Counter()
-        for tdtype in (torch.float32, torch.float64):
-            if tdtype not in op.supported_dtypes("cpu"):
-                cells.append("-")
-                continue
-            ran = total = 0
-            for sample in op.sample_inputs("cpu", tdtype, requires_grad=grads and op.supports_autograd):
-                total += 1
-                try:
-                    t._run_sample(name, adapter, grads and op.supports_autograd, sample, tdtype)
-                    ran += 1
-                except t.Unsupported as why:
-                    reasons[str(why)] += 1
-            cells.append("%d / %d" % (ran, total))
+    os.environ.pop("HARP_CPU", None)  # every sample, as a native run takes them
+    print("| op (OpInfo name) | gradient | f32 | f64 | i64 | samples not taken, and why |")
+    print("|---|---|---|---|---|---|")
+    passed_all = taken_all = failed_all = skipped_all = 0
+    for name in sorted(t.NAMED):
+        op = t.NAMED[name]
+        cells, reasons = {}, {}
+        for tdtype in t._dtypes(op):
+            passed, not_taken, failures = t.run_op(name, tdtype)
+            total = passed + sum(not_taken.values()) + len(failures)
+            cells[tdtype] = "%d / %d" % (passed, total) + (" (%d fail)" % len(failures)
+                                                         if failures else "")
+            passed_all += passed
+            taken_all += passed + len(failures)
+            failed_all += len(failures)
+            for why, count in not_taken.items():
+                reasons[why] = reasons.get(why, 0) + count
+                skipped_all += count
         why = "; ".join("%s (%d)" % (r, n) for r, n in sorted(reasons.items())) or "-"
-        print("| `%s` | %s | %s | %s | %s |" % (name, "yes" if grads else "no (bool result)",
-                                              cells[0], cells[1], why))
+        print("| `%s` | %s | %s | %s | %s | %s |" % (
+            name, "yes" if op.supports_autograd else "no",
+            cells.get(torch.float32, "-"), cells.get(torch.float64, "-"),
+            cells.get(torch.int64, "-"), why))
     print()
-    print("| skipped op | why |")
-    print("|---|---|")
-    for name, why in sorted(t.SKIPPED.items()):
-        print("| `%s` | %s |" % (name, why))
+    print("%d ops (OpInfo entries, variants apart), %d samples: %d run and pass, %d fail, "
+          "%d not taken (%.2f%% of the samples run)." % (
+              len(t.NAMED), taken_all + skipped_all, passed_all, failed_all, skipped_all,
+              100.0 * passed_all / max(1, taken_all + skipped_all)))
+    print()
+    print("OpInfo ops harp does not name (%d): %s." % (
+        len(t.NOT_NAMED), ", ".join("`%s`" % n for n in t.NOT_NAMED)))
 
 
 if __name__ == "__main__":
