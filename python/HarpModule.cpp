@@ -620,6 +620,27 @@ PYBIND11_MODULE(_harp, m) {
       "format_profile", [] { return formatProfile(profileReport()); },
       "harp.profile() as the table HARP_PROFILE prints at exit.");
   m.def(
+      "realize",
+      [](const py::args &tensors, const py::object &threads,
+         const py::object &vectorize, const py::object &cpu) {
+        std::vector<NodePtr> nodes;
+        for (py::handle t : tensors) {
+          if (!py::isinstance<PyTensor>(t))
+            throw py::type_error(
+                "realize: takes harp.Tensor arguments, got " +
+                std::string(py::str(py::type::of(t).attr("__name__"))));
+          nodes.push_back(t.cast<NodePtr>());
+        }
+        detail::realizeMany(nodes, optionsOf(threads, vectorize, cpu));
+        return tensors;
+      },
+      py::kw_only(), py::arg("threads") = py::none(),
+      py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
+      "Computes every tensor given in one compiled call (what their graphs "
+      "share computed once), as calling realize() on each would; returns "
+      "them as a tuple. Keyword arguments override harp.set_options for "
+      "this computation.");
+  m.def(
       "compile_stats",
       [] {
         detail::CompileCounts c = detail::compileCounts();

@@ -96,13 +96,17 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
 
 py::list call(const std::string &text, const std::string &name,
               const std::vector<py::array> &args, const std::string &device,
-              const std::optional<std::string> &cpu) {
+              const std::optional<std::string> &cpu, bool fuse, bool vectorize,
+              bool threads) {
   llvm::Expected<Device> where = parseDevice(device);
   if (!where)
     throw py::value_error("harp.ir.call: " + llvm::toString(where.takeError()));
   JitOptions options;
   options.device = *where;
   options.cpu = cpu ? *cpu : harp::get_cpu();
+  options.fuse = fuse;
+  options.vectorize = vectorize;
+  options.threads = threads;
   // Kernels are timed as the Tensor API's are (set_options(profile=...)).
   options.profile = *harp::get_options().profile && *where == Device::CPU;
   llvm::Expected<std::shared_ptr<Executable>> exe =
@@ -127,6 +131,31 @@ py::list call(const std::string &text, const std::string &name,
     results.append(wrapArray(a, numpyOfKind(a.kind())));
   }
   return results;
+}
+
+/// The host object `text` compiles to for `device` and `cpu`, not loaded
+/// (harp-run --compile-only): code for a CPU this machine cannot execute,
+/// or for a GPU where there is none, checked without running it.
+py::bytes compileObject(const std::string &text, const std::string &device,
+                        const std::optional<std::string> &cpu,
+                        const std::string &gpuFormat, bool fuse, bool vectorize,
+                        bool threads) {
+  llvm::Expected<Device> where = parseDevice(device);
+  if (!where)
+    throw py::value_error("harp.ir.compile_object: " +
+                          llvm::toString(where.takeError()));
+  JitOptions options;
+  options.device = *where;
+  options.cpu = cpu ? *cpu : harp::get_cpu();
+  options.cudaFormat = gpuFormat;
+  options.fuse = fuse;
+  options.vectorize = vectorize;
+  options.threads = threads;
+  Jit jit(options, Jit::sharedContext(), Jit::sharedContextMutex());
+  llvm::Expected<std::string> object = jit.compileObject(text);
+  if (!object)
+    throw py::value_error(llvm::toString(object.takeError()));
+  return py::bytes(*object);
 }
 
 /// The module's functions as a Graphviz DOT graph (harp-translate
@@ -162,10 +191,24 @@ void harp::python::bindIr(py::module_ &m) {
          "Runs a textual pass pipeline, e.g. "
          "'builtin.module(canonicalize)', and returns the resulting module.");
   ir.def("call", &call, py::arg("text"), py::arg("name"), py::arg("args"),
-         py::arg("device") = "cpu", py::arg("cpu") = py::none(),
+         py::arg("device") = "cpu", py::arg("cpu") = py::none(), py::kw_only(),
+         py::arg("fuse") = true, py::arg("vectorize") = true,
+         py::arg("threads") = false,
          "Compiles a module with harp's JIT for `device` ('cpu' or 'cuda') "
          "and calls a function on NumPy arrays; returns the results. `cpu` "
-         "names the CPU code is generated for (default: harp.get_cpu()).");
+         "names the CPU code is generated for (default: harp.get_cpu()); "
+         "`fuse=False`, `vectorize=False` and `threads=True` are harp-run's "
+         "--no-fuse, --no-vectorize and --parallel.");
+  ir.def("compile_object", &compileObject, py::arg("text"),
+         py::arg("device") = "cpu", py::arg("cpu") = py::none(), py::kw_only(),
+         py::arg("gpu_format") = "ptx", py::arg("fuse") = true,
+         py::arg("vectorize") = true, py::arg("threads") = false,
+         "Compiles a module for `device` and `cpu` without loading it "
+         "(harp-run --compile-only) and returns the host object file's "
+         "bytes: code for a CPU this machine cannot execute, or for a GPU "
+         "where there is none (`gpu_format` 'ptx' or 'cubin', the kernels' "
+         "form inside it). Raises ValueError with the diagnostics where "
+         "lowering fails.");
   ir.def("to_dot", &toDot, py::arg("text"), py::arg("function") = "",
          py::arg("bodies") = true,
          "The module's functions as a Graphviz DOT graph, each kernel (an op "

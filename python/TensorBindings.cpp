@@ -12,6 +12,7 @@
 #include "Bindings.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace harp;
 using namespace harp::python;
@@ -928,13 +929,30 @@ it (once per graph structure) and run it.)");
           },
           py::arg("requires_grad") = true,
           "Sets requires_grad in place and returns the tensor.")
-      .def_property_readonly(
+      .def_property(
           "grad",
           [](const NodePtr &n) -> py::object {
             NodePtr g = detail::grad(n);
             return g ? py::cast(g) : py::none();
           },
-          "The accumulated gradient, or None.")
+          [](const NodePtr &n, const py::object &value) {
+            // torch's `p.grad = None` (zero_grad(set_to_none=True)) and
+            // `p.grad = t`: the next backward() starts from nothing / t.
+            if (value.is_none()) {
+              detail::zeroGrad(n);
+              return;
+            }
+            if (!py::isinstance<PyTensor>(value))
+              throw py::type_error(
+                  "grad: takes a harp.Tensor or None, got " +
+                  std::string(py::str(py::type::of(value).attr("__name__"))));
+            const Array &a = detail::realize(value.cast<NodePtr>());
+            Array copy = Array::uninitialized(a.type());
+            std::memcpy(copy.data(), a.data(), a.byteSize());
+            detail::setGradientArray(n, std::move(copy));
+          },
+          "The accumulated gradient, or None; assigning None forgets it, "
+          "assigning a tensor (the leaf's dtype and shape) replaces it.")
       .def("zero_grad", &detail::zeroGrad, "Forgets the accumulated gradient.")
       .def("detach", &detail::detach,
            "The value as a new leaf, cut from the graph.")

@@ -242,7 +242,8 @@ static void verifyChecks(const std::vector<IndexCheckPtr> &checks,
 /// values their graphs already hold. The range checks of the indices
 /// computed on the way are verified (their bounds are extra results).
 static std::vector<Array> realizeAll(std::vector<NodePtr> values,
-                                     const CompileOptions &options) {
+                                     const CompileOptions &options,
+                                     const std::string &what) {
   size_t count = values.size();
   std::vector<IndexCheckPtr> checks =
       checksOf(planGraph(values, /*cutAtValues=*/true));
@@ -257,7 +258,7 @@ static std::vector<Array> realizeAll(std::vector<NodePtr> values,
         buildFunction(b, plan, values, "main", /*isPrivate=*/false);
         return module;
       },
-      "of " + std::to_string(count) + " deferred in-place writes", plan.args);
+      what, plan.args);
   std::vector<Array> results = run(*exe, plan.args);
   verifyChecks(checks, results);
   results.resize(count);
@@ -282,7 +283,9 @@ void harp::detail::flushDeferredWrites() {
           group.push_back(i);
           values.push_back(writes[i].second);
         }
-      std::vector<Array> results = realizeAll(values, {});
+      std::vector<Array> results = realizeAll(
+          values, {},
+          "of " + std::to_string(values.size()) + " deferred in-place writes");
       // The values are computed: dropped before the writes, their graphs
       // need no snapshot of the leaves they read (writeDeferred).
       values.clear();
@@ -337,6 +340,46 @@ const Array &harp::detail::realize(const NodePtr &node,
   node->data = results.front();
   node->epoch = nextEpoch();
   return *node->data;
+}
+
+void harp::detail::realizeMany(const std::vector<NodePtr> &nodes,
+                               const CompileOptions &options) {
+  for (const NodePtr &node : nodes)
+    if (readsDeferredWrite(*node)) {
+      flushDeferredWrites();
+      break;
+    }
+  // The nodes to compute, each once, grouped by backend in first-seen order.
+  std::map<const Node *, uint64_t> memo;
+  std::unordered_set<const Node *> seen;
+  std::vector<std::vector<NodePtr>> groups;
+  for (const NodePtr &node : nodes) {
+    if (!seen.insert(node.get()).second)
+      continue;
+    if (isFresh(node.get(), memo)) {
+      if (!node->hasValues)
+        throw Error("input '" + node->name + "' " + shapeStr(node->shape) +
+                    " has no values yet; give it some with set_data");
+      continue;
+    }
+    auto group = llvm::find_if(groups, [&](const std::vector<NodePtr> &g) {
+      return g.front()->backend == node->backend;
+    });
+    if (group == groups.end())
+      groups.push_back({node});
+    else
+      group->push_back(node);
+  }
+  for (const std::vector<NodePtr> &group : groups) {
+    std::vector<Array> results = realizeAll(
+        group, options,
+        "for realizing " + std::to_string(group.size()) + " tensors together");
+    uint64_t epoch = nextEpoch();
+    for (auto [node, result] : llvm::zip(group, results)) {
+      node->data = std::move(result);
+      node->epoch = epoch;
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

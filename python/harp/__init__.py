@@ -25,7 +25,7 @@ import numpy as _np
 from . import _harp
 from ._harp import (DType, HarpError, HarpIndexError, Tensor, compile_stats,  # noqa: F401
                     format_profile, get_cpu, get_options, ir, profile, promote,
-                    reset_profile, set_cpu, set_options, where)
+                    realize, reset_profile, set_cpu, set_options, where)
 
 from . import nn, optim  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
@@ -125,7 +125,7 @@ __all__ = [
     "interpolate_linear", "interpolate_nearest", "ir", "manual_seed", "matmul",
     "imag", "nn", "norm", "ones", "ones_like", "optim", "outer", "polar",
     "profile", "promote", "rand", "rand_like", "randn", "randn_like", "real",
-    "repeat_interleave", "reset_profile", "roll", "scatter_add",
+    "realize", "repeat_interleave", "reset_profile", "roll", "scatter_add",
     "set_cpu", "set_options", "softmax", "split", "stack", "take_along_dim",
     "tensor", "tensordot", "tile", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
     "unfold", "view_as_complex", "view_as_real", "where", "zeros",

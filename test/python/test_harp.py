@@ -484,6 +484,36 @@ def test_ir_call_devices():
         np.testing.assert_array_equal(g, x)
 
 
+def test_ir_call_options_and_compile_object():
+    """harp.ir.call takes harp-run's --no-fuse, --no-vectorize and
+    --parallel as keywords; harp.ir.compile_object compiles without
+    running (harp-run --compile-only): another CPU's code, the GPU's."""
+    text = ("func.func @f(%a: tensor<37xf32>, %b: tensor<37xf32>) -> tensor<f32> {\n"
+            "  %m = harp.map_reduce ins(%a, %b : tensor<37xf32>, tensor<37xf32>) {\n"
+            "  ^bb0(%x: f32, %y: f32):\n"
+            "    %p = arith.mulf %x, %y : f32\n"
+            "    harp.yield %p : f32\n"
+            "  } reduce(sum, dims = [0]) : tensor<f32>\n"
+            "  return %m : tensor<f32>\n}\n")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(37).astype(np.float32), rng.standard_normal(37).astype(np.float32)
+    for options in [{}, {"fuse": False}, {"vectorize": False}, {"threads": True}]:
+        (y,) = harp.ir.call(text, "f", [a, b], **options)
+        assert y.shape == () and y.dtype == np.float32
+        np.testing.assert_allclose(y, np.dot(a.astype(np.float64), b), rtol=1e-5, err_msg=str(options))
+    for cpu in ["x86-64-v2", "x86-64-v4"]:
+        obj = harp.ir.compile_object(text, cpu=cpu)
+        assert isinstance(obj, bytes) and obj[:4] == b"\x7fELF"
+    gpu = harp.ir.compile_object(text, "cuda")
+    assert gpu[:4] == b"\x7fELF" and len(gpu) > len(harp.ir.compile_object(text))
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        harp.ir.compile_object(text, "tpu")
+    with pytest.raises(ValueError, match="custom op 'harp.bogus' is unknown"):
+        harp.ir.compile_object("func.func @f() {\n  %0 = harp.bogus\n}\n")
+    with pytest.raises(TypeError):
+        harp.ir.call(text, "f", [a, b], "cpu", None, False)  # the options are keywords only
+
+
 def test_devices():
     """Tensors start on the cpu; to() the same device is free; an unknown
     device or mixing devices raises HarpError naming it; "cuda" without a

@@ -265,6 +265,52 @@ def test_clone_keeps_its_values_and_gradient():
     np.testing.assert_array_equal(w.grad.numpy(), [10, 10])
 
 
+def test_assigning_grad_as_torch():
+    w = harp.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    t = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for x in (w, t):
+        (x * 3).sum().backward()
+        x.grad = None
+    assert w.grad is None and t.grad is None
+    for x in (w, t):
+        (x * x).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), t.grad.numpy())
+    w.grad = harp.tensor(np.array([10.0, 20.0]))
+    t.grad = torch.tensor([10.0, 20.0], dtype=torch.float64)
+    for x in (w, t):
+        (x * 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [12, 22])
+    np.testing.assert_array_equal(w.grad.numpy(), t.grad.numpy())
+    with pytest.raises(harp.HarpError, match=r"f64 \[2\] leaf cannot take a gradient of tensor<3xf64>"):
+        w.grad = harp.tensor(np.zeros(3))
+    with pytest.raises(TypeError, match="grad: takes a harp.Tensor or None, got list"):
+        w.grad = [1.0, 2.0]
+    np.testing.assert_array_equal(w.grad.numpy(), [12, 22])
+
+
+def test_realize_computes_tensors_in_one_call():
+    x = harp.tensor(rnd(5, 7))
+    shared = (x * 2).exp()
+    a, b, c = shared.sum(0), shared.amax(1), x.t() @ x
+    before = harp.compile_stats()
+    assert harp.realize(a, b, c, a, x) == (a, b, c, a, x)
+    after = harp.compile_stats()
+    assert (after["compiles"] + after["memory_hits"] + after["disk_hits"]) - \
+        (before["compiles"] + before["memory_hits"] + before["disk_hits"]) == 1
+    e = np.exp(rnd(5, 7) * 2)
+    np.testing.assert_allclose(a.numpy(), e.sum(0), rtol=1e-5)
+    np.testing.assert_allclose(b.numpy(), e.max(1), rtol=1e-5)
+    np.testing.assert_allclose(c.numpy(), rnd(5, 7).T @ rnd(5, 7), rtol=1e-5)
+    # Nothing more is computed for them, and nothing is computed twice.
+    again = harp.compile_stats()
+    harp.realize(a, b, c)
+    a.numpy(), b.numpy(), c.numpy()
+    assert harp.compile_stats() == again
+    assert harp.realize() == ()
+    with pytest.raises(TypeError, match="realize: takes harp.Tensor arguments, got ndarray"):
+        harp.realize(a, np.ones(3))
+
+
 def test_in_place_writes_match_torch():
     h = harp.tensor(rnd(2, 3), requires_grad=True)
     t = torch.tensor(rnd(2, 3), requires_grad=True)

@@ -550,6 +550,11 @@ NodePtr outer(NodePtr a, NodePtr b);
 /// The node's value, computed once and cached on the node. `options`
 /// override the process-wide ones for this call.
 const Array &realize(const NodePtr &node, const CompileOptions &options = {});
+/// Computes every node of `nodes` in one compiled call per backend (the
+/// graphs' shared parts once), as realize() would one by one; nodes that
+/// hold their values already are skipped.
+void realizeMany(const std::vector<NodePtr> &nodes,
+                 const CompileOptions &options = {});
 /// Whether realize() would return at once (the node holds a value computed
 /// from its leaves' current values).
 bool hasValue(const NodePtr &node);
