@@ -753,9 +753,22 @@ static Value buildCast(OpBuilder &b, Location loc, DType from, DType to,
   if (isFloat(to))
     return fromUnsigned ? Value(arith::UIToFPOp::create(b, loc, t, x))
                         : Value(arith::SIToFPOp::create(b, loc, t, x));
-  if (isFloat(from))
-    return isUnsigned(to) ? Value(arith::FPToUIOp::create(b, loc, t, x))
-                          : Value(arith::FPToSIOp::create(b, loc, t, x));
+  if (isFloat(from) && !isUnsigned(to))
+    return arith::FPToSIOp::create(b, loc, t, x);
+  if (isFloat(from)) {
+    // A negative float wraps modulo 2^width, as PyTorch's conversion does
+    // on x86-64 (through a 64-bit signed integer); LLVM's fptoui of one is
+    // poison. Through i64 for the narrower types; for u64, the values of
+    // 2^63 and up need fptoui, the negative ones fptosi.
+    mlir::Type i64 = b.getI64Type();
+    Value wide = arith::FPToSIOp::create(b, loc, i64, x);
+    if (widthOf(to) < 64)
+      return arith::TruncIOp::create(b, loc, t, wide);
+    Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                           constant(b, loc, from, 0));
+    return arith::SelectOp::create(b, loc, negative, wide,
+                                   arith::FPToUIOp::create(b, loc, t, x));
+  }
   // Signed and unsigned of one width share the signless IR type.
   if (widthOf(to) == widthOf(from))
     return x;

@@ -305,3 +305,27 @@ def test_numpy_scalars_are_numbers():
     np.testing.assert_array_equal((np.float32(3) - x).numpy(), [2, 1])
     with pytest.raises(TypeError, match="an operand must be a harp.Tensor, a NumPy array or a number, not str"):
         x + "a"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_negative_floats_to_unsigned_wrap_as_torch(dtype):
+    # A float cast to an unsigned type lowered to LLVM's fptoui, whose
+    # result for a negative value is poison: x86-64-v2 and v3 code gave 0,
+    # AVX-512 code the wrapped value. It now goes through a signed 64-bit
+    # conversion, so every target wraps modulo 2^width, as torch does.
+    v = np.array([-1.0, -2.5, 0.5, 3.7, 200.0, -300.0, 255.0, 256.0, 1e5, -0.0] * 3, dtype)
+    h = harp.tensor(v)
+    for name, hd, td in [("uint8", harp.uint8, torch.uint8)]:
+        np.testing.assert_array_equal(h.to(hd).numpy(), torch.tensor(v).to(td).numpy(), err_msg=name)
+    np.testing.assert_array_equal(h.byte().numpy(), torch.tensor(v).byte().numpy())
+    # The wider unsigned types (torch 1.13 has none): modulo 2^width, and
+    # u64 keeps the values of 2^63 and up.
+    w = np.array([-1.0, -70000.0, 3.9, 70000.5, 4e9, 1e19][: 5 if dtype == np.float32 else 6], np.float64)
+    hw = harp.tensor(w.astype(dtype))
+    np.testing.assert_array_equal(hw.to(harp.uint16).numpy().astype(np.uint16),
+                                  np.trunc(w).astype(np.int64).astype(np.uint16) if dtype == np.float64
+                                  else np.trunc(w.astype(np.float32)).astype(np.int64).astype(np.uint16))
+    u64 = hw.to(harp.uint64).numpy().astype(np.uint64)
+    assert u64[0] == np.uint64(2**64 - 1) and u64[1] == np.uint64(2**64 - 70000)
+    if dtype == np.float64:
+        assert u64[5] == np.uint64(10**19)
