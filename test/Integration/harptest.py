@@ -145,12 +145,9 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
             input_args += ["--input", name]
         n_out = module_result_count(module, entry)
         if DEVICE == "cuda-compile" and not cpu_only:
-            check = [HARP_RUN, path, "--device", "cuda", "--gpu-format",
-                     GPU_FORMAT, "--compile-only"] + entry_args
-            proc = subprocess.run(check, capture_output=True, text=True,
-                                  env=env)
-            if proc.returncode != 0:
-                raise HarpError("GPU compilation failed:\n" + proc.stderr)
+            compile_only(module, path, entry_args, env, "GPU compilation failed",
+                         ["--device", "cuda", "--gpu-format", GPU_FORMAT],
+                         {"device": "cuda", "gpu_format": GPU_FORMAT})
             if FAKE_CUDA:
                 outs = ["--output=" + os.path.join(tmp, "fake%d.npy" % i)
                         for i in range(n_out)]
@@ -158,15 +155,14 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
         # (--gradcheck builds its module inside harp-run: compiled natively
         # only; explicit harp.autodiff wrappers are compiled here.)
         for cpu in COMPILE_CPUS if "--gradcheck" not in extra_args else ():
-            check = [HARP_RUN, path, "--cpu", cpu, "--compile-only"]
-            if entry:
-                check += ["--entry", entry]
-            for flag in ("--parallel", "--no-vectorize", "--no-fuse"):
-                if flag in extra_args:
-                    check.append(flag)
-            proc = subprocess.run(check, capture_output=True, text=True, env=env)
-            if proc.returncode != 0:
-                raise HarpError("compiling for %s failed:\n%s" % (cpu, proc.stderr))
+            flags = [a for a in extra_args if a in _OPTIONS]
+            compile_only(module, path, entry_args + flags, env,
+                         "compiling for %s failed" % cpu, ["--cpu", cpu],
+                         dict([("cpu", cpu)] + [_OPTIONS[a] for a in flags]))
+        if IN_PROCESS and env is None and DEVICE != "cuda":
+            results = run_in_process(module, inputs, entry, extra_args)
+            if results is not None:
+                return results
         cmd = [HARP_RUN, path]
         if DEVICE == "cuda" and not cpu_only:
             cmd += ["--device", "cuda"]
@@ -179,6 +175,58 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
         if proc.returncode != 0:
             raise HarpError(proc.stderr)
         return [np.load(name) for name in outs]
+
+
+# Modules run in this process through harp.ir.call, the JIT harp-run uses,
+# rather than in a harp-run process each (about 70 ms of process start per
+# module: loading and relocating LLVM). HARP_TEST_IN_PROCESS=0 runs every
+# module through harp-run; test_harp_run.py tests the command itself, and
+# modules harp-run is asked more of (--gradcheck, an environment of their
+# own, the GPU) always run there.
+IN_PROCESS = os.environ.get("HARP_TEST_IN_PROCESS", "1") != "0"
+_OPTIONS = {"--no-fuse": ("fuse", False), "--no-vectorize": ("vectorize", False),
+            "--parallel": ("threads", True)}
+
+
+def compile_only(module, path, args, env, failure, flags, options):
+    """Compiles the module without running it (harp-run --compile-only
+    `flags` `args`; harp.ir.compile_object(**options) in this process)."""
+    if IN_PROCESS and env is None:
+        import harp
+        try:
+            harp.ir.compile_object(module, **options)
+        except ValueError as error:
+            raise HarpError("%s:\n%s" % (failure, error)) from None
+        return
+    check = [HARP_RUN, path] + flags + ["--compile-only"] + args
+    proc = subprocess.run(check, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise HarpError("%s:\n%s" % (failure, proc.stderr))
+
+
+def run_in_process(module, inputs, entry, extra_args):
+    """The results of `entry` (default: the only public function) on
+    `inputs`, computed in this process; None where harp-run is needed."""
+    import re
+    try:
+        import harp
+    except ImportError:
+        return None
+    if any(a not in _OPTIONS for a in extra_args):
+        return None
+    if entry is None:
+        public = re.findall(r"func\.func @(\w+)\(", module)
+        if len(public) != 1:
+            return None
+        entry = public[0]
+    options = dict(_OPTIONS[a] for a in extra_args)
+    arrays = [np.asarray(a, order="C") for a in inputs]  # 0-d stays 0-d
+    try:
+        results = harp.ir.call(module, entry, arrays, **options)
+    except ValueError as error:
+        raise HarpError(str(error)) from None
+    # Copies that own their memory, as np.load's arrays do.
+    return [np.array(r) for r in results]
 
 
 def module_result_count(module, entry):

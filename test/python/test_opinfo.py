@@ -257,30 +257,65 @@ def _compare(actual, expected, tol, what, reference=None, values=True):
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
 
 
-def run_sample(op, fn, sample, tdtype, grads):
-    """Runs one sample through harp and torch; raises on a mismatch."""
-    if (key(op) == "byte" and tdtype.is_floating_point and
-            bool((sample.input < 0).any())):
-        # C++ leaves a negative float's conversion to uint8 undefined: torch
-        # gives what its compiler's code does, harp what LLVM's fptoui gives
-        # (poison: 0 on x86-64-v2 code).
-        raise NotConvertible("negative floats converted to uint8 (undefined in C++)")
-    convert = _Converter()
-    h_input = convert(sample.input)
-    h_args = convert(tuple(sample.args))
-    h_kwargs = convert(dict(sample.kwargs))
+class _Sample:
+    """One sample on its way through harp and torch: harp's results built
+    (lazily), torch's computed; compared once harp's are realized."""
+
+    def __init__(self, index, sample):
+        self.index, self.sample = index, sample
+        self.loss = None
+
+
+def _own(value, memo):
+    """`value` with tensors of its own (the same tensor twice stays one):
+    an op that writes into an argument (batch_norm's running statistics,
+    shared by several samples) changes no other sample's."""
+    if isinstance(value, torch.Tensor):
+        if id(value) not in memo:
+            copy = value.detach().clone()
+            memo[id(value)] = copy.requires_grad_(value.requires_grad)
+        return memo[id(value)]
+    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+        return type(value)(_own(v, memo) for v in value)
+    if isinstance(value, dict):
+        return {k: _own(v, memo) for k, v in value.items()}
+    return value
+
+
+def prepare_sample(op, fn, state, tdtype):
+    """Builds harp's results of the sample (not computed yet) and torch's."""
+    memo = {}
+    state.input, state.args, state.kwargs = (
+        _own(state.sample.input, memo), _own(tuple(state.sample.args), memo),
+        _own(dict(state.sample.kwargs), memo))
+    convert = state.convert = _Converter()
+    h_input = convert(state.input)
+    h_args = convert(state.args)
+    h_kwargs = convert(state.kwargs)
     if key(op) in INPUT_GRAD_ONLY:
-        convert.leaves = [(t, h) for t, h in convert.leaves if t is sample.input]
-    values = key(op) not in RANDOM
+        convert.leaves = [(t, h) for t, h in convert.leaves if t is state.input]
+    state.values = key(op) not in RANDOM
     with torch.no_grad():
-        expected = op(sample.input, *sample.args, **sample.kwargs)
-    reference = None
-    if values and tdtype == torch.float32:
+        state.expected = op(state.input, *state.args, **state.kwargs)
+    state.reference = None
+    if state.values and tdtype == torch.float32:
         with torch.no_grad():
-            reference = op(_f64(sample.input), *_f64(sample.args), **_f64(sample.kwargs))
-    actual = fn(h_input, *h_args, **h_kwargs)
-    want, got = _flat(expected, []), _flat(actual, [])
+            state.reference = op(_f64(state.input), *_f64(state.args), **_f64(state.kwargs))
+    state.actual = fn(h_input, *h_args, **h_kwargs)
+
+
+def computed(state):
+    """The harp tensors whose values check_forward reads."""
+    if not state.values:
+        return []
+    return [t for t in _flat(state.actual, []) if isinstance(t, harp.Tensor)]
+
+
+def check_forward(op, state, tdtype):
+    """Compares the sample's results with torch's; raises on a mismatch."""
+    want, got = _flat(state.expected, []), _flat(state.actual, [])
     assert len(got) == len(want), "%d results, torch's %d" % (len(got), len(want))
+    reference = state.reference
     refs = _flat(reference, []) if reference is not None else [None] * len(want)
     for i, (a, e) in enumerate(zip(got, want)):
         r = refs[i] if len(refs) == len(want) else None
@@ -289,26 +324,39 @@ def run_sample(op, fn, sample, tdtype, grads):
             continue
         tol = TOL.get(e.dtype if isinstance(e, torch.Tensor) else tdtype, (1e-7, 1e-7))
         _compare(a, e, tol, "forward result %d" % i,
-                 _as_array(r) if isinstance(r, torch.Tensor) else None, values)
-    if not grads or not values or not convert.leaves:
-        return
-    results = [(a, e) for a, e in zip(got, _flat(op(sample.input, *sample.args, **sample.kwargs), []))
+                 _as_array(r) if isinstance(r, torch.Tensor) else None, state.values)
+
+
+def gradient_loss(op, state):
+    """harp's sum(op(...) * w) over the sample's float results that torch
+    differentiates, or None where the sample has no gradient to check."""
+    convert = state.convert
+    if not state.values or not convert.leaves:
+        return None
+    results = [(a, e) for a, e in zip(_flat(state.actual, []),
+                                      _flat(op(state.input, *state.args, **state.kwargs), []))
                if isinstance(e, torch.Tensor) and e.requires_grad and e.dtype.is_floating_point]
     if not results:
-        return
+        return None
     if len({id(t) for t, _ in convert.leaves}) != len(convert.leaves):
-        return  # one tensor passed twice: torch sums its gradients, harp has two leaves
+        return None  # one tensor passed twice: torch sums its gradients, harp has two leaves
     rng = np.random.default_rng(7)
-    weights = [rng.uniform(0.5, 1.5, size=tuple(e.shape)) for _, e in results]
-    h_loss = 0
-    for (a, e), w in zip(results, weights):
-        h_loss = h_loss + (a * harp.tensor(w.astype(_NUMPY_DTYPES[a.dtype]))).sum()
-    h_loss.backward()
+    state.weights = [rng.uniform(0.5, 1.5, size=tuple(e.shape)) for _, e in results]
+    loss = 0
+    for (a, e), w in zip(results, state.weights):
+        loss = loss + (a * harp.tensor(w.astype(_NUMPY_DTYPES[a.dtype]))).sum()
+    return loss
+
+
+def check_gradients(op, state, tdtype):
+    """Compares the gradients backward() accumulated into the sample's
+    leaves with torch's; raises on a mismatch."""
+    convert, weights = state.convert, state.weights
     leaves = [t for t, _ in convert.leaves]
-    want = _torch_grads(op, sample.input, sample.args, sample.kwargs, leaves, weights)
+    want = _torch_grads(op, state.input, state.args, state.kwargs, leaves, weights)
     references = [None] * len(leaves)
     if tdtype == torch.float32:
-        inputs = _f64([sample.input, list(sample.args), dict(sample.kwargs)])
+        inputs = _f64([state.input, list(state.args), dict(state.kwargs)])
         leaves64 = []
         _grad_leaves(inputs, leaves64)
         if len(leaves64) == len(leaves):
@@ -370,6 +418,41 @@ def _share():
     return 0, 1
 
 
+# Samples computed together (harp.realize, one backward() of their summed
+# losses): one compiled module per group instead of one per sample. A group
+# whose call fails is redone sample by sample, so every error is the
+# sample's own.
+GROUP = 16
+
+
+def _together(states, compute, alone):
+    """compute(group) for each group of `states`; where it raises, the
+    group's states are reset with alone(state) for their own calls."""
+    for i in range(0, len(states), GROUP):
+        group = states[i:i + GROUP]
+        try:
+            compute(group)
+        except Exception:  # noqa: BLE001: each sample meets its error alone
+            for state in group:
+                alone(state)
+
+
+def _realize(group):
+    harp.realize(*[t for state in group for t in computed(state)])
+
+
+def _backward(group):
+    total = 0
+    for state in group:
+        total = total + state.loss
+    total.backward()
+
+
+def _forget_grads(state):
+    for _, h in state.convert.leaves:
+        h.grad = None
+
+
 def run_op(name, tdtype):
     """Runs every sample of `name` in `tdtype`: (passed, {why: count}, failures)."""
     op = NAMED[name]
@@ -378,23 +461,56 @@ def run_op(name, tdtype):
     torch.manual_seed(zlib.crc32(("%s-%s" % (name, tdtype)).encode()))
     share, shares = _share()
     passed, not_taken, failures = 0, {}, []
-    for index, sample in enumerate(op.sample_inputs("cpu", tdtype, requires_grad=grads)):
-        if (index + zlib.crc32(name.encode())) % shares != share:
-            continue
+
+    def attempt(state, step):
+        """step(); False with the sample counted as not taken or failed
+        where it raises."""
         try:
-            run_sample(op, fn, sample, tdtype, grads)
-            passed += 1
+            step()
+            return True
         except NotConvertible as why:
             not_taken[str(why)] = not_taken.get(str(why), 0) + 1
         except AssertionError as error:
-            failures.append("sample %d (%s): %s" % (index, _describe(sample), str(error).strip()[:300]))
+            failures.append("sample %d (%s): %s" % (state.index, _describe(state.sample),
+                                                    str(error).strip()[:300]))
         except Exception as error:  # noqa: BLE001: a sample harp does not take
             why = _not_taken(name, error)
             if why is None:
-                failures.append("sample %d: %s: %s" % (index, type(error).__name__,
+                failures.append("sample %d: %s: %s" % (state.index, type(error).__name__,
                                                         str(error).splitlines()[0] if str(error) else ""))
             else:
                 not_taken[why] = not_taken.get(why, 0) + 1
+        return False
+
+    states = []
+    for index, sample in enumerate(op.sample_inputs("cpu", tdtype, requires_grad=grads)):
+        if (index + zlib.crc32(name.encode())) % shares != share:
+            continue
+        state = _Sample(index, sample)
+        if attempt(state, lambda: prepare_sample(op, fn, state, tdtype)):
+            states.append(state)
+    _together(states, _realize, lambda state: None)
+    states = [s for s in states if attempt(s, lambda: check_forward(op, s, tdtype))]
+    if not grads:
+        return passed + len(states), not_taken, failures
+    pending = []
+    for state in states:
+        if attempt(state, lambda: setattr(state, "loss", gradient_loss(op, state))):
+            if state.loss is None:
+                passed += 1
+            else:
+                pending.append(state)
+    unfinished = set()
+
+    def alone(state):
+        _forget_grads(state)
+        if not attempt(state, state.loss.backward):
+            unfinished.add(state.index)
+
+    _together(pending, _backward, alone)
+    for state in pending:
+        if state.index not in unfinished and attempt(state, lambda: check_gradients(op, state, tdtype)):
+            passed += 1
     return passed, not_taken, failures
 
 
