@@ -514,6 +514,68 @@ def test_ir_call_options_and_compile_object():
         harp.ir.call(text, "f", [a, b], "cpu", None, False)  # the options are keywords only
 
 
+def test_f16_conversions_without_f16c():
+    """x86-64-v2 has no F16C: LLVM calls __extendhfsf2, __truncsfhf2 and
+    __truncdfhf2, which harp's JIT binds to its own definitions (not to
+    whatever compiler runtime the process loaded: in a Python process none
+    was found). Every f16 bit pattern widened, and f32/f64 values around
+    every rounding edge narrowed, as NumPy does it, on every profile."""
+    n = 1 << 16
+    module = """
+func.func @main(%h: tensor<{n}xi16>, %f: tensor<{m}xf32>, %d: tensor<{m}xf64>)
+    -> (tensor<{n}xf32>, tensor<{n}xf64>, tensor<{m}xi16>, tensor<{m}xi16>) {{
+  %0 = harp.map_reduce ins(%h : tensor<{n}xi16>) {{
+  ^bb0(%x: i16):
+    %y = arith.bitcast %x : i16 to f16
+    %z = arith.extf %y : f16 to f32
+    harp.yield %z : f32
+  }} : tensor<{n}xf32>
+  %1 = harp.map_reduce ins(%h : tensor<{n}xi16>) {{
+  ^bb0(%x: i16):
+    %y = arith.bitcast %x : i16 to f16
+    %z = arith.extf %y : f16 to f64
+    harp.yield %z : f64
+  }} : tensor<{n}xf64>
+  %2 = harp.map_reduce ins(%f : tensor<{m}xf32>) {{
+  ^bb0(%x: f32):
+    %y = arith.truncf %x : f32 to f16
+    %z = arith.bitcast %y : f16 to i16
+    harp.yield %z : i16
+  }} : tensor<{m}xi16>
+  %3 = harp.map_reduce ins(%d : tensor<{m}xf64>) {{
+  ^bb0(%x: f64):
+    %y = arith.truncf %x : f64 to f16
+    %z = arith.bitcast %y : f16 to i16
+    harp.yield %z : i16
+  }} : tensor<{m}xi16>
+  return %0, %1, %2, %3 : tensor<{n}xf32>, tensor<{n}xf64>, tensor<{m}xi16>, tensor<{m}xi16>
+}}
+"""
+    bits = np.arange(n, dtype=np.uint16)
+    halves = bits.view(np.float16)
+    finite = halves[np.isfinite(halves)].astype(np.float64)
+    # Every finite f16, the midpoints between neighbours (ties), a hair off
+    # them on both sides, the overflow edge, and specials.
+    ordered = np.unique(finite)
+    mids = (ordered[:-1] + ordered[1:]) / 2
+    edges = np.concatenate([ordered, mids, np.nextafter(mids, -np.inf), np.nextafter(mids, np.inf),
+                            [65519.0, 65520.0, 65536.0, 1e300, -1e300, 2.0 ** -25, 2.0 ** -26,
+                             5e-324, np.inf, -np.inf, np.nan]])
+    with np.errstate(over="ignore"):
+        f32 = edges.astype(np.float32)
+        want16 = f32.astype(np.float16).view(np.uint16)
+        want64 = edges.astype(np.float16).view(np.uint16)
+    text = module.format(n=n, m=len(edges))
+    for cpu in ["x86-64-v2", None]:
+        wide32, wide64, narrow32, narrow64 = harp.ir.call(text, "main", [bits.view(np.int16), f32, edges], cpu=cpu)
+        np.testing.assert_array_equal(wide32, halves.astype(np.float32), err_msg=str(cpu))
+        np.testing.assert_array_equal(wide64, halves.astype(np.float64), err_msg=str(cpu))
+        nan = np.isnan(edges)
+        np.testing.assert_array_equal(narrow32.view(np.uint16)[~nan], want16[~nan], err_msg=str(cpu))
+        np.testing.assert_array_equal(narrow64.view(np.uint16)[~nan], want64[~nan], err_msg=str(cpu))
+        assert np.isnan(narrow64.view(np.float16)[nan]).all() and np.isnan(wide32[np.isnan(halves)]).all()
+
+
 def test_devices():
     """Tensors start on the cpu; to() the same device is free; an unknown
     device or mixing devices raises HarpError naming it; "cuda" without a
