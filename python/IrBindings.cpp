@@ -94,21 +94,32 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
   return printModule(*module);
 }
 
-py::list call(const std::string &text, const std::string &name,
-              const std::vector<py::array> &args, const std::string &device,
-              const std::optional<std::string> &cpu, bool fuse, bool vectorize,
-              bool threads) {
+/// The JIT options of harp.ir's `function` called with these arguments.
+JitOptions jitOptions(const char *function, const std::string &device,
+                      const std::optional<std::string> &cpu, bool fuse,
+                      bool vectorize, bool threads) {
   llvm::Expected<Device> where = parseDevice(device);
   if (!where)
-    throw py::value_error("harp.ir.call: " + llvm::toString(where.takeError()));
+    throw py::value_error(std::string(function) + ": " +
+                          llvm::toString(where.takeError()));
   JitOptions options;
   options.device = *where;
   options.cpu = cpu ? *cpu : harp::get_cpu();
   options.fuse = fuse;
   options.vectorize = vectorize;
   options.threads = threads;
+  return options;
+}
+
+py::list call(const std::string &text, const std::string &name,
+              const std::vector<py::array> &args, const std::string &device,
+              const std::optional<std::string> &cpu, bool fuse, bool vectorize,
+              bool threads) {
+  JitOptions options =
+      jitOptions("harp.ir.call", device, cpu, fuse, vectorize, threads);
   // Kernels are timed as the Tensor API's are (set_options(profile=...)).
-  options.profile = *harp::get_options().profile && *where == Device::CPU;
+  options.profile =
+      *harp::get_options().profile && options.device == Device::CPU;
   llvm::Expected<std::shared_ptr<Executable>> exe =
       Jit::shared(options).compile(text);
   if (!exe)
@@ -140,17 +151,9 @@ py::bytes compileObject(const std::string &text, const std::string &device,
                         const std::optional<std::string> &cpu,
                         const std::string &gpuFormat, bool fuse, bool vectorize,
                         bool threads) {
-  llvm::Expected<Device> where = parseDevice(device);
-  if (!where)
-    throw py::value_error("harp.ir.compile_object: " +
-                          llvm::toString(where.takeError()));
-  JitOptions options;
-  options.device = *where;
-  options.cpu = cpu ? *cpu : harp::get_cpu();
+  JitOptions options = jitOptions("harp.ir.compile_object", device, cpu, fuse,
+                                  vectorize, threads);
   options.cudaFormat = gpuFormat;
-  options.fuse = fuse;
-  options.vectorize = vectorize;
-  options.threads = threads;
   Jit jit(options, Jit::sharedContext(), Jit::sharedContextMutex());
   llvm::Expected<std::string> object = jit.compileObject(text);
   if (!object)

@@ -30,32 +30,36 @@ uint16_t harp::bf16FromFloat(float value) {
   return uint16_t(bits >> 16);
 }
 
-uint16_t harp::bf16FromDouble(double value) {
-  if (std::isnan(value))
-    return bf16FromFloat(float(value));
-  // Round to f32 by "round to odd" (truncate, then set the lowest bit when
-  // anything was cut off), then to bf16 to nearest: f32 keeps 16 bits more
-  // than bf16, so the second rounding sees the first one's inexactness and
-  // the result is the once-rounded nearest.
+/// `value` rounded to f32 by "round to odd": truncated, with the lowest bit
+/// set when anything was cut off. Rounded again to a type with at least two
+/// bits fewer (bf16, f16), to nearest, it gives the once-rounded nearest:
+/// the second rounding sees the first one's inexactness.
+static float roundedToOdd(double value) {
   float nearest = float(value);
   if (double(nearest) == value)
-    return bf16FromFloat(nearest);
+    return nearest;
   float truncated = nearest;
   if (std::fabs(double(nearest)) > std::fabs(value))
     truncated = std::nextafter(nearest, 0.0f);
-  return bf16FromFloat(floatOf(bitsOf(truncated) | 1));
+  return floatOf(bitsOf(truncated) | 1);
+}
+
+uint16_t harp::bf16FromDouble(double value) {
+  if (std::isnan(value))
+    return bf16FromFloat(float(value));
+  return bf16FromFloat(roundedToOdd(value)); // f32 keeps 16 bits more
 }
 
 // The x86-64 calling convention returns a bf16 or an f16 in the low 16 bits
 // of xmm0, where a float is returned: the result travels as a float whose
 // bit pattern holds it (a move, never arithmetic, so no bit changes).
-static float returnBF16(uint16_t bits) { return floatOf(bits); }
+static float returnHalf(uint16_t bits) { return floatOf(bits); }
 
 extern "C" float harpTruncSFBF2(float value) {
-  return returnBF16(bf16FromFloat(value));
+  return returnHalf(bf16FromFloat(value));
 }
 extern "C" float harpTruncDFBF2(double value) {
-  return returnBF16(bf16FromDouble(value));
+  return returnHalf(bf16FromDouble(value));
 }
 
 float harp::floatFromF16(uint16_t bits) {
@@ -99,16 +103,8 @@ uint16_t harp::f16FromFloat(float value) {
 uint16_t harp::f16FromDouble(double value) {
   if (std::isnan(value))
     return f16FromFloat(float(value));
-  // As bf16FromDouble: f32 rounded to odd keeps 13 bits more than f16 (in
-  // f16's subnormal range more still), so rounding it to f16 to nearest is
-  // the once-rounded nearest.
-  float nearest = float(value);
-  if (double(nearest) == value)
-    return f16FromFloat(nearest);
-  float truncated = nearest;
-  if (std::fabs(double(nearest)) > std::fabs(value))
-    truncated = std::nextafter(nearest, 0.0f);
-  return f16FromFloat(floatOf(bitsOf(truncated) | 1));
+  // f32 keeps 13 bits more than f16 (more still in f16's subnormal range).
+  return f16FromFloat(roundedToOdd(value));
 }
 
 // An f16 argument travels in the low 16 bits of xmm0 as a bf16 result does.
@@ -121,10 +117,10 @@ extern "C" double harpExtendHFDF2(float arg) {
   return double(floatFromF16(argumentF16(arg)));
 }
 extern "C" float harpTruncSFHF2(float value) {
-  return returnBF16(f16FromFloat(value));
+  return returnHalf(f16FromFloat(value));
 }
 extern "C" float harpTruncDFHF2(double value) {
-  return returnBF16(f16FromDouble(value));
+  return returnHalf(f16FromDouble(value));
 }
 
 llvm::ArrayRef<RuntimeSymbol> harp::floatConversionSymbols() {
