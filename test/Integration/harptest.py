@@ -188,11 +188,21 @@ _OPTIONS = {"--no-fuse": ("fuse", False), "--no-vectorize": ("vectorize", False)
             "--parallel": ("threads", True)}
 
 
+def _harp_module():
+    """The harp package, or None where it is not importable (harp-run
+    alone is built): then every module goes through harp-run."""
+    try:
+        import harp
+    except ImportError:
+        return None
+    return harp
+
+
 def compile_only(module, path, args, env, failure, flags, options):
     """Compiles the module without running it (harp-run --compile-only
     `flags` `args`; harp.ir.compile_object(**options) in this process)."""
-    if IN_PROCESS and env is None:
-        import harp
+    harp = _harp_module() if IN_PROCESS and env is None else None
+    if harp is not None:
         try:
             harp.ir.compile_object(module, **options)
         except ValueError as error:
@@ -208,11 +218,8 @@ def run_in_process(module, inputs, entry, extra_args):
     """The results of `entry` (default: the only public function) on
     `inputs`, computed in this process; None where harp-run is needed."""
     import re
-    try:
-        import harp
-    except ImportError:
-        return None
-    if any(a not in _OPTIONS for a in extra_args):
+    harp = _harp_module()
+    if harp is None or any(a not in _OPTIONS for a in extra_args):
         return None
     if entry is None:
         public = re.findall(r"func\.func @(\w+)\(", module)
