@@ -65,7 +65,8 @@ export HARP_DEBUG_POISON=1
 # The native run is for this machine's CPU, whatever the caller's HARP_CPU.
 unset HARP_CPU
 jobs="${HARP_TEST_JOBS:-$(nproc)}"
-pytest=(/usr/bin/python3 -m pytest -q -p no:cacheprovider -n "$jobs")
+# The slowest cases of each pass are listed (where the time goes: docs/Testing.md).
+pytest=(/usr/bin/python3 -m pytest -q -p no:cacheprovider -n "$jobs" --durations=15)
 
 set +e
 lit_log=build/lit-results.txt
