@@ -16,7 +16,9 @@ name; docs/OpInfo.md is the table of all of it (utils/opinfo-table.py).
 
 Under a CPU profile (HARP_CPU) a third of each op's samples run, a different
 third per profile, so every sample's code runs natively and under one
-vector width without tripling the time."""
+vector width without tripling the time. Samples are computed GROUP at a time
+(one harp.realize, one backward()), each compared on its own
+(docs/Testing.md)."""
 
 import os
 import re
