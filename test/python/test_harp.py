@@ -521,36 +521,28 @@ def test_f16_conversions_without_f16c():
     was found). Every f16 bit pattern widened, and f32/f64 values around
     every rounding edge narrowed, as NumPy does it, on every profile."""
     n = 1 << 16
-    module = """
-func.func @main(%h: tensor<{n}xi16>, %f: tensor<{m}xf32>, %d: tensor<{m}xf64>)
-    -> (tensor<{n}xf32>, tensor<{n}xf64>, tensor<{m}xi16>, tensor<{m}xi16>) {{
-  %0 = harp.map_reduce ins(%h : tensor<{n}xi16>) {{
-  ^bb0(%x: i16):
-    %y = arith.bitcast %x : i16 to f16
-    %z = arith.extf %y : f16 to f32
-    harp.yield %z : f32
-  }} : tensor<{n}xf32>
-  %1 = harp.map_reduce ins(%h : tensor<{n}xi16>) {{
-  ^bb0(%x: i16):
-    %y = arith.bitcast %x : i16 to f16
-    %z = arith.extf %y : f16 to f64
-    harp.yield %z : f64
-  }} : tensor<{n}xf64>
-  %2 = harp.map_reduce ins(%f : tensor<{m}xf32>) {{
-  ^bb0(%x: f32):
-    %y = arith.truncf %x : f32 to f16
-    %z = arith.bitcast %y : f16 to i16
-    harp.yield %z : i16
-  }} : tensor<{m}xi16>
-  %3 = harp.map_reduce ins(%d : tensor<{m}xf64>) {{
-  ^bb0(%x: f64):
-    %y = arith.truncf %x : f64 to f16
-    %z = arith.bitcast %y : f16 to i16
-    harp.yield %z : i16
-  }} : tensor<{m}xi16>
-  return %0, %1, %2, %3 : tensor<{n}xf32>, tensor<{n}xf64>, tensor<{m}xi16>, tensor<{m}xi16>
-}}
-"""
+
+    def convert(result, operand, size, source, steps, target):
+        """A map_reduce of `operand` through the arith ops `steps`, each
+        (op, from, to), from element type `source` to `target`."""
+        body, value = [], "%x"
+        for k, (op, a, b) in enumerate(steps):
+            body.append("    %%v%d = arith.%s %s : %s to %s" % (k, op, value, a, b))
+            value = "%%v%d" % k
+        return ("  %s = harp.map_reduce ins(%s : tensor<%dx%s>) {\n  ^bb0(%%x: %s):\n%s\n"
+                "    harp.yield %s : %s\n  } : tensor<%dx%s>\n"
+                % (result, operand, size, source, source, "\n".join(body), value, target, size, target))
+
+    def module(m):
+        types = ["tensor<%dxf32>" % n, "tensor<%dxf64>" % n, "tensor<%dxi16>" % m, "tensor<%dxi16>" % m]
+        return ("func.func @main(%%h: tensor<%dxi16>, %%f: tensor<%dxf32>, %%d: tensor<%dxf64>) -> (%s) {\n"
+                % (n, m, m, ", ".join(types))
+                + convert("%0", "%h", n, "i16", [("bitcast", "i16", "f16"), ("extf", "f16", "f32")], "f32")
+                + convert("%1", "%h", n, "i16", [("bitcast", "i16", "f16"), ("extf", "f16", "f64")], "f64")
+                + convert("%2", "%f", m, "f32", [("truncf", "f32", "f16"), ("bitcast", "f16", "i16")], "i16")
+                + convert("%3", "%d", m, "f64", [("truncf", "f64", "f16"), ("bitcast", "f16", "i16")], "i16")
+                + "  return %%0, %%1, %%2, %%3 : %s\n}\n" % ", ".join(types))
+
     bits = np.arange(n, dtype=np.uint16)
     halves = bits.view(np.float16)
     finite = halves[np.isfinite(halves)].astype(np.float64)
@@ -565,7 +557,7 @@ func.func @main(%h: tensor<{n}xi16>, %f: tensor<{m}xf32>, %d: tensor<{m}xf64>)
         f32 = edges.astype(np.float32)
         want16 = f32.astype(np.float16).view(np.uint16)
         want64 = edges.astype(np.float16).view(np.uint16)
-    text = module.format(n=n, m=len(edges))
+    text = module(len(edges))
     for cpu in ["x86-64-v2", None]:
         wide32, wide64, narrow32, narrow64 = harp.ir.call(text, "main", [bits.view(np.int16), f32, edges], cpu=cpu)
         np.testing.assert_array_equal(wide32, halves.astype(np.float32), err_msg=str(cpu))
