@@ -136,13 +136,17 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
                        for a in extra_args)
         entry_args = ["--entry", entry] if entry else []
         input_args = []
-        for i, array in enumerate(inputs):
-            name = os.path.join(tmp, "in%d.npy" % i)
-            array = np.asarray(array)  # keeps 0-d arrays 0-d
-            if not array.flags.c_contiguous:
-                array = array.copy(order="C")
-            np.save(name, array)
-            input_args += ["--input", name]
+
+        def saved_inputs():
+            """harp-run's --input flags, the .npy files written once (a
+            module run in this process needs none)."""
+            if inputs and not input_args:
+                for i, array in enumerate(inputs):
+                    name = os.path.join(tmp, "in%d.npy" % i)
+                    # np.asarray keeps 0-d arrays 0-d.
+                    np.save(name, np.asarray(array, order="C"))
+                    input_args.extend(["--input", name])
+            return input_args
         n_out = module_result_count(module, entry)
         if DEVICE == "cuda-compile" and not cpu_only:
             compile_only(module, path, entry_args, env, "GPU compilation failed",
@@ -151,7 +155,7 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
             if FAKE_CUDA:
                 outs = ["--output=" + os.path.join(tmp, "fake%d.npy" % i)
                         for i in range(n_out)]
-                fake_run(path, entry_args + input_args + outs, tmp, env)
+                fake_run(path, entry_args + saved_inputs() + outs, tmp, env)
         # (--gradcheck builds its module inside harp-run: compiled natively
         # only; explicit harp.autodiff wrappers are compiled here.)
         for cpu in COMPILE_CPUS if "--gradcheck" not in extra_args else ():
@@ -166,7 +170,7 @@ def run(module, *inputs, entry=None, extra_args=(), env=None):
         cmd = [HARP_RUN, path]
         if DEVICE == "cuda" and not cpu_only:
             cmd += ["--device", "cuda"]
-        cmd += entry_args + input_args
+        cmd += entry_args + saved_inputs()
         outs = [os.path.join(tmp, "out%d.npy" % i) for i in range(n_out)]
         for name in outs:
             cmd += ["--output", name]
