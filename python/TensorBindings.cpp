@@ -296,6 +296,8 @@ const char *unaryDoc(UnaryOp op) {
     return "1, -1 or 0 by the sign of x (NaN stays NaN); a zero gradient.";
   case UnaryOp::Square:
     return "x * x, element-wise.";
+  case UnaryOp::Erfc:
+    return "1 - erf(x), accurate where erf(x) is near 1 (float tensors).";
   case UnaryOp::IsNan:
     return "Where x is NaN (a bool tensor; false for integers).";
   case UnaryOp::IsInf:

@@ -257,6 +257,7 @@ static bool complexDefined(UnaryOp op) {
   case UnaryOp::Round:
   case UnaryOp::Trunc:
   case UnaryOp::Erf:
+  case UnaryOp::Erfc:
   case UnaryOp::Atan:
   case UnaryOp::Relu:
   case UnaryOp::Not:
@@ -294,6 +295,7 @@ NodePtr harp::detail::unary(UnaryOp op, NodePtr a) {
     return binary(BinaryOp::Ne, a, a); // integers are never NaN or infinite
   switch (op) {
   case UnaryOp::Erf:
+  case UnaryOp::Erfc:
   case UnaryOp::Log1p:
   case UnaryOp::Expm1:
   case UnaryOp::Rsqrt:
@@ -657,6 +659,8 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, DType d,
         b, loc, x, constant(b, loc, d, d == DType::Bool ? 1 : -1));
   case UnaryOp::Erf:
     return math::ErfOp::create(b, loc, x);
+  case UnaryOp::Erfc:
+    return math::ErfcOp::create(b, loc, x);
   case UnaryOp::Log1p:
     return math::Log1pOp::create(b, loc, x);
   case UnaryOp::Expm1:

@@ -55,10 +55,11 @@ static const char *const binaryNames[] = {
     "minimum", "lt",     "le",  "gt",  "ge",   "eq",     "ne",  "bitand",
     "bitor",   "bitxor", "shl", "shr", "mod",  "complex"};
 static const char *const unaryNames[] = {
-    "neg",   "recip",  "sqrt",    "log",   "log2", "exp",   "exp2",  "sin",
-    "cos",   "tanh",   "sigmoid", "relu",  "abs",  "floor", "not",   "erf",
-    "log1p", "expm1",  "rsqrt",   "tan",   "atan", "ceil",  "round", "trunc",
-    "sign",  "square", "isnan",   "isinf", "real", "imag",  "conj",  "angle"};
+    "neg",   "recip", "sqrt",  "log",     "log2",   "exp",  "exp2",
+    "sin",   "cos",   "tanh",  "sigmoid", "relu",   "abs",  "floor",
+    "not",   "erf",   "log1p", "expm1",   "rsqrt",  "tan",  "atan",
+    "ceil",  "round", "trunc", "sign",    "square", "erfc", "isnan",
+    "isinf", "real",  "imag",  "conj",    "angle"};
 static const char *const reduceNames[] = {"sum", "prod", "max", "min", "mean"};
 
 const char *harp::opName(BinaryOp op) {

@@ -45,6 +45,7 @@ CASES = {
     "sigmoid": ("sigmoid(x)", torch.sigmoid),
     "relu": ("relu(x)", torch.relu),
     "erf": ("erf(x)", torch.erf),
+    "erfc": ("erfc(x)", torch.erfc),
     "sin": ("sin(x) + cos(x)", lambda x: x.sin() + x.cos()),
     "square": ("square(x)", torch.square),
     "floor": ("floor(x) + ceil(x) + round(x) + trunc(x)",

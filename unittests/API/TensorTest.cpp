@@ -1010,6 +1010,11 @@ TEST(TensorMath, ActivationsWhereAndModulo) {
   auto erfs = x.erf().data();
   for (size_t i = 0; i < xs.size(); ++i)
     EXPECT_NEAR(erfs[i], std::erf(xs[i]), 1e-6);
+  // erfc keeps its precision in the tail, where 1 - erf(x) is 0.
+  std::vector<double> points = {0.5, 6, 20};
+  auto tail = Tensor<double, Dim<1>>::from_data(points, {3}).erfc().data();
+  for (size_t i = 0; i < tail.size(); ++i)
+    EXPECT_NEAR(tail[i] / std::erfc(points[i]), 1.0, 1e-13);
   auto gelu = nn::gelu(x).data();
   for (size_t i = 0; i < xs.size(); ++i)
     EXPECT_NEAR(gelu[i], 0.5 * xs[i] * (1 + std::erf(xs[i] / std::sqrt(2.0))),

@@ -244,6 +244,7 @@ enum class UnaryOp {
   Trunc,
   Sign,
   Square,
+  Erfc,  // 1 - erf(x), accurate where erf(x) is near 1
   IsNan, // bool results
   IsInf,
   Real, // the parts of a complex number (real results; x itself for reals)

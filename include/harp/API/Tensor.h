@@ -425,6 +425,10 @@ public:
     LocationScope scope(loc);
     return fl(UnaryOp::Erf);
   }
+  Tensor erfc(SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    return fl(UnaryOp::Erfc);
+  }
   Tensor log1p(SourceLocation loc = SourceLocation::current()) const {
     LocationScope scope(loc);
     return fl(UnaryOp::Log1p);

@@ -72,6 +72,7 @@ UNARY = {
     "rsqrt": "%p = math.absf %a0 : f64\n%c = arith.constant 0.5 : f64\n%q = arith.addf %p, %c : f64\n%r = math.rsqrt %q : f64",
     "absf": "%r = math.absf %a0 : f64",
     "erf": "%r = math.erf %a0 : f64",
+    "erfc": "%r = math.erfc %a0 : f64",
     "floor": "%s = arith.constant 3.0 : f64\n%m = arith.mulf %a0, %s : f64\n%f = math.floor %m : f64\n%r = arith.addf %f, %a0 : f64",
     "ceil": "%s = arith.constant 3.0 : f64\n%m = arith.mulf %a0, %s : f64\n%f = math.ceil %m : f64\n%r = arith.addf %f, %a0 : f64",
     "round": "%s = arith.constant 3.0 : f64\n%m = arith.mulf %a0, %s : f64\n%f = math.round %m : f64\n%r = arith.addf %f, %a0 : f64",
@@ -424,7 +425,7 @@ def test_mlp_loss_gradient_matches_torch():
 
 @pytest.mark.parametrize("name,torch_fn", [
     ("exp", torch.exp), ("sin", torch.sin), ("cos", torch.cos), ("tanh", torch.tanh),
-    ("atan", torch.atan), ("erf", torch.erf), ("absf", torch.abs), ("expm1", torch.expm1),
+    ("atan", torch.atan), ("erf", torch.erf), ("erfc", torch.erfc), ("absf", torch.abs), ("expm1", torch.expm1),
     ("log1p", torch.log1p), ("negf", torch.neg), ("exp2", torch.exp2), ("tan", torch.tan),
 ])
 def test_unary_matches_torch(name, torch_fn):

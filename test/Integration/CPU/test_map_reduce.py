@@ -99,6 +99,7 @@ FLOAT_UNARY = [
     ("math.tan", np.tan, (-1.2, 1.2)),
     ("math.atan", np.arctan, (-4, 4)),
     ("math.erf", np.vectorize(math.erf), (-3, 3)),
+    ("math.erfc", np.vectorize(math.erfc), (-3, 9)),
     ("math.absf", np.abs, (-3, 3)),
     ("math.floor", np.floor, (-3, 3)),
     ("math.ceil", np.ceil, (-3, 3)),

@@ -269,6 +269,14 @@ void adjoints(math::ErfOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
                  math::ExpOp::create(o.b, o.loc, sq));
   });
 }
+template <>
+void adjoints(math::ErfcOp op, Ops &o, Value a, SmallVectorImpl<Value> &out) {
+  unary(op, o, a, out, [&](Value x, Value) {
+    Value sq = o.neg(o.mul(x, x));
+    return o.mul(o.cst(x.getType(), -2.0 / std::sqrt(M_PI)),
+                 math::ExpOp::create(o.b, o.loc, sq));
+  });
+}
 /// Piecewise-constant functions: zero almost everywhere.
 template <typename OpT>
 static void flat(OpT, Ops &o, Value a, SmallVectorImpl<Value> &out) {
@@ -464,7 +472,7 @@ void mlir::harp::registerScalarDerivativeModels(DialectRegistry &registry) {
     attach<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp, math::Log2Op,
            math::Log1pOp, math::SinOp, math::CosOp, math::TanOp, math::TanhOp,
            math::AtanOp, math::SqrtOp, math::RsqrtOp, math::AbsFOp,
-           math::PowFOp, math::ErfOp, math::FloorOp, math::CeilOp,
+           math::PowFOp, math::ErfOp, math::ErfcOp, math::FloorOp, math::CeilOp,
            math::RoundOp, math::RoundEvenOp, math::TruncOp>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, complex::ComplexDialect *) {
