@@ -78,6 +78,9 @@ preserve_format = memory_format("preserve_format")
 
 from ._compose import *  # noqa: E402,F401,F403
 from . import _compose  # noqa: E402
+from ._numeric import *  # noqa: E402,F401,F403
+from . import _numeric  # noqa: E402
+from . import linalg, special  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
@@ -136,7 +139,7 @@ __all__ = [
     "cross", "hypot", "isfinite", "lerp", "logaddexp", "masked_select", "meshgrid", "nan_to_num",
     "nonzero", "trace",
 ] + [name for name in _functions.__all__ if name not in _functions.BUILTIN_NAMES] \
-  + _compose.__all__ + ["memory_format", "contiguous_format", "channels_last",
+  + _compose.__all__ + _numeric.__all__ + ["linalg", "special", "memory_format", "contiguous_format", "channels_last",
                          "channels_last_3d", "preserve_format"]
 
 # Names that would hide Python's builtins, in this module and under
@@ -396,3 +399,7 @@ def outer(input, vec2):
 def norm(input, p="fro", dim=None, keepdim=False):
     """The vector p-norm of `input` over `dim` (torch.norm for vectors)."""
     return input.norm(p, dim, keepdim)
+
+
+# Tensor methods that call the functions above (torch's x.sinh(), x.dot(y)).
+_tensor_methods.install_forwarding()

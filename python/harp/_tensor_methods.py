@@ -28,7 +28,7 @@ from ._einsum import diagonal, select, tile
 from . import _extra, _scatter, _sort
 from ._ops import multinomial as _multinomial
 
-__all__ = ["install"]
+__all__ = ["install", "install_forwarding"]
 
 
 # Helpers ---------------------------------------------------------------------
@@ -1051,6 +1051,92 @@ _METHODS = {
     "sort": _sort.sort, "argsort": _sort.argsort, "msort": _sort.msort, "topk": _sort.topk,
 }
 
+# harp functions that torch also has as Tensor methods: `x.name(*args)` is
+# `harp.name(x, *args)` (test_api.py checks the list against torch's).
+_FUNCTION_METHODS = [
+    "sinh", "cosh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "log10",
+    "deg2rad", "rad2deg", "sinc", "xlogy", "heaviside", "copysign", "signbit", "isposinf",
+    "isneginf", "isreal", "positive", "logaddexp2", "float_power", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "clamp_min", "clamp_max", "addcmul", "addcdiv", "true_divide", "mv",
+    "vdot", "inner", "ger", "ravel", "fliplr", "flipud", "rot90", "select",
+    "split_with_sizes", "tensor_split", "hsplit", "vsplit", "dsplit", "unflatten", "diag",
+    "diag_embed", "diff", "count_nonzero", "nansum", "nanmean", "aminmax",
+    "divide", "floor_divide", "multiply", "negative", "subtract", "bernoulli", "dot",
+    "outer", "erfc", "fmax", "fmin", "logit", "sgn", "ldexp", "isclose", "allclose",
+    "equal", "addr", "addbmm", "kron", "dist", "cov", "corrcoef", "diagflat",
+    "bitwise_left_shift", "bitwise_right_shift", "conj_physical", "diagonal_scatter",
+    "index_put", "narrow_copy", "put", "renorm", "resolve_conj", "resolve_neg",
+    "select_scatter", "slice_scatter", "take", "cummax", "cummin", "kthvalue",
+    "logcumsumexp", "median", "nanmedian", "nanquantile", "quantile",
+]
+
+
+def _forwarding(name):
+    """Tensor.name(self, ...) as harp.name(self, ...)."""
+    import harp
+    function = getattr(harp, name)
+
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = function.__doc__
+    return method
+
+
+def where(self, condition, y):
+    """`self` where `condition` holds, else `y` (torch.Tensor.where:
+    harp.where(condition, self, y))."""
+    from . import where as _where
+    return _where(condition, self, y)
+
+
+def _matrix_transpose(self):
+    """The last two dims swapped (torch's Tensor.mT)."""
+    if self.ndim == 1:
+        raise HarpError("mT: needs at least 2 dims (or 0), got 1")
+    return self if self.ndim == 0 else self.transpose(-2, -1)
+
+
+def _adjoint(self):
+    """The conjugate transpose of the last two dims (torch's Tensor.mH)."""
+    return _matrix_transpose(self).conj()
+
+
+def _hermitian(self):
+    """The conjugate transpose of a matrix (torch's Tensor.H: 0-d and 2-D
+    tensors only)."""
+    if self.ndim not in (0, 2):
+        raise HarpError("H: needs a 0-d or 2-D tensor, got %d dims" % self.ndim)
+    return self if self.ndim == 0 else self.transpose(0, 1).conj()
+
+
+def sum_to_size(self, *size):
+    """The tensor summed over its broadcast dims down to `size` (which it
+    must expand to) (torch's Tensor.sum_to_size)."""
+    shape = [int(n) for n in (size[0] if len(size) == 1 and not isinstance(
+        size[0], int) else size)]
+    current = list(self.shape)
+    if len(shape) > len(current) or builtins.any(
+            n != 1 and n != m for n, m in zip(shape[::-1], current[::-1])):
+        raise HarpError("sum_to_size: size %s is not expandable to the tensor's %s"
+                        % (shape, current))
+    lead = len(current) - len(shape)
+    x = self.sum(list(range(lead))) if lead else self
+    kept = [d for d, (n, m) in enumerate(zip(shape, current[lead:])) if n == 1 and m != 1]
+    return x.sum(kept, True) if kept else x
+
+
+def cfloat(self):
+    """The tensor as complex64 (torch's Tensor.cfloat)."""
+    return self.to(DType.complex64)
+
+
+def cdouble(self):
+    """The tensor as complex128 (torch's Tensor.cdouble)."""
+    return self.to(DType.complex128)
+
+
 _CONVERSIONS = {"float": "float32", "double": "float64", "int": "int32",
                 "long": "int64", "bool": "bool_"}
 
@@ -1073,6 +1159,14 @@ def _with_dtype(name, native):
 _installed = False
 
 
+def install_forwarding():
+    """Adds the methods of _FUNCTION_METHODS (once harp's functions are all
+    defined: harp/__init__.py calls this last)."""
+    for name in _FUNCTION_METHODS:
+        if name not in vars(Tensor):
+            setattr(Tensor, name, _forwarding(name))
+
+
 def install():
     """Adds the methods to harp.Tensor (once): each where the native class
     has no member of that name, and the memory_format-taking conversions."""
@@ -1082,6 +1176,13 @@ def install():
     for name, member in _METHODS.items():
         if name not in vars(Tensor):
             setattr(Tensor, name, member)
+    for name, member in (("where", where), ("sum_to_size", sum_to_size),
+                         ("cfloat", cfloat), ("cdouble", cdouble)):
+        if name not in vars(Tensor):
+            setattr(Tensor, name, member)
+    for name, getter in (("mT", _matrix_transpose), ("mH", _adjoint), ("H", _hermitian)):
+        if name not in vars(Tensor):
+            setattr(Tensor, name, property(getter, doc=getter.__doc__))
     Tensor.__getitem__ = _advanced_getitem(vars(Tensor)["__getitem__"])
     for name, dtype in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(name, dtype, vars(Tensor)[name]))

@@ -1221,3 +1221,85 @@ def test_load_state_dict_into_a_computed_buffer():
     with pytest.raises(RuntimeError, match=r"for Masked:\n\tsize mismatch for bias"):
         m.load_state_dict(bad)
     np.testing.assert_array_equal(m.lin.weight.numpy(), before)  # nothing written
+
+
+# torch.nn's modules over one functional form (harp/nn/modules.py,
+# _FUNCTIONAL_MODULES): constructed with the same settings, on the same
+# inputs, as torch's; name -> (constructor args, kwargs, input builder).
+def _x(*shape, positive=False, seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    return np.abs(a) + 0.1 if positive else a
+
+
+def _signs(n, seed=1):
+    return np.where(np.random.default_rng(seed).random(n) < 0.5, -1.0, 1.0)
+
+
+_FUNCTIONAL_CASES = {
+    "CELU": ((0.7,), {}, lambda: [_x(3, 5)]),
+    "GLU": ((), {"dim": 1}, lambda: [_x(3, 6)]),
+    "Hardshrink": ((0.3,), {}, lambda: [_x(4, 5)]),
+    "Hardsigmoid": ((), {}, lambda: [_x(4, 5) * 4]),
+    "Hardswish": ((), {}, lambda: [_x(4, 5) * 4]),
+    "LogSigmoid": ((), {}, lambda: [_x(4, 5)]),
+    "Mish": ((), {}, lambda: [_x(4, 5)]),
+    "SELU": ((), {}, lambda: [_x(4, 5)]),
+    "Softmin": ((), {"dim": 1}, lambda: [_x(3, 7)]),
+    "Softshrink": ((0.2,), {}, lambda: [_x(4, 5)]),
+    "Softsign": ((), {}, lambda: [_x(4, 5)]),
+    "Tanhshrink": ((), {}, lambda: [_x(4, 5)]),
+    "Threshold": ((0.1, 20.0), {}, lambda: [_x(4, 5)]),
+    "CosineSimilarity": ((), {"dim": 1}, lambda: [_x(3, 4), _x(3, 4, seed=1)]),
+    "PairwiseDistance": ((), {"p": 3.0, "keepdim": True}, lambda: [_x(3, 4), _x(3, 4, seed=1)]),
+    "PixelShuffle": ((2,), {}, lambda: [_x(1, 8, 3, 3)]),
+    "PixelUnshuffle": ((2,), {}, lambda: [_x(1, 2, 4, 6)]),
+    "LocalResponseNorm": ((3,), {"alpha": 0.1}, lambda: [_x(2, 5, 4, 3)]),
+    "Dropout2d": ((0.5,), {}, lambda: [_x(2, 3, 4, 4)]),  # in eval mode: the identity
+    "Dropout3d": ((0.5,), {}, lambda: [_x(2, 3, 2, 4, 4)]),
+    "Fold": (((4, 5), (2, 2)), {}, lambda: [_x(1, 12, 12)]),
+    "Unfold": (((2, 3),), {"stride": 1}, lambda: [_x(1, 2, 4, 5)]),
+    "CosineEmbeddingLoss": ((0.2,), {}, lambda: [_x(4, 3), _x(4, 3, seed=1), _signs(4)]),
+    "GaussianNLLLoss": ((), {"full": True}, lambda: [_x(4, 3), _x(4, 3, seed=1),
+                                                     _x(4, 3, positive=True, seed=2)]),
+    "HingeEmbeddingLoss": ((0.5,), {}, lambda: [_x(6), _signs(6)]),
+    "MarginRankingLoss": ((0.1,), {"reduction": "sum"}, lambda: [_x(5), _x(5, seed=1), _signs(5)]),
+    "MultiLabelMarginLoss": ((), {}, lambda: [_x(2, 4), np.array([[3, 0, -1, 1], [1, 2, 3, -1]])]),
+    "MultiLabelSoftMarginLoss": ((), {}, lambda: [_x(3, 4), (_x(3, 4, seed=1) > 0) * 1.0]),
+    "MultiMarginLoss": ((), {"p": 2, "margin": 0.5}, lambda: [_x(3, 4), np.array([0, 3, 1])]),
+    "PoissonNLLLoss": ((), {"full": True}, lambda: [_x(4, 3), _x(4, 3, positive=True, seed=1)]),
+    "SoftMarginLoss": ((), {"reduction": "none"}, lambda: [_x(5), _signs(5)]),
+    "TripletMarginLoss": ((), {"margin": 0.3, "swap": True},
+                          lambda: [_x(3, 4), _x(3, 4, seed=1), _x(3, 4, seed=2)]),
+    "TripletMarginWithDistanceLoss": ((), {"margin": 0.3},
+                                      lambda: [_x(3, 4), _x(3, 4, seed=1), _x(3, 4, seed=2)]),
+}
+
+
+def test_every_functional_module_has_a_case():
+    from harp.nn.modules import _FUNCTIONAL_MODULES
+    assert sorted(_FUNCTIONAL_CASES) == sorted(_FUNCTIONAL_MODULES)
+
+
+@pytest.mark.parametrize("name", sorted(_FUNCTIONAL_CASES))
+def test_functional_module_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    args, kwargs, inputs = _FUNCTIONAL_CASES[name]
+    arrays = inputs()
+    ours = getattr(harp.nn, name)(*args, **kwargs)
+    theirs = getattr(torch.nn, name)(*args, **kwargs)
+    if name.startswith("Dropout"):
+        ours.eval()
+        theirs.eval()
+    integer = name in ("MultiLabelMarginLoss", "MultiMarginLoss")
+    h = [harp.tensor(a) if not (integer and i == 1) else harp.tensor(a.astype(np.int64))
+         for i, a in enumerate(arrays)]
+    t = [torch.tensor(a) for a in arrays]
+    h[0].requires_grad = True
+    t[0].requires_grad_(True)
+    got, want = ours(*h), theirs(*t)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-10, atol=1e-12)
+    got.sum().backward()
+    want.sum().backward()
+    # (torch's hardsigmoid and celu backward scale by f32 constants: 4e-8)
+    np.testing.assert_allclose(h[0].grad.numpy(), t[0].grad.numpy(), rtol=1e-7, atol=1e-12)
+    assert repr(ours).startswith(name + "(")

@@ -30,7 +30,9 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "pixel_unshuffle", "soft_margin_loss", "margin_ranking_loss",
            "hinge_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss",
-           "dropout2d", "dropout3d"]
+           "dropout2d", "dropout3d", "pdist", "bilinear", "upsample_nearest",
+           "upsample_bilinear", "local_response_norm", "multi_margin_loss",
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 def relu(input):
@@ -1292,3 +1294,130 @@ def _channel_dropout(op, input, p, training, unbatched):
         [1] * (unbatched - 1 if input.ndim == unbatched else input.ndim - 2)
     keep = dropout(ones(*shape, dtype=input.dtype), p, True)
     return input * keep
+
+
+def pdist(input, p=2.0):
+    """The p-norm distances between the rows of input [N, M], for each pair
+    i < j in row order: N (N - 1) / 2 of them (torch's pdist)."""
+    from .. import HarpError, Tensor
+    if not isinstance(input, Tensor) or input.ndim != 2:
+        raise HarpError("pdist: expected a 2-D tensor, got %s"
+                        % (list(input.shape) if isinstance(input, Tensor) else type(input).__name__))
+    n = input.shape[0]
+    if n < 2:
+        return input.sum(1)[:0]
+    rows, cols = _np.triu_indices(n, 1)
+    from .. import tensor
+    x = input if input.dtype.name.startswith(("float", "complex")) else input.to(_harp.DType.float32)
+    difference = x[tensor(rows.astype(_np.int64))] - x[tensor(cols.astype(_np.int64))]
+    return difference.norm(float(p), -1)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum over i, j of input1[..., i] weight[o, i, j]
+    input2[..., j] (+ bias[o]): one contraction per pair (torch's
+    bilinear)."""
+    from .. import HarpError
+    from .._einsum import einsum
+    if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1] != weight.shape[2]:
+        raise HarpError("bilinear: weight %s does not take inputs %s and %s"
+                        % (list(weight.shape), list(input1.shape), list(input2.shape)))
+    y = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y if bias is None else y + bias
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(mode='nearest') (torch's deprecated upsample_nearest)."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True) (torch's deprecated
+    upsample_bilinear)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta,
+    the window centred as torch's (an average pool over channels)."""
+    from .. import HarpError
+    if input.ndim < 3:
+        raise HarpError("local_response_norm: expected at least 3 dims [N, C, ...], got %d"
+                        % input.ndim)
+    if input.numel() == 0:
+        return input
+    div = (input * input).unsqueeze(1)
+    if input.ndim == 3:
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = list(input.shape)
+        div = div.reshape([sizes[0], 1, sizes[1], sizes[2], -1])
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).reshape(sizes)
+    return input / (div * alpha + k) ** beta
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """sum over classes j != y of max(0, margin - x[y] + x[j])^p / C (times
+    weight[y]), per sample, reduced."""
+    from .. import HarpError
+    if p not in (1, 2):
+        raise HarpError("multi_margin_loss: p must be 1 or 2, got %r" % (p,))
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    y = target.reshape(-1, 1)
+    classes = x.shape[1]
+    picked = x.gather(1, y)
+    terms = (x - picked + margin).relu()
+    if p == 2:
+        terms = terms * terms
+    if weight is not None:
+        terms = terms * weight.gather(0, y.reshape(-1)).reshape(-1, 1)
+    from .. import arange
+    others = arange(classes, dtype=_harp.DType.int64).reshape(1, -1) != y
+    loss = (terms * others.to(terms.dtype)).sum(1) / classes
+    if input.ndim < 2:
+        loss = loss.reshape([])
+    return _reduce(loss, reduction, "multi_margin_loss")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """For each sample, over its target classes (target's entries before the
+    first -1) and every other class i: max(0, 1 - (x[target] - x[i])) / C,
+    summed and reduced."""
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    y = target if target.ndim == 2 else target.reshape(1, -1)
+    classes = x.shape[1]
+    listed = (y != -1).to(_harp.DType.int64).cumprod(1) != 0  # before the first -1
+    label = _harp_where(listed, y, 0)
+    from .. import arange
+    cls = arange(classes, dtype=_harp.DType.int64).reshape(1, 1, -1)
+    is_target = ((label.unsqueeze(2) == cls) & listed.unsqueeze(2)).any(1)  # [N, C]
+    picked = x.gather(1, label)  # [N, C]: x at each listed target
+    hinge = (1 - (picked.unsqueeze(2) - x.unsqueeze(1))).relu()  # [N, k, i]
+    mask = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = (hinge * mask.to(hinge.dtype)).sum([1, 2]) / classes
+    if input.ndim < 2:
+        loss = loss.reshape([])
+    return _reduce(loss, reduction, "multilabel_margin_loss")
+
+
+def _harp_where(cond, a, b):
+    from .. import where
+    return where(cond, a, b)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d the given distance
+    (pairwise_distance by default); with swap, d(a, n) is the smaller of it
+    and d(p, n). Reduced."""
+    distance = distance_function or pairwise_distance
+    d_ap = distance(anchor, positive)
+    d_an = distance(anchor, negative)
+    if swap:
+        d_an = d_an.minimum(distance(positive, negative))
+    return _reduce((d_ap - d_an + margin).clamp(min=0), reduction,
+                   "triplet_margin_with_distance_loss")

@@ -2222,3 +2222,157 @@ class Transformer(Module):
         from .. import float32, tensor
         mask = np.triu(np.full((sz, sz), -np.inf), 1)
         return tensor(mask, dtype=dtype or float32, device=device or "cpu")
+
+
+#===------------------------------------------------------------------------===#
+# Modules over one functional form
+#===------------------------------------------------------------------------===#
+
+# torch.nn's stateless modules that call one function of harp.nn.functional:
+# name -> (function, constructor parameters in torch's order with their
+# defaults, the number of tensors forward() takes, the doc). A parameter
+# named like the function's keyword is passed by that keyword; `inplace` is
+# accepted and ignored (harp's results are new tensors); the losses' legacy
+# size_average / reduce fold into `reduction` as torch's.
+_REQUIRED = object()  # a constructor argument without a default
+
+_FUNCTIONAL_MODULES = {
+    "CELU": ("celu", [("alpha", 1.0), ("inplace", False)], 1,
+             "max(0, x) + min(0, alpha (exp(x / alpha) - 1))."),
+    "GLU": ("glu", [("dim", -1)], 1, "The first half of `dim` times the sigmoid of the second."),
+    "Hardshrink": ("hardshrink", [("lambd", 0.5)], 1, "x where |x| > lambd, else 0."),
+    "Hardsigmoid": ("hardsigmoid", [("inplace", False)], 1, "clamp(x / 6 + 1 / 2, 0, 1)."),
+    "Hardswish": ("hardswish", [("inplace", False)], 1, "x hardsigmoid(x)."),
+    "LogSigmoid": ("logsigmoid", [], 1, "log(sigmoid(x)), stably."),
+    "Mish": ("mish", [("inplace", False)], 1, "x tanh(softplus(x))."),
+    "SELU": ("selu", [("inplace", False)], 1, "scale (max(0, x) + min(0, alpha (exp(x) - 1)))."),
+    "Softmin": ("softmin", [("dim", None)], 1, "softmax(-x) along `dim`."),
+    "Softshrink": ("softshrink", [("lambd", 0.5)], 1, "x - lambd, x + lambd or 0 by |x| > lambd."),
+    "Softsign": ("softsign", [], 1, "x / (1 + |x|)."),
+    "Tanhshrink": ("tanhshrink", [], 1, "x - tanh(x)."),
+    "Threshold": ("threshold", [("threshold", _REQUIRED), ("value", _REQUIRED), ("inplace", False)], 1,
+                  "x where x > threshold, else value."),
+    "CosineSimilarity": ("cosine_similarity", [("dim", 1), ("eps", 1e-8)], 2,
+                         "The cosine of the angle between x1 and x2 along `dim`."),
+    "PairwiseDistance": ("pairwise_distance", [("p", 2.0), ("eps", 1e-6), ("keepdim", False)], 2,
+                         "The p-norm of x1 - x2 + eps over the last dim."),
+    "PixelShuffle": ("pixel_shuffle", [("upscale_factor", _REQUIRED)], 1,
+                     "[*, C r^2, H, W] to [*, C, H r, W r]."),
+    "PixelUnshuffle": ("pixel_unshuffle", [("downscale_factor", _REQUIRED)], 1,
+                       "[*, C, H r, W r] to [*, C r^2, H, W]."),
+    "Dropout2d": ("dropout2d", [("p", 0.5), ("inplace", False)], 1,
+                  "Zeroes whole channels with probability p in training."),
+    "Dropout3d": ("dropout3d", [("p", 0.5), ("inplace", False)], 1,
+                  "Zeroes whole channels of 5-d inputs with probability p in training."),
+    "LocalResponseNorm": ("local_response_norm", [("size", _REQUIRED), ("alpha", 1e-4),
+                                                   ("beta", 0.75), ("k", 1.0)], 1,
+                          "x over (k + alpha * the mean square of `size` neighbouring "
+                          "channels)^beta."),
+    "Fold": ("fold", [("output_size", _REQUIRED), ("kernel_size", _REQUIRED), ("dilation", 1),
+                      ("padding", 0), ("stride", 1)], 1,
+             "Sums sliding-window columns back into an image (col2im)."),
+    "Unfold": ("unfold", [("kernel_size", _REQUIRED), ("dilation", 1), ("padding", 0),
+                          ("stride", 1)], 1,
+               "The sliding windows of an image as columns (im2col)."),
+    "CosineEmbeddingLoss": ("cosine_embedding_loss", [("margin", 0.0), ("size_average", None),
+                                                      ("reduce", None), ("reduction", "mean")], 3,
+                            "1 - cos(x1, x2) for y = 1, max(0, cos(x1, x2) - margin) for y = -1, "
+                            "reduced."),
+    "GaussianNLLLoss": ("gaussian_nll_loss", [("full", False), ("eps", 1e-6),
+                                              ("reduction", "mean")], 3,
+                        "The negative log-likelihood of a Gaussian of mean input and variance "
+                        "var, reduced."),
+    "HingeEmbeddingLoss": ("hinge_embedding_loss", [("margin", 1.0), ("size_average", None),
+                                                    ("reduce", None), ("reduction", "mean")], 2,
+                           "x for y = 1, max(0, margin - x) for y = -1, reduced."),
+    "MarginRankingLoss": ("margin_ranking_loss", [("margin", 0.0), ("size_average", None),
+                                                  ("reduce", None), ("reduction", "mean")], 3,
+                          "max(0, -y (x1 - x2) + margin), reduced."),
+    "MultiLabelMarginLoss": ("multilabel_margin_loss", [("size_average", None), ("reduce", None),
+                                                        ("reduction", "mean")], 2,
+                             "The multi-class hinge loss over each sample's target classes, "
+                             "reduced."),
+    "MultiLabelSoftMarginLoss": ("multilabel_soft_margin_loss",
+                                 [("weight", None), ("size_average", None), ("reduce", None),
+                                  ("reduction", "mean")], 2,
+                                 "The mean over classes of the binary cross-entropy with "
+                                 "logits, reduced."),
+    "MultiMarginLoss": ("multi_margin_loss", [("p", 1), ("margin", 1.0), ("weight", None),
+                                              ("size_average", None), ("reduce", None),
+                                              ("reduction", "mean")], 2,
+                        "The multi-class hinge loss, reduced."),
+    "PoissonNLLLoss": ("poisson_nll_loss", [("log_input", True), ("full", False),
+                                            ("size_average", None), ("eps", 1e-8),
+                                            ("reduce", None), ("reduction", "mean")], 2,
+                       "The negative log-likelihood of a Poisson of rate input, reduced."),
+    "SoftMarginLoss": ("soft_margin_loss", [("size_average", None), ("reduce", None),
+                                            ("reduction", "mean")], 2,
+                       "log(1 + exp(-y x)), reduced."),
+    "TripletMarginLoss": ("triplet_margin_loss", [("margin", 1.0), ("p", 2.0), ("eps", 1e-6),
+                                                  ("swap", False), ("size_average", None),
+                                                  ("reduce", None), ("reduction", "mean")], 3,
+                          "max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance, "
+                          "reduced."),
+    "TripletMarginWithDistanceLoss": ("triplet_margin_with_distance_loss",
+                                      [("distance_function", None), ("margin", 1.0),
+                                       ("swap", False), ("reduction", "mean")], 3,
+                                      "max(d(a, p) - d(a, n) + margin, 0) with the given "
+                                      "distance, reduced."),
+}
+
+# Keywords of the module that the function does not take.
+_MODULE_ONLY = {"inplace", "size_average", "reduce"}
+
+
+def _functional_module(name, function, params, arity, doc):
+    fn = getattr(F, function)
+    names = [p for p, _ in params]
+
+    def __init__(self, *args, **kwargs):
+        Module.__init__(self)
+        if len(args) > len(names):
+            raise TypeError("%s() takes at most %d arguments, got %d"
+                            % (name, len(names), len(args)))
+        values = dict(params)
+        values.update(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in values:
+                raise TypeError("%s() got an unexpected keyword argument %r" % (name, key))
+            values[key] = value
+        missing = [p for p in names if values[p] is _REQUIRED]
+        if missing:
+            raise TypeError("%s() missing argument %s" % (name, ", ".join(map(repr, missing))))
+        if "size_average" in values and (values["size_average"] is not None or
+                                         values["reduce"] is not None):
+            values["reduction"] = _legacy_reduction(values["size_average"], values["reduce"])
+        for key, value in values.items():
+            if key == "weight" and value is not None:
+                self.register_buffer("weight", _as_tensor(value))
+            else:
+                setattr(self, key, value)
+
+    def forward(self, *inputs):
+        if len(inputs) != arity:
+            raise TypeError("%s.forward takes %d tensors, got %d" % (name, arity, len(inputs)))
+        kwargs = {p: getattr(self, p) for p in names if p not in _MODULE_ONLY}
+        if "p" in kwargs and function == "pairwise_distance":
+            kwargs["p"] = float(kwargs["p"])
+        if "training" in fn.__code__.co_varnames:
+            kwargs["training"] = self.training
+        return fn(*inputs, **kwargs)
+
+    def extra_repr(self):
+        return ", ".join("%s=%r" % (p, getattr(self, p)) for p in names
+                         if p not in _MODULE_ONLY and p != "weight")
+
+    cls = type(name, (Module,), {"__init__": __init__, "forward": forward,
+                                 "extra_repr": extra_repr,
+                                 "__doc__": "%s (torch.nn.%s over F.%s)." % (
+                                     doc.rstrip("."), name, function)})
+    cls.__module__ = __name__
+    return cls
+
+
+for _name, (_function, _params, _arity, _doc) in _FUNCTIONAL_MODULES.items():
+    globals()[_name] = _functional_module(_name, _function, _params, _arity, _doc)
+__all__ += list(_FUNCTIONAL_MODULES)
