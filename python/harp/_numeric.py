@@ -20,7 +20,8 @@ __all__ = [
     "conj_physical", "resolve_conj", "resolve_neg", "take", "put", "index_put",
     "select_scatter", "slice_scatter", "diagonal_scatter", "renorm", "combinations", "isin",
     "searchsorted", "bucketize", "cummax", "cummin", "logcumsumexp", "median", "nanmedian",
-    "kthvalue", "quantile", "nanquantile",
+    "kthvalue", "quantile", "nanquantile", "argwhere", "empty", "empty_like", "masked_scatter",
+    "index_reduce", "as_strided", "cumulative_trapezoid", "erfinv",
 ]
 
 
@@ -770,3 +771,149 @@ def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
     elif input.ndim == 0:
         out = out.reshape([len(qs)])
     return out[0] if scalar_q else out
+
+
+# More of torch's long tail ---------------------------------------------------
+
+
+def argwhere(input):
+    """The indices of the non-zero elements, one row each [n, ndim]
+    (torch.argwhere: nonzero's rows)."""
+    from ._extra import nonzero
+    return nonzero(input)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, **ignored):
+    """A new tensor of `size` (zeros: harp has no uninitialized memory)
+    (torch.empty)."""
+    from . import zeros
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(input, dtype=None, *, device=None, requires_grad=False, **ignored):
+    """A new tensor of input's shape (zeros) (torch.empty_like)."""
+    from . import zeros_like
+    return zeros_like(input, dtype, device=device, requires_grad=requires_grad)
+
+
+def masked_scatter(input, mask, source):
+    """A copy of input with source's leading elements written, in order,
+    where the (broadcast) bool mask holds (torch.masked_scatter)."""
+    _check("masked_scatter", input, mask, source)
+    if mask.dtype != DType.bool:
+        raise HarpError("masked_scatter: mask must be a bool tensor, got %s" % mask.dtype.name)
+    from . import broadcast_tensors
+    x, m = broadcast_tensors(input, mask)
+    flat_mask = m.reshape(-1)
+    taken = int(flat_mask.to(DType.int64).sum().item())
+    if taken > source.numel():
+        raise HarpError("masked_scatter: the mask selects %d elements, source has %d"
+                        % (taken, source.numel()))
+    if source.numel() == 0:
+        return x.clone()
+    # The i-th selected position reads source's i-th element.
+    order = (flat_mask.to(DType.int64).cumsum(0) - 1).clamp(min=0)
+    picked = source.reshape(-1).to(x.dtype).index_select(0, order)
+    return _where(flat_mask, picked, x.reshape(-1)).reshape(list(x.shape))
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices reduced ('prod', 'mean', 'amax', 'amin')
+    into the slices `index` names along `dim` (torch.index_reduce)."""
+    _check("index_reduce", input, index, source)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise HarpError("index_reduce: reduce must be 'prod', 'mean', 'amax' or 'amin', got %r"
+                        % (reduce,))
+    from ._tensor_methods import _normalized
+    dim = _normalized("index_reduce", dim, max(input.ndim, 1))
+    if index.ndim > 1:
+        raise HarpError("index_reduce: index must be 1-D, got %d dims" % index.ndim)
+    shape = [1] * source.ndim
+    if source.ndim:
+        shape[dim] = index.shape[0]
+    expanded = index.reshape(shape).expand(list(source.shape)) if source.ndim else index
+    from . import scatter_reduce
+    return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)
+
+
+def as_strided(input, size, stride, storage_offset=0):
+    """The view of input's elements (read in row-major order, as a
+    contiguous torch tensor stores them) at storage_offset + sum(i_k *
+    stride_k) for each index i of `size` (torch.as_strided on a contiguous
+    tensor; a gather here)."""
+    _check("as_strided", input)
+    size, stride = [int(n) for n in size], [int(s) for s in stride]
+    if len(size) != len(stride):
+        raise HarpError("as_strided: size %s and stride %s differ in length" % (size, stride))
+    if any(s < 0 for s in stride):
+        raise HarpError("as_strided: strides must be >= 0, got %s" % stride)
+    positions = np.full(size, int(storage_offset), dtype=np.int64)
+    for axis, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[axis] = n
+        positions = positions + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+    if positions.size and positions.max() >= input.numel():
+        raise HarpError("as_strided: size %s, stride %s and offset %d reach element %d of a "
+                        "tensor of %d" % (size, stride, storage_offset, int(positions.max()),
+                                          input.numel()))
+    from . import tensor
+    flat = input.reshape(-1)
+    return flat.index_select(0, tensor(positions.reshape(-1))).reshape(size)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoid-rule integrals of y along `dim` (one fewer than
+    y's size) at spacing dx (1) or at the points x (torch.cumulative_trapezoid)."""
+    _check("cumulative_trapezoid", y)
+    from ._tensor_methods import _normalized
+    dim = _normalized("cumulative_trapezoid", dim, y.ndim)
+    n = y.shape[dim]
+    if n == 0:
+        return y
+    pair = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    if x is None:
+        areas = pair * ((1.0 if dx is None else dx) * 0.5)
+    elif isinstance(x, Tensor):
+        if x.ndim == 1:
+            shape = [1] * y.ndim
+            shape[dim] = x.shape[0]
+            x = x.reshape(shape)
+        xd = _normalized("cumulative_trapezoid", dim - y.ndim + x.ndim if dim >= 0 else dim,
+                         x.ndim)
+        step = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
+        areas = pair * step * 0.5
+    else:
+        areas = pair * (float(x) * 0.5)
+    if not _is_float(areas):
+        areas = areas.to(DType.float32)
+    return areas.cumsum(dim)
+
+
+def erfinv(input):
+    """The inverse error function on (-1, 1) (+-inf at +-1, NaN outside)
+    (torch.erfinv): Winitzki's closed form (within 2e-3) refined by Newton
+    steps on erf, written with erfc above 0.5 so that 1 - |y| keeps its
+    digits near the ends."""
+    x = _float("erfinv", input)
+    magnitude = x.abs()
+    inside = magnitude < 1
+    sign = x.sign().detach()
+    w = _where(inside, magnitude, 0.0).detach()
+    ln = (1 - w * w).log()
+    k = 0.147
+    t = 2 / (math.pi * k) + ln * 0.5
+    # The guess is a constant to the gradient: through the Newton steps
+    # alone the gradient is 1 / erf'(z), the inverse's derivative.
+    z = ((t * t - ln / k).sqrt() - t).sqrt() * sign
+    y = _where(inside, x, 0.0)
+    near = w > 0.5
+    for _ in range(3 if x.dtype == DType.float32 else 4):
+        # erf(z) - y, as sign ((1 - |y|) - erfc(|z|)) near the ends.
+        residual = _where(near, ((1 - y * sign) - (z * sign).erfc()) * sign, z.erf() - y)
+        z = z - residual / ((-(z * z)).exp() * (2 / math.sqrt(math.pi)))
+    # +-inf at +-1 and NaN beyond, with torch's gradients there (inf, NaN);
+    # each branch reads x only where it is taken, so nothing leaks inside.
+    one = magnitude == 1
+    ends = _where(one, _where(one, x, 0.0) * math.inf,
+                  _where(inside | one, 0.0, x) * math.nan)
+    return _where(inside, z, ends)

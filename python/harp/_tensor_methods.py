@@ -1068,7 +1068,8 @@ _FUNCTION_METHODS = [
     "bitwise_left_shift", "bitwise_right_shift", "conj_physical", "diagonal_scatter",
     "index_put", "narrow_copy", "put", "renorm", "resolve_conj", "resolve_neg",
     "select_scatter", "slice_scatter", "take", "cummax", "cummin", "kthvalue",
-    "logcumsumexp", "median", "nanmedian", "nanquantile", "quantile",
+    "logcumsumexp", "median", "nanmedian", "nanquantile", "quantile", "argwhere",
+    "masked_scatter", "index_reduce", "as_strided", "erfinv",
 ]
 
 
@@ -1177,6 +1178,7 @@ def install():
         if name not in vars(Tensor):
             setattr(Tensor, name, member)
     for name, member in (("where", where), ("sum_to_size", sum_to_size),
+                         ("__rdiv__", vars(Tensor)["__rtruediv__"]),
                          ("cfloat", cfloat), ("cdouble", cdouble)):
         if name not in vars(Tensor):
             setattr(Tensor, name, member)

@@ -163,3 +163,46 @@ def test_medians_and_quantiles_with_nans_as_torch():
         harp.quantile(harp.tensor(x), 0.5, interpolation="cubic")
     with pytest.raises(harp.HarpError, match="kthvalue: k = 5 is out of range"):
         harp.kthvalue(harp.tensor(x), 5)
+
+
+def test_erfinv_near_the_ends_and_its_gradient():
+    y = np.array([-1.0, -0.999999, -0.3, 0.0, 0.6, 1 - 1e-12, 1.0, 1.5])
+    h = harp.tensor(y, requires_grad=True)
+    z = harp.erfinv(h)
+    z.sum().backward()
+    inside = np.abs(y) < 1
+    # erf of the result gives y back to the last bits (erfc of it near the ends).
+    back = np.array([math.erfc(abs(v)) if abs(u) > 0.5 else math.erf(v)
+                     for u, v in zip(y[inside], z.numpy()[inside])])
+    want = np.where(np.abs(y[inside]) > 0.5, 1 - np.abs(y[inside]), y[inside])
+    np.testing.assert_allclose(back, want, rtol=1e-13, atol=1e-300)
+    t = torch.tensor(y, requires_grad=True)
+    torch.erfinv(t).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy()[inside], t.grad.numpy()[inside], rtol=1e-4)
+    np.testing.assert_array_equal(z.numpy()[~inside], [-np.inf, np.inf, np.nan])
+    np.testing.assert_array_equal(h.grad.numpy()[~inside], [np.inf, np.inf, np.nan])
+
+
+def test_max_unpool_gradient_reaches_every_input_of_a_shared_index():
+    x = np.array([[[5.0, 5.0, 1.0]]])  # two windows that took the same maximum
+    indices = np.array([[[1, 1, 3]]])
+    h = harp.tensor(x, requires_grad=True)
+    out = harp.nn.functional.max_unpool1d(h, harp.tensor(indices), 2, stride=1)
+    (out * harp.tensor(np.arange(1.0, 5.0).reshape(1, 1, 4))).sum().backward()
+    t = torch.tensor(x, requires_grad=True)
+    tout = torch.nn.functional.max_unpool1d(t, torch.tensor(indices), 2, stride=1)
+    (tout * torch.arange(1.0, 5.0, dtype=torch.float64).reshape(1, 1, 4)).sum().backward()
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+    np.testing.assert_array_equal(h.grad.numpy(), t.grad.numpy())
+
+
+def test_long_tail_errors_name_the_op():
+    x = harp.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(harp.HarpError, match="masked_scatter: the mask selects 2 elements, "
+                                             "source has 1"):
+        harp.masked_scatter(x, x > 1.5, harp.tensor([9.0]))
+    with pytest.raises(harp.HarpError, match="as_strided: size \\[2\\], stride \\[2\\] and "
+                                             "offset 0 reach element 2 of a tensor of 2"):
+        harp.as_strided(x[:2], [2], [2])
+    with pytest.raises(harp.HarpError, match="index_reduce: reduce must be"):
+        harp.index_reduce(x, 0, harp.tensor([0]), harp.tensor([1.0]), "sum")

@@ -32,7 +32,8 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss",
            "dropout2d", "dropout3d", "pdist", "bilinear", "upsample_nearest",
            "upsample_bilinear", "local_response_norm", "multi_margin_loss",
-           "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss", "max_unpool1d",
+           "max_unpool2d", "max_unpool3d", "alpha_dropout", "feature_alpha_dropout"]
 
 
 def relu(input):
@@ -1421,3 +1422,92 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
         d_an = d_an.minimum(distance(positive, negative))
     return _reduce((d_ap - d_an + margin).clamp(min=0), reduction,
                    "triplet_margin_with_distance_loss")
+
+
+def _max_unpool(op, spatial, input, indices, kernel_size, stride, padding, output_size):
+    from .. import HarpError, zeros
+    def many(value):
+        return [int(value)] * spatial if isinstance(value, _numbers.Integral) else \
+            [int(v) for v in value]
+    kernel = many(kernel_size)
+    steps = kernel if stride is None else many(stride)
+    pads = many(padding)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise HarpError("%s: expected a %d-d or %d-d input, got %d dims"
+                        % (op, spatial + 1, spatial + 2, input.ndim))
+    if list(indices.shape) != list(input.shape):
+        raise HarpError("%s: indices %s and input %s differ in shape"
+                        % (op, list(indices.shape), list(input.shape)))
+    lead = list(input.shape[:-spatial])
+    inner = list(input.shape[-spatial:])
+    if output_size is None:
+        size = [(n - 1) * s - 2 * p + k for n, s, p, k in zip(inner, steps, pads, kernel)]
+    else:
+        size = [int(n) for n in list(output_size)[-spatial:]]
+    total = 1
+    for n in size:
+        total *= n
+    x = input.reshape(lead + [-1])
+    where = indices.reshape(lead + [-1])
+    base = zeros(*(lead + [total]), dtype=input.dtype)
+    d = len(lead)
+    out = base.scatter(d, where, x.detach())
+    # The gradient is a gather at the indices, as torch's: every input
+    # written to a position (overlapping windows repeat an index) gets its
+    # gradient. scatter_add's gradient is that gather, and its two terms
+    # cancel in the values.
+    added = base.scatter_add(d, where, x)
+    out = out + (added - added.detach())
+    return out.reshape(lead + size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool1d: each value written at its index of the
+    output's length, zeros elsewhere (torch's max_unpool1d)."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool2d: each value written at its flat index of the
+    output's H x W plane, zeros elsewhere (torch's max_unpool2d)."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool3d over D x H x W (torch's max_unpool3d)."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+# SELU's negative saturation, -scale * alpha: what alpha dropout drops to.
+_ALPHA_PRIME = -1.7580993408473766
+
+
+def _alpha_dropout(op, input, p, training, feature):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError("%s: p must be in [0, 1], got %r" % (op, p))
+    if not training or p == 0.0:
+        return input
+    from .. import bernoulli, full, zeros_like
+    if p == 1.0:
+        return zeros_like(input)
+    shape = list(input.shape)
+    if feature:
+        shape = shape[:2] + [1] * (len(shape) - 2)
+    keep = bernoulli(full(shape, 1.0 - p, dtype=input.dtype))
+    a = ((1 - p) * (1 + p * _ALPHA_PRIME ** 2)) ** -0.5
+    b = -a * _ALPHA_PRIME * p
+    return (input * keep + (1 - keep) * _ALPHA_PRIME) * a + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's mean and variance: dropped elements go to
+    SELU's saturation, then an affine map restores the moments."""
+    return _alpha_dropout("alpha_dropout", input, p, training, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels (dim 1)."""
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, True)
