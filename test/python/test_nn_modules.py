@@ -1256,6 +1256,16 @@ _FUNCTIONAL_CASES = {
     "LocalResponseNorm": ((3,), {"alpha": 0.1}, lambda: [_x(2, 5, 4, 3)]),
     "Dropout2d": ((0.5,), {}, lambda: [_x(2, 3, 4, 4)]),  # in eval mode: the identity
     "Dropout3d": ((0.5,), {}, lambda: [_x(2, 3, 2, 4, 4)]),
+    "Dropout1d": ((0.5,), {}, lambda: [_x(2, 3, 5)]),
+    "AlphaDropout": ((0.5,), {}, lambda: [_x(2, 3, 5)]),
+    "FeatureAlphaDropout": ((0.5,), {}, lambda: [_x(2, 3, 5)]),
+    "MaxUnpool1d": ((2,), {}, lambda: _pooled(torch.nn.functional.max_pool1d, _x(1, 2, 6), 2)),
+    "MaxUnpool2d": ((2,), {}, lambda: _pooled(torch.nn.functional.max_pool2d, _x(1, 2, 4, 6), 2)),
+    "MaxUnpool3d": ((2,), {}, lambda: _pooled(torch.nn.functional.max_pool3d,
+                                              _x(1, 1, 2, 4, 4), 2)),
+    "LPPool1d": ((2, 3), {"stride": 2}, lambda: [_x(2, 3, 7)]),
+    "LPPool2d": ((3, (2, 2)), {}, lambda: [_x(1, 2, 4, 6, positive=True)]),
+    "ChannelShuffle": ((2,), {}, lambda: [_x(1, 6, 2, 2)]),
     "Fold": (((4, 5), (2, 2)), {}, lambda: [_x(1, 12, 12)]),
     "Unfold": (((2, 3),), {"stride": 1}, lambda: [_x(1, 2, 4, 5)]),
     "CosineEmbeddingLoss": ((0.2,), {}, lambda: [_x(4, 3), _x(4, 3, seed=1), _signs(4)]),
@@ -1275,6 +1285,11 @@ _FUNCTIONAL_CASES = {
 }
 
 
+def _pooled(pool, x, kernel):
+    values, indices = pool(torch.tensor(x), kernel, return_indices=True)
+    return [values.numpy(), indices.numpy()]
+
+
 def test_every_functional_module_has_a_case():
     from harp.nn.modules import _FUNCTIONAL_MODULES
     assert sorted(_FUNCTIONAL_CASES) == sorted(_FUNCTIONAL_MODULES)
@@ -1287,10 +1302,10 @@ def test_functional_module_matches_torch(name):
     arrays = inputs()
     ours = getattr(harp.nn, name)(*args, **kwargs)
     theirs = getattr(torch.nn, name)(*args, **kwargs)
-    if name.startswith("Dropout"):
+    if "Dropout" in name:
         ours.eval()
         theirs.eval()
-    integer = name in ("MultiLabelMarginLoss", "MultiMarginLoss")
+    integer = name in ("MultiLabelMarginLoss", "MultiMarginLoss") or name.startswith("MaxUnpool")
     h = [harp.tensor(a) if not (integer and i == 1) else harp.tensor(a.astype(np.int64))
          for i, a in enumerate(arrays)]
     t = [torch.tensor(a) for a in arrays]
@@ -1298,8 +1313,52 @@ def test_functional_module_matches_torch(name):
     t[0].requires_grad_(True)
     got, want = ours(*h), theirs(*t)
     np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-10, atol=1e-12)
+    if name == "ChannelShuffle":  # torch 1.13 has no derivative for it: the inverse shuffle
+        w = _x(*arrays[0].shape, seed=3)
+        (got * harp.tensor(w)).sum().backward()
+        inverse = torch.nn.ChannelShuffle(arrays[0].shape[1] // args[0])(torch.tensor(w))
+        np.testing.assert_array_equal(h[0].grad.numpy(), inverse.numpy())
+        return
     got.sum().backward()
     want.sum().backward()
     # (torch's hardsigmoid and celu backward scale by f32 constants: 4e-8)
     np.testing.assert_allclose(h[0].grad.numpy(), t[0].grad.numpy(), rtol=1e-7, atol=1e-12)
     assert repr(ours).startswith(name + "(")
+
+
+@pytest.mark.parametrize("name, args, shape", [
+    ("ConstantPad1d", ((1, 2), 3.5), (2, 3, 4)), ("ConstantPad2d", (1, -1.0), (1, 2, 3, 3)),
+    ("ConstantPad3d", ((1, 0, 0, 1, 2, 0), 0.5), (1, 1, 2, 3, 3)),
+    ("ReflectionPad1d", ((2, 1),), (2, 3, 5)), ("ReflectionPad2d", (1,), (1, 2, 3, 4)),
+    ("ReflectionPad3d", (1,), (1, 1, 3, 3, 3)), ("ReplicationPad1d", ((0, 3),), (2, 3, 4)),
+    ("ReplicationPad2d", ((1, 0, 2, 1),), (1, 2, 3, 3)), ("ReplicationPad3d", (1,), (1, 1, 2, 2, 2)),
+    ("ZeroPad2d", ((1, 2, 0, 1),), (1, 2, 3, 3)), ("Unflatten", (1, (2, 3)), (2, 6, 2)),
+    ("Softmax2d", (), (2, 3, 2, 2)),
+])
+def test_shape_modules_match_torch(name, args, shape):
+    x = _x(*shape)
+    got = getattr(harp.nn, name)(*args)(harp.tensor(x))
+    want = getattr(torch.nn, name)(*args)(torch.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["PReLU", "Bilinear", "InstanceNorm1d", "InstanceNorm2d",
+                                  "InstanceNorm3d"])
+def test_parameterized_modules_match_torch(name):
+    make = {"PReLU": lambda m: m.PReLU(3, 0.1), "Bilinear": lambda m: m.Bilinear(4, 3, 2),
+            "InstanceNorm1d": lambda m: m.InstanceNorm1d(3, affine=True),
+            "InstanceNorm2d": lambda m: m.InstanceNorm2d(3),
+            "InstanceNorm3d": lambda m: m.InstanceNorm3d(3, affine=True)}[name]
+    shapes = {"PReLU": [(2, 3, 4)], "Bilinear": [(5, 4), (5, 3)], "InstanceNorm1d": [(2, 3, 6)],
+              "InstanceNorm2d": [(3, 4, 5)], "InstanceNorm3d": [(2, 3, 2, 3, 3)]}[name]
+    ours, theirs = make(harp.nn), make(torch.nn).double()
+    for (key, p), q in zip(theirs.named_parameters(), ours.parameters()):
+        assert tuple(p.shape) == tuple(q.shape), key
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    arrays = [_x(*shape, seed=i) for i, shape in enumerate(shapes)]
+    got = ours(*[harp.tensor(a) for a in arrays])
+    want = theirs(*[torch.tensor(a) for a in arrays])
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+    if name.startswith("InstanceNorm"):
+        with pytest.raises(ValueError, match="track_running_stats=True is not supported"):
+            getattr(harp.nn, name)(3, track_running_stats=True)

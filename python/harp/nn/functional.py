@@ -33,7 +33,8 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "dropout2d", "dropout3d", "pdist", "bilinear", "upsample_nearest",
            "upsample_bilinear", "local_response_norm", "multi_margin_loss",
            "multilabel_margin_loss", "triplet_margin_with_distance_loss", "max_unpool1d",
-           "max_unpool2d", "max_unpool3d", "alpha_dropout", "feature_alpha_dropout"]
+           "max_unpool2d", "max_unpool3d", "alpha_dropout", "feature_alpha_dropout",
+           "dropout1d", "lp_pool1d", "lp_pool2d", "channel_shuffle"]
 
 
 def relu(input):
@@ -1511,3 +1512,47 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """alpha_dropout of whole channels (dim 1)."""
     return _alpha_dropout("feature_alpha_dropout", input, p, training, True)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of [N, C, L] (or [C, L]) with probability p,
+    scaling the others by 1 / (1 - p)."""
+    return _channel_dropout("dropout1d", input, p, training, 2)
+
+
+def _lp_pool(op, spatial, input, norm_type, kernel_size, stride, ceil_mode):
+    kernel = [int(kernel_size)] * spatial if isinstance(kernel_size, _numbers.Integral) else \
+        [int(k) for k in kernel_size]
+    pool = avg_pool1d if spatial == 1 else avg_pool2d
+    window = 1
+    for k in kernel:
+        window *= k
+    p = float(norm_type)
+    mean = pool(input ** p, kernel if spatial > 1 else kernel[0], stride, 0, ceil_mode)
+    # (sum x^p)^(1/p), the sum as the mean times the window; a window whose
+    # sum is negative (odd p) keeps its sign, as torch's.
+    total = mean * window
+    return total.sign() * total.abs().relu() ** (1.0 / p)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each window)^(1/p) along the last dim (torch's lp_pool1d)."""
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each window)^(1/p) over the last two dims (torch's lp_pool2d)."""
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def channel_shuffle(input, groups):
+    """[N, g * c, *] with its channels read group-interleaved: [N, c * g, *]
+    (torch's channel_shuffle)."""
+    from .. import HarpError
+    shape = list(input.shape)
+    if len(shape) < 3 or shape[1] % groups:
+        raise HarpError("channel_shuffle: expected [N, C, ...] with C divisible by %d, got %s"
+                        % (groups, shape))
+    g = int(groups)
+    x = input.reshape([shape[0], g, shape[1] // g] + shape[2:])
+    return x.transpose(1, 2).reshape(shape)

@@ -2318,6 +2318,29 @@ _FUNCTIONAL_MODULES = {
                                        ("swap", False), ("reduction", "mean")], 3,
                                       "max(d(a, p) - d(a, n) + margin, 0) with the given "
                                       "distance, reduced."),
+    "Dropout1d": ("dropout1d", [("p", 0.5), ("inplace", False)], 1,
+                  "Zeroes whole channels of [N, C, L] with probability p in training."),
+    "AlphaDropout": ("alpha_dropout", [("p", 0.5), ("inplace", False)], 1,
+                     "Dropout that keeps SELU's mean and variance, in training."),
+    "FeatureAlphaDropout": ("feature_alpha_dropout", [("p", 0.5), ("inplace", False)], 1,
+                            "alpha_dropout of whole channels, in training."),
+    "MaxUnpool1d": ("max_unpool1d", [("kernel_size", _REQUIRED), ("stride", None),
+                                     ("padding", 0)], 2,
+                    "Each value written at its index of the output, zeros elsewhere."),
+    "MaxUnpool2d": ("max_unpool2d", [("kernel_size", _REQUIRED), ("stride", None),
+                                     ("padding", 0)], 2,
+                    "Each value written at its index of the output plane, zeros elsewhere."),
+    "MaxUnpool3d": ("max_unpool3d", [("kernel_size", _REQUIRED), ("stride", None),
+                                     ("padding", 0)], 2,
+                    "Each value written at its index of the output volume, zeros elsewhere."),
+    "LPPool1d": ("lp_pool1d", [("norm_type", _REQUIRED), ("kernel_size", _REQUIRED),
+                               ("stride", None), ("ceil_mode", False)], 1,
+                 "(sum of x^p over each window)^(1/p)."),
+    "LPPool2d": ("lp_pool2d", [("norm_type", _REQUIRED), ("kernel_size", _REQUIRED),
+                               ("stride", None), ("ceil_mode", False)], 1,
+                 "(sum of x^p over each window)^(1/p)."),
+    "ChannelShuffle": ("channel_shuffle", [("groups", _REQUIRED)], 1,
+                       "The channels read group-interleaved."),
 }
 
 # Keywords of the module that the function does not take.
@@ -2376,3 +2399,171 @@ def _functional_module(name, function, params, arity, doc):
 for _name, (_function, _params, _arity, _doc) in _FUNCTIONAL_MODULES.items():
     globals()[_name] = _functional_module(_name, _function, _params, _arity, _doc)
 __all__ += list(_FUNCTIONAL_MODULES)
+
+
+class _Pad(Module):
+    """F.pad with a fixed padding and mode (torch's padding modules)."""
+    _mode, _dims = "constant", 1
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        self.padding = (int(padding),) * (2 * self._dims) if isinstance(padding, int) \
+            else tuple(int(p) for p in padding)
+        if len(self.padding) != 2 * self._dims:
+            raise ValueError("%s: padding must be an int or %d ints, got %r"
+                             % (type(self).__name__, 2 * self._dims, padding))
+        self.value = value
+
+    def forward(self, input):
+        return F.pad(input, list(self.padding), self._mode, self.value)
+
+    def extra_repr(self):
+        return "%s%s" % (self.padding, ", value=%s" % self.value
+                         if self._mode == "constant" else "")
+
+
+def _pad_module(name, mode, dims, constant):
+    if constant:
+        def __init__(self, padding, value):
+            _Pad.__init__(self, padding, value)
+    else:
+        def __init__(self, padding):
+            _Pad.__init__(self, padding)
+    doc = "F.pad(input, padding, %r) over the last %d dim%s (torch.nn.%s)." % (
+        mode, dims, "s" if dims > 1 else "", name)
+    cls = type(name, (_Pad,), {"_mode": mode, "_dims": dims, "__doc__": doc,
+                               "__init__": __init__})
+    cls.__module__ = __name__
+    return cls
+
+
+_PAD_MODULES = {}
+for _dims_ in (1, 2, 3):
+    _PAD_MODULES["ConstantPad%dd" % _dims_] = ("constant", _dims_, True)
+    _PAD_MODULES["ReflectionPad%dd" % _dims_] = ("reflect", _dims_, False)
+    _PAD_MODULES["ReplicationPad%dd" % _dims_] = ("replicate", _dims_, False)
+for _name, (_mode_, _dims_, _constant) in _PAD_MODULES.items():
+    globals()[_name] = _pad_module(_name, _mode_, _dims_, _constant)
+
+
+class ZeroPad2d(_Pad):
+    """Zeros around the last two dims (torch.nn.ZeroPad2d)."""
+    _mode, _dims = "constant", 2
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class Unflatten(Module):
+    """Dim `dim` unflattened into `unflattened_size` (torch.nn.Unflatten)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim = dim
+        self.unflattened_size = tuple(unflattened_size)
+
+    def forward(self, input):
+        from .._compose import unflatten
+        return unflatten(input, self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return "dim=%s, unflattened_size=%s" % (self.dim, self.unflattened_size)
+
+
+class Softmax2d(Module):
+    """The softmax over the channels (dim -3) of [N, C, H, W] or [C, H, W]
+    (torch.nn.Softmax2d)."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError("Softmax2d: expected a 3-d or 4-d input, got %d dims" % input.ndim)
+        return F.softmax(input, -3)
+
+
+class PReLU(Module):
+    """x where x > 0, else weight x, with num_parameters learned slopes (one,
+    or one per channel) starting at `init` (torch.nn.PReLU)."""
+
+    def __init__(self, num_parameters=1, init=0.25):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(np.full([num_parameters], init, dtype=np.float32))
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return "num_parameters=%d" % self.num_parameters
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b over the last dims: weight [out, in1, in2] and bias
+    [out], uniform in +-1/sqrt(in1) (torch.nn.Bilinear)."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True):
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        bound = 1 / math.sqrt(in1_features)
+        from .. import rand
+        self.weight = Parameter(
+            (rand(out_features, in1_features, in2_features) * 2 - 1) * bound)
+        self.bias = Parameter((rand(out_features) * 2 - 1) * bound) if bias else None
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return "in1_features=%d, in2_features=%d, out_features=%d, bias=%s" % (
+            self.in1_features, self.in2_features, self.out_features, self.bias is not None)
+
+
+class _InstanceNorm(Module):
+    """Instance normalization over the positions of each channel of each
+    sample, optionally scaled and shifted per channel (torch's
+    InstanceNormNd; running statistics are not kept: track_running_stats
+    must be False, torch's default)."""
+    _ranks = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False):
+        super().__init__()
+        if track_running_stats:
+            raise ValueError("%s: track_running_stats=True is not supported: harp's "
+                             "instance norm keeps no running statistics" % type(self).__name__)
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        _affine_parameters(self, num_features, affine)
+
+    def forward(self, input):
+        if input.ndim not in self._ranks:
+            raise ValueError("%s: expected a %s-d input, got %d dims"
+                             % (type(self).__name__, " or ".join(map(str, self._ranks)),
+                                input.ndim))
+        batched = input.ndim == self._ranks[-1]
+        x = input if batched else input.unsqueeze(0)
+        y = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        return y if batched else y.squeeze(0)
+
+    def extra_repr(self):
+        return "%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s" % (
+            self.num_features, self.eps, self.momentum, self.affine, self.track_running_stats)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of [N, C, L] or [C, L] (torch.nn.InstanceNorm1d)."""
+    _ranks = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of [N, C, H, W] or [C, H, W] (torch.nn.InstanceNorm2d)."""
+    _ranks = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of [N, C, D, H, W] or [C, D, H, W] (torch.nn.InstanceNorm3d)."""
+    _ranks = (4, 5)
+
+
+__all__ += list(_PAD_MODULES) + ["ZeroPad2d", "Unflatten", "Softmax2d", "PReLU", "Bilinear",
+                                 "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
