@@ -1,9 +1,13 @@
 """More of torch's numeric functions, composed from harp's element-wise ops,
-selects, contractions and reductions (so each fuses and differentiates
-through them): NaN-ignoring extremes, logit, sgn, ldexp, closeness tests,
-the rank-1 and batch-summed products, Kronecker products, distances,
-covariance and correlation. Each is checked against torch on its OpInfo
-samples (test_opinfo.py)."""
+selects, contractions, scatters and reductions (so each fuses and
+differentiates through them): NaN-ignoring extremes, logit, sgn, ldexp,
+erfinv, closeness tests, the rank-1 and batch-summed products, Kronecker
+products, distances, covariance and correlation; copies with a part
+written (put, index_put, the select / slice / diagonal scatters,
+masked_scatter); searches (isin, searchsorted, bucketize); log-step scans
+(cummax, cummin, logcumsumexp) and order statistics through sort (median,
+kthvalue, quantile). Each is checked against torch on its OpInfo samples
+(test_opinfo.py), the tails and NaN rules in test_numeric.py."""
 
 import math
 import numbers
