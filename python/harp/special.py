@@ -7,6 +7,7 @@ import math
 from ._harp import Tensor
 from ._compose import _check, _float, _where, sinc, xlogy
 from ._numeric import erfc, logit
+from . import _functions
 
 __all__ = ["entr", "ndtr", "log_ndtr", "xlog1py", "erf", "erfc", "expit", "logit", "exp2",
            "expm1", "log1p", "xlogy", "sinc", "round", "softmax", "log_softmax", "logsumexp"]
@@ -59,35 +60,15 @@ def xlog1py(input, other):
     return _where((x == 0) & ~y.isnan(), 0.0, x * y.log1p())
 
 
-def erf(input):
-    """The error function (torch.special.erf)."""
-    return _float("special.erf", input).erf()
-
-
-def expit(input):
-    """1 / (1 + exp(-x)) (torch.special.expit, = sigmoid)."""
-    return _float("special.expit", input).sigmoid()
-
-
-def exp2(input):
-    """2 ** x (torch.special.exp2)."""
-    return _float("special.exp2", input).exp2()
-
-
-def expm1(input):
-    """e ** x - 1, accurate near 0 (torch.special.expm1)."""
-    return _float("special.expm1", input).expm1()
-
-
-def log1p(input):
-    """log(1 + x), accurate near 0 (torch.special.log1p)."""
-    return _float("special.log1p", input).log1p()
+# torch.special's names of harp's own functions (integers promoted to
+# float32 by them, as torch's).
+erf, exp2, expm1, log1p = _functions.erf, _functions.exp2, _functions.expm1, _functions.log1p
+expit = _functions.sigmoid
 
 
 def round(input, decimals=0):
     """x rounded half to even (to `decimals` places) (torch.special.round)."""
-    from ._functions import round as _round
-    return _round(input, decimals=decimals)
+    return _functions.round(input, decimals=decimals)
 
 
 def softmax(input, dim, *, dtype=None):
