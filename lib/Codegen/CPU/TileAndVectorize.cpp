@@ -865,10 +865,20 @@ static void tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
       if (linalg::isParallelIterator(iterator))
         rows[d] = sizes[d];
     if (llvm::any_of(rows, [](int64_t size) { return size != 0; })) {
+      SmallVector<linalg::LinalgOp> remainders;
       FailureOr<scf::SCFTilingResult> byRow =
-          tileOnce(rewriter, op, rows, {}, std::nullopt, worklist);
+          tileOnce(rewriter, op, rows, {}, std::nullopt, worklist, &remainders);
       if (failed(byRow) || byRow->tiledOps.size() != 1)
         return;
+      // The rows a register tile leaves (5 channels in tiles of 3: a tile
+      // of 2) hold the whole reduction too: planned and tiled once static,
+      // as a remainder block. Vectorized as they were, a 3x3 weight
+      // gradient over 23 x 24 images got vectors of 3 x 2 x 23 x 24
+      // elements, 30 s in LLVM for one small kernel.
+      for (linalg::LinalgOp remainder : remainders) {
+        remainder->removeAttr(kVectorTile);
+        remainder->setAttr(kRemainderBlock, rewriter.getUnitAttr());
+      }
       op = cast<linalg::LinalgOp>(byRow->tiledOps.front());
       op->removeAttr(kVectorTile);
     }
@@ -1093,6 +1103,8 @@ struct HarpTileAndVectorizePass
     });
     for (linalg::LinalgOp remainder : remainders) {
       remainder->removeAttr(kRemainderBlock);
+      // A window's input slices are dynamic until re-sliced.
+      normalizeInputSlices(rewriter, remainder);
       if (!remainder.hasDynamicShape())
         tileAndPeel(rewriter, remainder, config, worklist);
       else
