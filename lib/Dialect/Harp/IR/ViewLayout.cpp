@@ -293,13 +293,12 @@ boundOnBox(AffineExpr expr, ArrayRef<int64_t> shape, IntegerSet mask) {
     SmallVector<Interval> dims;
     for (int64_t size : shape)
       dims.push_back({0, size - 1});
+    // A saturated end is unbounded: past any int64 that it is compared
+    // with. (Not numeric_limits<__int128>, which only GNU modes define.)
+    constexpr __int128 kUnbounded = __int128(1) << 100;
     Interval box = bound(expr, dims);
-    lo = box.lo == std::numeric_limits<int64_t>::min()
-             ? std::numeric_limits<__int128>::min()
-             : box.lo;
-    hi = box.hi == std::numeric_limits<int64_t>::max()
-             ? std::numeric_limits<__int128>::max()
-             : box.hi;
+    lo = box.lo == std::numeric_limits<int64_t>::min() ? -kUnbounded : box.lo;
+    hi = box.hi == std::numeric_limits<int64_t>::max() ? kUnbounded : box.hi;
   }
   if (!mask || !form)
     return {lo, hi};
