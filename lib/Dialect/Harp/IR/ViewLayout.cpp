@@ -430,10 +430,11 @@ static constexpr int64_t kEnumerationBudget = 1 << 14;
 static std::optional<bool> enumerateGroup(ArrayRef<int64_t> shape,
                                           ArrayRef<unsigned> dims,
                                           ArrayRef<BoxConstraint> group) {
-  int64_t points = 1;
+  int64_t points = 1, work;
   for (unsigned d : dims)
     if (__builtin_mul_overflow(points, shape[d], &points) ||
-        points * static_cast<int64_t>(group.size()) > kEnumerationBudget)
+        __builtin_mul_overflow(points, int64_t(group.size()), &work) ||
+        work > kEnumerationBudget)
       return std::nullopt;
   SmallVector<int64_t> point(shape.size(), 0);
   for (int64_t n = 0; n < points; ++n) {
