@@ -274,12 +274,21 @@ constantCombination(const LinearForm &a, const LinearForm &b, int sign) {
   return k;
 }
 
+namespace {
+/// Bounds of an expression on a box (`boundOnBox`), and for a linear one its
+/// extremes on the whole box with the corners that attain them.
+struct BoxBounds {
+  __int128 lo, hi;
+  std::optional<Extremes> extremes;
+};
+} // namespace
+
 /// Bounds of `expr` at the unmasked points of the non-empty `shape` box:
 /// exact for a linear expression without a mask, an over-approximation
 /// otherwise (intervals; a mask constraint `c >= 0` or `c == 0` with
 /// `c = expr - k` or `c = k - expr` bounds it directly).
-static std::pair<__int128, __int128>
-boundOnBox(AffineExpr expr, ArrayRef<int64_t> shape, IntegerSet mask) {
+static BoxBounds boundOnBox(AffineExpr expr, ArrayRef<int64_t> shape,
+                            IntegerSet mask) {
   unsigned rank = shape.size();
   std::optional<LinearForm> form = linearForm(expr, rank);
   std::optional<Extremes> extremes;
@@ -301,7 +310,7 @@ boundOnBox(AffineExpr expr, ArrayRef<int64_t> shape, IntegerSet mask) {
     hi = box.hi == std::numeric_limits<int64_t>::max() ? kUnbounded : box.hi;
   }
   if (!mask || !form)
-    return {lo, hi};
+    return {lo, hi, std::move(extremes)};
   for (auto [constraint, isEq] :
        llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
     std::optional<LinearForm> c = linearForm(constraint, rank);
@@ -320,7 +329,7 @@ boundOnBox(AffineExpr expr, ArrayRef<int64_t> shape, IntegerSet mask) {
         lo = std::max(lo, __int128(*k));
     }
   }
-  return {lo, hi};
+  return {lo, hi, std::move(extremes)};
 }
 
 /// Whether every unmasked read of `layout` on the `resultShape` box is
@@ -332,8 +341,8 @@ static bool readsProvablyInBounds(ViewAttr layout,
   if (llvm::any_of(resultShape, [](int64_t size) { return size <= 0; }))
     return true;
   for (auto [dim, expr] : llvm::enumerate(layout.getMap().getResults())) {
-    auto [lo, hi] = boundOnBox(expr, resultShape, layout.getMask());
-    if (lo < 0 || hi >= sourceShape[dim])
+    BoxBounds bounds = boundOnBox(expr, resultShape, layout.getMask());
+    if (bounds.lo < 0 || bounds.hi >= sourceShape[dim])
       return false;
   }
   return true;
@@ -712,16 +721,14 @@ static bool holdsOn(AffineExpr expr, bool isEq, ArrayRef<int64_t> shape,
   // The fast path: bounds on the box prove it, or a corner of the box
   // where a linear `expr` takes its extreme refutes it (on the whole box,
   // or where that corner satisfies `given`). The solver decides the rest.
-  auto [lo, hi] = boundOnBox(expr, shape, given);
-  if (lo >= 0 && (!isEq || hi <= 0))
+  BoxBounds bounds = boundOnBox(expr, shape, given);
+  if (bounds.lo >= 0 && (!isEq || bounds.hi <= 0))
     return true;
-  if (std::optional<LinearForm> form = linearForm(expr, shape.size())) {
-    if (std::optional<Extremes> e = extremesOnBox(*form, shape)) {
-      if (e->lo < 0 && containsPoint(given, e->argLo))
-        return false;
-      if (isEq && e->hi > 0 && containsPoint(given, e->argHi))
-        return false;
-    }
+  if (const std::optional<Extremes> &e = bounds.extremes) {
+    if (e->lo < 0 && containsPoint(given, e->argLo))
+      return false;
+    if (isEq && e->hi > 0 && containsPoint(given, e->argHi))
+      return false;
   }
   SmallVector<BoxConstraint> violated = constraintsOf(given);
   violated.push_back({-expr - 1, false});
