@@ -8,6 +8,7 @@
 //              [--ir FILE]  (FILE's @main instead of the workload's program)
 //              [--threads]  (OpenMP threads: OMP_NUM_THREADS of them)
 //              [--device cuda]  (on the GPU, with its anchors: see below)
+//              [--gpu-elements-per-thread N]  (harp-gpu-kernels' option)
 //   harp-bench compile
 //
 // With --device cuda the timed calls run on device buffers
@@ -772,12 +773,15 @@ bool useThreads = false;
 Device device = Device::CPU;
 /// --cpu NAME: the CPU code is generated for (default $HARP_CPU or native).
 std::string cpuName;
+/// --gpu-elements-per-thread N: harp-gpu-kernels' elements-per-thread.
+unsigned gpuElementsPerThread = JitOptions().cudaElementsPerThread;
 
 JitOptions coldOptions(const std::string &dir) {
   JitOptions options;
   options.device = device;
   options.threads = useThreads;
   options.cpu = cpuName;
+  options.cudaElementsPerThread = gpuElementsPerThread;
   options.diskCache = false;
   options.cacheDir = dir;
   return options;
@@ -1057,6 +1061,8 @@ int main(int argc, char **argv) {
       useThreads = true;
     else if (arg == "--cpu" && i + 1 < argc)
       cpuName = argv[++i];
+    else if (arg == "--gpu-elements-per-thread" && i + 1 < argc)
+      gpuElementsPerThread = unsigned(std::max(1, std::atoi(argv[++i])));
     else if (arg == "--device" && i + 1 < argc) {
       auto parsed = parseDevice(argv[++i]);
       if (!parsed) {
@@ -1081,7 +1087,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr,
                  "usage: harp-bench WORKLOAD [SIZE] [--reps N] "
                  "[--max-seconds S] [--print-ir] [--ir FILE] [--threads] "
-                 "[--cpu NAME] [--device cpu|cuda]\n"
+                 "[--cpu NAME] [--device cpu|cuda] "
+                 "[--gpu-elements-per-thread N]\n"
                  "workloads (SIZE): gelu sum rowsum (N), softmax layernorm "
                  "(ROWS or ROWSxCOLS), matmul matmul_bias_gelu (N or MxKxN), "
                  "bmm (BxMxKxN), conv2d (H, or c=,h=,f=,k=,s=,p=,g= with "

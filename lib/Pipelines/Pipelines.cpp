@@ -255,6 +255,7 @@ void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
   HarpGPUKernelsPassOptions kernels;
   kernels.blockSize = options.blockSize;
   kernels.blockReduceMaxOutputs = options.blockReduceMaxOutputs;
+  kernels.elementsPerThread = options.elementsPerThread;
   pm.addNestedPass<func::FuncOp>(createHarpGPUKernelsPass(kernels));
   pm.addPass(createLowerAffinePass());
   // Complex arithmetic beyond add/mul (exp, conj, abs, ...) as real

@@ -567,6 +567,8 @@ struct Jit::Impl {
       hasher.update(StringRef("\0", 1));
     }
     hasher.update(std::to_string(options.optLevel));
+    if (options.device == Device::CUDA)
+      hasher.update("epThread" + std::to_string(options.cudaElementsPerThread));
     // The numbers code generation derives its tiles from: the caches are
     // this machine's, not the CPU name's.
     hasher.update(std::to_string(target.l1Bytes) + "," +
@@ -773,6 +775,7 @@ struct Jit::Impl {
       pipelineOptions.fuse = options.fuse;
       pipelineOptions.chip = chip;
       pipelineOptions.format = options.cudaFormat;
+      pipelineOptions.elementsPerThread = options.cudaElementsPerThread;
       mlir::harp::buildHarpToGPUPipeline(pm, pipelineOptions);
     } else {
       mlir::harp::HarpToLLVMOptions pipelineOptions;

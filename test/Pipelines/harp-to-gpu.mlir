@@ -90,3 +90,28 @@ func.func @softmax(%x: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
 
 // SM80: .target sm_80
 // SM80: .maxntid 128, 1, 1
+
+// A large element-wise kernel (2^20 outputs): 4 outputs per thread, their 4
+// loads issued before any store (the stores may alias them).
+// PTX-LABEL: .visible .entry scale_kernel(
+// PTX: ld.global.b32 %{{.*}}, [%[[IN:rd[0-9]+]]];
+// PTX-NEXT: ld.global.b32 %{{.*}}, [%[[IN]]+1024];
+// PTX-NEXT: ld.global.b32 %{{.*}}, [%[[IN]]+2048];
+// PTX-NEXT: ld.global.b32 %{{.*}}, [%[[IN]]+3072];
+// PTX-NOT: ld.global
+// PTX: st.global.b32 [%[[OUT:rd[0-9]+]]], %{{.*}};
+// PTX-NEXT: st.global.b32 [%[[OUT]]+1024], %{{.*}};
+// PTX-NEXT: st.global.b32 [%[[OUT]]+2048], %{{.*}};
+// PTX-NEXT: st.global.b32 [%[[OUT]]+3072], %{{.*}};
+// PTX-NEXT: ret;
+func.func @scale(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
+  %y = harp.map_reduce ins(%x : tensor<1048576xf32>) {
+  ^bb0(%a: f32):
+    %c = arith.constant 2.0 : f32
+    %one = arith.constant 1.0 : f32
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %m, %one : f32
+    harp.yield %s : f32
+  } : tensor<1048576xf32>
+  return %y : tensor<1048576xf32>
+}

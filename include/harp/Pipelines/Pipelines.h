@@ -141,6 +141,12 @@ struct HarpToGPUOptions : public PassPipelineOptions<HarpToGPUOptions> {
       llvm::cl::desc("Reductions with at most this many outputs get a block "
                      "per output (harp-gpu-kernels)"),
       llvm::cl::init(16384)};
+  PassOptions::Option<int64_t> elementsPerThread{
+      *this, "elements-per-thread",
+      llvm::cl::desc("Outputs per thread of large element-wise kernels and "
+                     "accumulators per thread of block reductions "
+                     "(harp-gpu-kernels)"),
+      llvm::cl::init(4)};
 };
 
 /// harp on tensors to host code in the LLVM dialect plus device code

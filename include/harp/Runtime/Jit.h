@@ -108,6 +108,9 @@ struct JitOptions {
   /// CUDA: how kernels are embedded: "ptx" (compiled by the driver on load)
   /// or "cubin" (compiled by ptxas at compile time, which checks them).
   std::string cudaFormat = "ptx";
+  /// CUDA: outputs per thread of large element-wise kernels, accumulators
+  /// per thread of block reductions (harp-gpu-kernels' elements-per-thread).
+  unsigned cudaElementsPerThread = 4;
 };
 
 /// How the last compile calls were served.

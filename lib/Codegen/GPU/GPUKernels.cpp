@@ -1,9 +1,11 @@
 //===- GPUKernels.cpp - linalg kernels on buffers to gpu.launch -----------===//
 //
 // Every linalg.generic becomes a gpu.launch whose body computes one output
-// element per thread, or, for reductions with few outputs, one output per
-// block (strided per-thread partials, gpu.all_reduce, and a second launch
-// combining per-block totals when one block per output is too few).
+// element per thread (several, `block-size` apart, for large element-wise
+// kernels), or, for reductions with few outputs, one output per block
+// (strided per-thread partials in independent accumulators, gpu.all_reduce,
+// and a second launch combining per-block totals when one block per output
+// is too few).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,11 +78,13 @@ static SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
   return indices;
 }
 
-/// Emits the body of `op` at the loop point `ivs`, with `accs` standing for
-/// the output block arguments; returns the values it yields. Inputs the body
-/// does not read are not loaded.
-static SmallVector<Value> emitBody(OpBuilder &b, linalg::GenericOp op,
-                                   ValueRange ivs, ValueRange accs) {
+/// The values of `op`'s block arguments at the loop point `ivs`: the inputs
+/// the body reads, loaded (inputs it does not read are not), and scalars.
+/// Loading every point of a thread first and computing after keeps the loads
+/// independent of the stores (which may alias them), so they are in flight
+/// together.
+static IRMapping loadInputs(OpBuilder &b, linalg::GenericOp op,
+                            ValueRange ivs) {
   Location loc = op.getLoc();
   IRMapping map;
   for (OpOperand *input : op.getDpsInputOperands()) {
@@ -96,6 +100,15 @@ static SmallVector<Value> emitBody(OpBuilder &b, linalg::GenericOp op,
                      b, loc, value,
                      indicesAt(b, loc, op.getMatchingIndexingMap(input), ivs)));
   }
+  return map;
+}
+
+/// Emits the body of `op` at the loop point `ivs` with its inputs in `map`
+/// (from loadInputs) and `accs` standing for the output block arguments;
+/// returns the values it yields.
+static SmallVector<Value> computeBody(OpBuilder &b, linalg::GenericOp op,
+                                      IRMapping &map, ValueRange ivs,
+                                      ValueRange accs) {
   for (auto [arg, acc] : llvm::zip(op.getRegionOutputArgs(), accs))
     if (acc)
       map.map(arg, acc);
@@ -111,6 +124,14 @@ static SmallVector<Value> emitBody(OpBuilder &b, linalg::GenericOp op,
   for (Value value : body->getTerminator()->getOperands())
     yielded.push_back(map.lookupOrDefault(value));
   return yielded;
+}
+
+/// Emits the body of `op` at the loop point `ivs`, with `accs` standing for
+/// the output block arguments; returns the values it yields.
+static SmallVector<Value> emitBody(OpBuilder &b, linalg::GenericOp op,
+                                   ValueRange ivs, ValueRange accs) {
+  IRMapping map = loadInputs(b, op, ivs);
+  return computeBody(b, op, map, ivs, accs);
 }
 
 /// The full loop point from the parallel and reduction coordinates.
@@ -190,6 +211,33 @@ static gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, int64_t blocks,
   return launch;
 }
 
+/// Loads the outputs at the loop point `ivs` that the body reads (all of
+/// them when `reduction`: accumulators start from the outputs' values), and
+/// appends their indices to `indices`; a null value for the others.
+static SmallVector<Value>
+loadOutputs(OpBuilder &b, linalg::GenericOp op, ValueRange ivs, bool reduction,
+            SmallVector<SmallVector<Value>> &indices) {
+  Location loc = op.getLoc();
+  SmallVector<Value> accs;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    indices.push_back(indicesAt(b, loc, op.getMatchingIndexingMap(&init), ivs));
+    BlockArgument arg = op.getMatchingBlockArgument(&init);
+    if (arg.use_empty() && !reduction)
+      accs.push_back(Value());
+    else
+      accs.push_back(
+          memref::LoadOp::create(b, loc, init.get(), indices.back()));
+  }
+  return accs;
+}
+
+static void storeOutputs(OpBuilder &b, linalg::GenericOp op, ValueRange results,
+                         ArrayRef<SmallVector<Value>> indices) {
+  for (auto [init, value, at] :
+       llvm::zip(op.getDpsInitsMutable(), results, indices))
+    memref::StoreOp::create(b, op.getLoc(), value, init.get(), at);
+}
+
 /// A thread per output: parallel dims flattened over the grid, the reduction
 /// (if any) a sequential loop with the accumulators in registers.
 static void emitThreadPerOutput(OpBuilder &b, linalg::GenericOp op,
@@ -218,19 +266,9 @@ static void emitThreadPerOutput(OpBuilder &b, linalg::GenericOp op,
 
   // Accumulators start from what the outputs hold (their initial values);
   // outputs the body never reads are not loaded.
-  SmallVector<Value> accs;
   SmallVector<SmallVector<Value>> outIndices;
-  for (OpOperand &init : op.getDpsInitsMutable()) {
-    outIndices.push_back(
-        indicesAt(b, loc, op.getMatchingIndexingMap(&init), outIvs));
-    BlockArgument arg = op.getMatchingBlockArgument(&init);
-    if (arg.use_empty() && plan.reductionDims.empty())
-      accs.push_back(Value());
-    else
-      accs.push_back(
-          memref::LoadOp::create(b, loc, init.get(), outIndices.back()));
-  }
-
+  SmallVector<Value> accs =
+      loadOutputs(b, op, outIvs, !plan.reductionDims.empty(), outIndices);
   SmallVector<Value> results;
   if (plan.reductionDims.empty()) {
     results = emitBody(b, op, outIvs, accs);
@@ -245,9 +283,79 @@ static void emitThreadPerOutput(OpBuilder &b, linalg::GenericOp op,
         });
     results = SmallVector<Value>(loop.getResults());
   }
-  for (auto [init, value, indices] :
-       llvm::zip(op.getDpsInitsMutable(), results, outIndices))
-    memref::StoreOp::create(b, loc, value, init.get(), indices);
+  storeOutputs(b, op, results, outIndices);
+}
+
+/// An element-wise kernel with many outputs: each block computes a chunk of
+/// `threads * perThread` outputs, each thread `perThread` of them `threads`
+/// apart (every access coalesced across a warp). A thread loads all its
+/// points' inputs before computing any, so that `perThread` loads per input
+/// are in flight at once: one 4-byte load per thread leaves too few bytes in
+/// flight to cover the memory's latency. When the last block is partial, it
+/// guards each of its points.
+static void emitElementwise(OpBuilder &b, linalg::GenericOp op,
+                            const LoopPlan &plan, int64_t threads,
+                            int64_t perThread) {
+  Location loc = op.getLoc();
+  int64_t chunk = threads * perThread;
+  int64_t blocks = llvm::divideCeil(plan.outputs, chunk);
+  int64_t fullBlocks = plan.outputs / chunk;
+  gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value blockId = launch.getBlockIds().x;
+  Value base = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, blockId, cst(b, loc, chunk)),
+      launch.getThreadIds().x);
+  auto idOf = [&](OpBuilder &nb, int64_t k) -> Value {
+    return k ? arith::AddIOp::create(nb, loc, base, cst(nb, loc, k * threads))
+                   .getResult()
+             : base;
+  };
+  auto pointOf = [&](OpBuilder &nb, Value id) {
+    return loopPoint(plan, delinearize(nb, loc, id, plan.parallelSizes), {},
+                     cst(nb, loc, 0));
+  };
+  auto emitFull = [&](OpBuilder &nb) {
+    SmallVector<SmallVector<Value>> ivs, accs;
+    SmallVector<SmallVector<SmallVector<Value>>> outIndices(perThread);
+    SmallVector<IRMapping> maps;
+    for (int64_t k = 0; k < perThread; ++k) {
+      ivs.push_back(pointOf(nb, idOf(nb, k)));
+      maps.push_back(loadInputs(nb, op, ivs.back()));
+      accs.push_back(
+          loadOutputs(nb, op, ivs.back(), /*reduction=*/false, outIndices[k]));
+    }
+    SmallVector<SmallVector<Value>> results;
+    for (int64_t k = 0; k < perThread; ++k)
+      results.push_back(computeBody(nb, op, maps[k], ivs[k], accs[k]));
+    for (int64_t k = 0; k < perThread; ++k)
+      storeOutputs(nb, op, results[k], outIndices[k]);
+  };
+  auto emitGuarded = [&](OpBuilder &nb) {
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value id = idOf(nb, k);
+      Value inside = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult,
+                                           id, cst(nb, loc, plan.outputs));
+      auto ifOp = scf::IfOp::create(nb, loc, inside, /*withElse=*/false);
+      OpBuilder::InsertionGuard inner(nb);
+      nb.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value> ivs = pointOf(nb, id);
+      SmallVector<SmallVector<Value>> outIndices;
+      SmallVector<Value> accs =
+          loadOutputs(nb, op, ivs, /*reduction=*/false, outIndices);
+      storeOutputs(nb, op, emitBody(nb, op, ivs, accs), outIndices);
+    }
+  };
+  if (fullBlocks == blocks)
+    return emitFull(b);
+  Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, blockId,
+                                     cst(b, loc, fullBlocks));
+  auto ifOp = scf::IfOp::create(b, loc, full, /*withElse=*/true);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  emitFull(b);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  emitGuarded(b);
 }
 
 /// One block per output (or `groups` blocks per output): strided partials
@@ -255,7 +363,8 @@ static void emitThreadPerOutput(OpBuilder &b, linalg::GenericOp op,
 /// groups, their totals go to `partials` and a second launch combines them.
 static void emitBlockPerOutput(OpBuilder &b, linalg::GenericOp op,
                                const LoopPlan &plan, const Combiner &combiner,
-                               int64_t blockSize, int64_t reduceBlocks) {
+                               int64_t blockSize, int64_t reduceBlocks,
+                               int64_t perThread) {
   Location loc = op.getLoc();
   Type type = combiner.neutral.getType();
   int64_t threads = std::min<int64_t>(
@@ -309,17 +418,76 @@ static void emitBlockPerOutput(OpBuilder &b, linalg::GenericOp op,
         b, loc, arith::MulIOp::create(b, loc, group, cst(b, loc, threads)),
         launch.getThreadIds().x);
     Value neutral = arith::ConstantOp::create(b, loc, combiner.neutral);
-    auto loop = scf::ForOp::create(
-        b, loc, start, cst(b, loc, plan.reduced), cst(b, loc, threads * groups),
-        ValueRange{neutral},
-        [&](OpBuilder &nb, Location nloc, Value r, ValueRange iterArgs) {
-          SmallVector<Value> reduction =
-              delinearize(nb, nloc, r, plan.reductionSizes);
-          SmallVector<Value> ivs = loopPoint(plan, parallel, reduction, zero);
-          scf::YieldOp::create(nb, nloc, emitBody(nb, op, ivs, iterArgs));
-        });
+    int64_t stride = threads * groups;
+    // Folds the elements from `from` to the end, `stride` apart, into `acc`.
+    auto foldFrom = [&](Value from, Value acc) -> Value {
+      auto loop = scf::ForOp::create(
+          b, loc, from, cst(b, loc, plan.reduced), cst(b, loc, stride),
+          ValueRange{acc},
+          [&](OpBuilder &nb, Location nloc, Value r, ValueRange iterArgs) {
+            SmallVector<Value> reduction =
+                delinearize(nb, nloc, r, plan.reductionSizes);
+            SmallVector<Value> ivs = loopPoint(plan, parallel, reduction, zero);
+            scf::YieldOp::create(nb, nloc, emitBody(nb, op, ivs, iterArgs));
+          });
+      return loop.getResult(0);
+    };
+    Value partial;
+    int64_t unroll = perThread;
+    if (unroll <= 1 || plan.reduced < unroll * stride) {
+      partial = foldFrom(start, neutral);
+    } else {
+      // `unroll` independent accumulators, each step loading `unroll`
+      // elements `stride` apart before folding any, while a whole step
+      // fits (every thread's start is below `stride`, so at least one does);
+      // then the rest into the first accumulator, and the accumulators
+      // combined.
+      int64_t step = unroll * stride;
+      Value mainEnd = cst(b, loc, plan.reduced - (unroll - 1) * stride);
+      auto main = scf::ForOp::create(
+          b, loc, start, mainEnd, cst(b, loc, step),
+          SmallVector<Value>(unroll, neutral),
+          [&](OpBuilder &nb, Location nloc, Value r, ValueRange iterArgs) {
+            SmallVector<SmallVector<Value>> ivs;
+            SmallVector<IRMapping> maps;
+            for (int64_t u = 0; u < unroll; ++u) {
+              Value at = u ? arith::AddIOp::create(nb, nloc, r,
+                                                   cst(nb, nloc, u * stride))
+                                 .getResult()
+                           : r;
+              SmallVector<Value> reduction =
+                  delinearize(nb, nloc, at, plan.reductionSizes);
+              ivs.push_back(loopPoint(plan, parallel, reduction, zero));
+              maps.push_back(loadInputs(nb, op, ivs.back()));
+            }
+            SmallVector<Value> next;
+            for (int64_t u = 0; u < unroll; ++u)
+              next.push_back(
+                  computeBody(nb, op, maps[u], ivs[u], iterArgs[u])[0]);
+            scf::YieldOp::create(nb, nloc, next);
+          });
+      // The first element the main loop did not reach.
+      Value steps = arith::CeilDivUIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, mainEnd, start),
+          cst(b, loc, step));
+      Value rest = arith::AddIOp::create(
+          b, loc, start,
+          arith::MulIOp::create(b, loc, steps, cst(b, loc, step)));
+      SmallVector<Value> accs(main.getResults());
+      accs[0] = foldFrom(rest, accs[0]);
+      // A balanced tree: (a0 . a1) . (a2 . a3).
+      while (accs.size() > 1) {
+        SmallVector<Value> pairs;
+        for (size_t i = 0; i + 1 < accs.size(); i += 2)
+          pairs.push_back(combine(b, combiner, accs[i], accs[i + 1]));
+        if (accs.size() % 2)
+          pairs.push_back(accs.back());
+        accs = pairs;
+      }
+      partial = accs[0];
+    }
     Value total = gpu::AllReduceOp::create(
-        b, loc, loop.getResult(0),
+        b, loc, partial,
         gpu::AllReduceOperationAttr::get(b.getContext(), combiner.kind),
         /*uniform=*/true);
     ifThreadZero(b, launch);
@@ -370,6 +538,12 @@ struct HarpGPUKernelsPass
       func.emitError("harp-gpu-kernels: block-size must be in [32, 1024], "
                      "got ")
           << static_cast<int64_t>(blockSize);
+      return signalPassFailure();
+    }
+    if (elementsPerThread < 1 || elementsPerThread > 16) {
+      func.emitError("harp-gpu-kernels: elements-per-thread must be in "
+                     "[1, 16], got ")
+          << static_cast<int64_t>(elementsPerThread);
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
@@ -445,8 +619,11 @@ struct HarpGPUKernelsPass
         plan.outputs <= blockReduceMaxOutputs)
       combiner = matchCombiner(op);
     if (combiner)
-      emitBlockPerOutput(rewriter, op, plan, *combiner, blockSize,
-                         reduceBlocks);
+      emitBlockPerOutput(rewriter, op, plan, *combiner, blockSize, reduceBlocks,
+                         elementsPerThread);
+    else if (plan.reductionDims.empty() && elementsPerThread > 1 &&
+             plan.outputs / (blockSize * elementsPerThread) >= minBlocks)
+      emitElementwise(rewriter, op, plan, blockSize, elementsPerThread);
     else
       emitThreadPerOutput(rewriter, op, plan, blockSize);
     rewriter.eraseOp(op);

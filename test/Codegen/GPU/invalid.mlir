@@ -1,9 +1,13 @@
 // RUN: harp-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(harp-gpu-kernels,harp-gpu-host))'
 // RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-gpu-kernels{block-size=2048}))' 2>&1 | FileCheck %s --check-prefix=BLOCK
 
+// RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-gpu-kernels{elements-per-thread=0}))' 2>&1 | FileCheck %s --check-prefix=PER-THREAD
+// RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-gpu-kernels{elements-per-thread=17}))' 2>&1 | FileCheck %s --check-prefix=PER-THREAD17
 // RUN: not harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-gpu-host))' 2>&1 | FileCheck %s --check-prefix=HOST
 
 // BLOCK: block-size must be in [32, 1024], got 2048
+// PER-THREAD: elements-per-thread must be in [1, 16], got 0
+// PER-THREAD17: elements-per-thread must be in [1, 16], got 17
 
 // harp-gpu-host alone: the load is still on the host.
 // HOST: invalid.mlir:[[# @LINE + 6]]:8: error: harp-gpu-host: 'memref.load' would access device memory on the host (run harp-gpu-kernels first)

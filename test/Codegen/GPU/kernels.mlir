@@ -1,5 +1,6 @@
 // RUN: harp-opt %s --split-input-file --harp-gpu-kernels | FileCheck %s
 // RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-gpu-kernels{block-size=128 block-reduce-max-outputs=0}))' | FileCheck %s --check-prefix=SERIAL
+// RUN: harp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(harp-gpu-kernels{elements-per-thread=1}))' | FileCheck %s --check-prefix=ONE
 
 // Element-wise: a thread per element, 1000 elements on 4 blocks of 256
 // threads, the last block guarded.
@@ -33,16 +34,34 @@ func.func @add(%a: memref<1000xf32>, %b: memref<1000xf32>, %c: memref<1000xf32>)
 // A row sum with 64 outputs: blocks per output. 64 rows are fewer than the
 // 1024 blocks aimed for, so each row gets 4 blocks of 256 threads (4096 /
 // (256 * 4)), whose totals a second launch (a block of 32 threads per row)
-// combines into the output.
+// combines into the output. Each thread folds 4 elements 1024 apart
+// (elements-per-thread): 4 accumulators, one step of 4 loads while a whole
+// step fits (from the thread's start up to 4096 - 3 * 1024), the rest
+// (none here, but the count is not known per thread at compile time) into
+// the first, then the 4 combined.
 // CHECK-LABEL: func.func @row_sum
 // CHECK: %[[PARTIAL:.*]] = memref.alloc() : memref<256xf32>
 // CHECK: gpu.launch blocks(%[[B:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}} threads(%[[T:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
 // CHECK: %[[ROW:.*]] = arith.divui %[[B]], %{{.*}} : index
 // CHECK: %[[GROUP:.*]] = arith.remui %[[B]], %{{.*}} : index
+// CHECK: %[[START:.*]] = arith.addi %{{.*}}, %[[T]] : index
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[SUM:.*]] = scf.for %[[R:.*]] = %{{.*}} to %c4096 step %c1024 iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK: %[[MAIN:.*]]:4 = scf.for %[[R:.*]] = %[[START]] to %c1024{{[_0-9]*}} step %c4096{{[_0-9]*}} iter_args(%[[A0:.*]] = %[[ZERO]], %[[A1:.*]] = %[[ZERO]], %[[A2:.*]] = %[[ZERO]], %[[A3:.*]] = %[[ZERO]]) -> (f32, f32, f32, f32) {
+// CHECK-COUNT-4: memref.load %{{.*}} : memref<64x4096xf32>
+// CHECK: arith.addf %[[A0]]
+// CHECK: arith.addf %[[A1]]
+// CHECK: arith.addf %[[A2]]
+// CHECK: arith.addf %[[A3]]
+// CHECK: %[[LEFT:.*]] = arith.subi %c1024{{.*}}, %[[START]]
+// CHECK: %[[STEPS:.*]] = arith.ceildivui %[[LEFT]], %c4096
+// CHECK: %[[DONE:.*]] = arith.muli %[[STEPS]], %c4096
+// CHECK: %[[REST:.*]] = arith.addi %[[START]], %[[DONE]]
+// CHECK: %[[FIRST:.*]] = scf.for %{{.*}} = %[[REST]] to %c4096{{[_0-9]*}} step %c1024{{[_0-9]*}} iter_args(%[[ACC:.*]] = %[[MAIN]]#0) -> (f32) {
 // CHECK: memref.load %{{.*}} : memref<64x4096xf32>
 // CHECK: arith.addf %[[ACC]]
+// CHECK: %[[S01:.*]] = arith.addf %[[FIRST]], %[[MAIN]]#1
+// CHECK: %[[S23:.*]] = arith.addf %[[MAIN]]#2, %[[MAIN]]#3
+// CHECK: %[[SUM:.*]] = arith.addf %[[S01]], %[[S23]]
 // CHECK: %[[TOTAL:.*]] = gpu.all_reduce add %[[SUM]] uniform
 // CHECK: arith.cmpi eq, %[[T]]
 // CHECK: memref.store %[[TOTAL]], %[[PARTIAL]][%[[B]]]
@@ -54,6 +73,15 @@ func.func @add(%a: memref<1000xf32>, %b: memref<1000xf32>, %c: memref<1000xf32>)
 // CHECK: arith.addf %[[OLD]]
 // CHECK: memref.store %{{.*}} : memref<64xf32>
 // CHECK: memref.dealloc %[[PARTIAL]]
+
+// With elements-per-thread=1, one accumulator folds the thread's share.
+// ONE-LABEL: func.func @row_sum
+// ONE: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// ONE: %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %c4096 step %c1024 iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// ONE: memref.load %{{.*}} : memref<64x4096xf32>
+// ONE: arith.addf %[[ACC]]
+// ONE-NOT: scf.for
+// ONE: gpu.all_reduce add %[[SUM]] uniform
 
 // With block-reduce-max-outputs=0 every reduction is a thread per output,
 // running the reduction sequentially from the output's initial value.

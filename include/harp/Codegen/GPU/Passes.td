@@ -22,7 +22,12 @@ def HarpGPUKernelsPass : Pass<"harp-gpu-kernels", "func::FuncOp"> {
       threads touch adjacent elements), and each thread runs the reduction
       dims, if any, as a sequential `scf.for` with the accumulators in
       registers. Element-wise kernels, and reductions with many outputs (a
-      matmul), take this strategy.
+      matmul), take this strategy. An element-wise kernel that still
+      launches `min-blocks` blocks with `elements-per-thread` outputs per
+      thread takes that many: a block computes a chunk of
+      `block-size * elements-per-thread` outputs, each thread outputs
+      `block-size` apart (every access coalesced), loading all their inputs
+      before computing any, so that several loads per thread are in flight.
     * **a block per output**: a reduction with at most
       `block-reduce-max-outputs` outputs whose body ends in one
       associative combiner (`addf`, `maximumf`, `andi`, ...) of the
@@ -32,7 +37,10 @@ def HarpGPUKernelsPass : Pass<"harp-gpu-kernels", "func::FuncOp"> {
       (warp shuffles, then shared memory), and thread 0 folds the total into
       the output. When there are fewer outputs than `reduce-blocks`, each
       output gets several blocks: their totals go to a temporary buffer that
-      a second launch combines.
+      a second launch combines. Where each thread folds at least
+      `elements-per-thread` elements, it keeps that many independent
+      accumulators and loads that many elements per step before folding
+      any.
 
     Host operations that are left reading or writing buffers (the `scf.for`
     nest of a scatter) run on one GPU thread. Kernels with dynamic shapes are
@@ -48,7 +56,13 @@ def HarpGPUKernelsPass : Pass<"harp-gpu-kernels", "func::FuncOp"> {
     Option<"reduceBlocks", "reduce-blocks", "int64_t", "1024",
            "Blocks a block-per-output reduction aims to launch; fewer "
            "outputs are split over several blocks and combined in a second "
-           "launch">
+           "launch">,
+    Option<"elementsPerThread", "elements-per-thread", "int64_t", "4",
+           "Outputs per thread of large element-wise kernels, and independent "
+           "accumulators per thread of block reductions (1 to 16)">,
+    Option<"minBlocks", "min-blocks", "int64_t", "1024",
+           "Element-wise kernels take several outputs per thread only while "
+           "they still launch at least this many blocks">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
