@@ -12,6 +12,7 @@
 #include "Bindings.h"
 
 #include "harp/API/Random.h"
+#include "harp/Runtime/Cuda.h"
 #include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Profile.h"
 
@@ -640,6 +641,35 @@ PYBIND11_MODULE(_harp, m) {
       "share computed once), as calling realize() on each would; returns "
       "them as a tuple. Keyword arguments override harp.set_options for "
       "this computation.");
+  m.def(
+      "_cuda_memory_stats",
+      [] {
+        cuda::MemoryStats stats = cuda::memoryStats();
+        py::dict d;
+        d["allocated_bytes"] = stats.allocated;
+        d["peak_allocated_bytes"] = stats.peakAllocated;
+        d["reserved_bytes"] = stats.reserved;
+        d["device_allocations"] = stats.deviceAllocations;
+        d["device_frees"] = stats.deviceFrees;
+        return d;
+      },
+      "harp.cuda.memory_stats()'s numbers.");
+  m.def("_cuda_reset_peak_memory", [] { cuda::resetPeakMemory(); });
+  m.def("_cuda_empty_cache", [] {
+    if (llvm::Error err = cuda::emptyCache())
+      throw Error("harp.cuda.empty_cache: " + llvm::toString(std::move(err)));
+  });
+  m.def("_cuda_synchronize", [] {
+    if (llvm::Error err = cuda::synchronize())
+      throw Error("harp.cuda.synchronize: " + llvm::toString(std::move(err)));
+  });
+  m.def("_cuda_is_available", [] {
+    if (llvm::Error err = cuda::initialize()) {
+      llvm::consumeError(std::move(err));
+      return false;
+    }
+    return true;
+  });
   m.def(
       "compile_stats",
       [] {

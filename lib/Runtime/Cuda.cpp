@@ -9,10 +9,15 @@
 #include "harp/Runtime/Cuda.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <mutex>
+#include <unordered_map>
 
 #ifdef HARP_HAVE_CUDA_H
 #include <cuda.h>
@@ -48,6 +53,9 @@ Error harp::cuda::copyOnDevice(void *, const void *, size_t) {
   return notBuilt();
 }
 Error harp::cuda::synchronize() { return notBuilt(); }
+harp::cuda::MemoryStats harp::cuda::memoryStats() { return {}; }
+void harp::cuda::resetPeakMemory() {}
+Error harp::cuda::emptyCache() { return Error::success(); }
 Error harp::cuda::takeError() { return Error::success(); }
 std::vector<std::pair<const char *, void *>> harp::cuda::entryPoints() {
   return {};
@@ -226,6 +234,164 @@ static Error checked(CUresult result, const char *what) {
                    " failed: " + describe(driver(), result));
 }
 
+//===----------------------------------------------------------------------===//
+// One stream, and device memory kept for reuse
+//===----------------------------------------------------------------------===//
+
+/// harp's stream: the generated code queues all its device work (kernels,
+/// device copies, memsets) on it, in order, across calls. It is created
+/// once, on first use, and never destroyed (a stream per call cost a create
+/// and a destroy per call).
+static CUstream theStream(Driver &d) {
+  static CUstream stream = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    check(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  });
+  return stream;
+}
+
+static bool envFlag(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value && std::strcmp(value, "0") != 0;
+}
+
+namespace {
+/// Device memory harp allocated, and blocks freed for reuse: a free puts the
+/// block in the cache without waiting for the device, and an allocation of
+/// the same rounded size takes it back. This is safe because all device
+/// work is ordered on theStream(): work queued after the reuse runs after
+/// the kernels queued before the free that may still read the block. Memory
+/// the host writes (harp::cuda::allocate) waits for the stream when it
+/// reuses a block. Running out of memory frees the cache and tries again;
+/// HARP_CUDA_NO_CACHING=1 frees every block at once, after waiting for the
+/// stream, for tools that look for reads of freed memory.
+struct DeviceMemory {
+  std::mutex mutex;
+  std::map<size_t, std::vector<CUdeviceptr>> cached; // by rounded size
+  std::unordered_map<CUdeviceptr, size_t> live;      // handed out, by block
+  harp::cuda::MemoryStats stats;
+  bool caching = !envFlag("HARP_CUDA_NO_CACHING");
+  ~DeviceMemory();
+};
+} // namespace
+
+static DeviceMemory &deviceMemory() {
+  static DeviceMemory memory;
+  return memory;
+}
+
+/// The size of the block an allocation of `bytes` gets: multiples of 512
+/// bytes below 1 MiB, of a sixteenth of the power of two below it above
+/// (at most 6.25% more than asked), so that the sizes a program repeats
+/// find their blocks again.
+static size_t blockSize(size_t bytes) {
+  if (bytes <= 512)
+    return 512;
+  size_t step = bytes < (size_t(1) << 20) ? 512 : llvm::bit_floor(bytes) / 16;
+  return llvm::alignTo(bytes, step);
+}
+
+/// Frees every cached block (memory.mutex held), after the work queued
+/// before their frees.
+static CUresult releaseCached(Driver &d, DeviceMemory &memory) {
+  if (memory.cached.empty())
+    return CUDA_SUCCESS;
+  if (CUresult r = d.cuStreamSynchronize(theStream(d)); r != CUDA_SUCCESS)
+    return r;
+  for (auto &[size, blocks] : memory.cached)
+    for (CUdeviceptr block : blocks) {
+      d.cuMemFree(block);
+      memory.stats.reserved -= size;
+      ++memory.stats.deviceFrees;
+    }
+  memory.cached.clear();
+  return CUDA_SUCCESS;
+}
+
+DeviceMemory::~DeviceMemory() {
+  // At exit: the cache goes back to the driver, which is still loaded.
+  if (Driver *d = ready())
+    releaseCached(*d, *this);
+}
+
+/// A block of at least `bytes`, from the cache or the driver; `reused` says
+/// which.
+static CUresult allocateBlock(Driver &d, size_t bytes, CUdeviceptr &block,
+                              bool &reused) {
+  DeviceMemory &memory = deviceMemory();
+  std::lock_guard<std::mutex> lock(memory.mutex);
+  size_t size = memory.caching ? blockSize(bytes) : std::max<size_t>(bytes, 1);
+  auto it = memory.cached.find(size);
+  reused = it != memory.cached.end();
+  if (reused) {
+    block = it->second.back();
+    it->second.pop_back();
+    if (it->second.empty())
+      memory.cached.erase(it);
+  } else {
+    CUresult r = d.cuMemAlloc(&block, size);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && !memory.cached.empty()) {
+      if (CUresult freed = releaseCached(d, memory); freed != CUDA_SUCCESS)
+        return freed;
+      r = d.cuMemAlloc(&block, size);
+    }
+    if (r != CUDA_SUCCESS)
+      return r;
+    memory.stats.reserved += size;
+    ++memory.stats.deviceAllocations;
+  }
+  memory.live[block] = size;
+  memory.stats.allocated += size;
+  memory.stats.peakAllocated =
+      std::max(memory.stats.peakAllocated, memory.stats.allocated);
+  return CUDA_SUCCESS;
+}
+
+/// Returns a block to the cache (or, not caching, to the driver after the
+/// work queued before). Memory harp did not allocate here (managed memory)
+/// goes straight back to the driver after that work.
+static CUresult freeBlock(Driver &d, CUdeviceptr block) {
+  DeviceMemory &memory = deviceMemory();
+  std::lock_guard<std::mutex> lock(memory.mutex);
+  auto it = memory.live.find(block);
+  if (it != memory.live.end()) {
+    size_t size = it->second;
+    memory.live.erase(it);
+    memory.stats.allocated -= size;
+    if (memory.caching) {
+      memory.cached[size].push_back(block);
+      return CUDA_SUCCESS;
+    }
+    memory.stats.reserved -= size;
+    ++memory.stats.deviceFrees;
+  }
+  if (CUresult r = d.cuStreamSynchronize(theStream(d)); r != CUDA_SUCCESS)
+    return r;
+  return d.cuMemFree(block);
+}
+
+harp::cuda::MemoryStats harp::cuda::memoryStats() {
+  DeviceMemory &memory = deviceMemory();
+  std::lock_guard<std::mutex> lock(memory.mutex);
+  return memory.stats;
+}
+
+void harp::cuda::resetPeakMemory() {
+  DeviceMemory &memory = deviceMemory();
+  std::lock_guard<std::mutex> lock(memory.mutex);
+  memory.stats.peakAllocated = memory.stats.allocated;
+}
+
+Error harp::cuda::emptyCache() {
+  Driver *d = ready();
+  if (!d)
+    return Error::success(); // nothing was ever allocated
+  DeviceMemory &memory = deviceMemory();
+  std::lock_guard<std::mutex> lock(memory.mutex);
+  return checked(releaseCached(*d, memory), "cuStreamSynchronize");
+}
+
 bool harp::cuda::builtWithCuda() { return true; }
 
 Error harp::cuda::initialize() {
@@ -271,15 +437,23 @@ Expected<void *> harp::cuda::allocate(size_t bytes) {
   if (!d)
     return makeError(driver().failure);
   CUdeviceptr ptr = 0;
-  // A zero-byte buffer still gets a distinct address.
-  if (Error err = checked(d->cuMemAlloc(&ptr, bytes ? bytes : 1), "cuMemAlloc"))
+  bool reused = false;
+  if (Error err = checked(allocateBlock(*d, bytes, ptr, reused), "cuMemAlloc"))
     return std::move(err);
+  // The host may write it at once: kernels queued before its free must be
+  // done with it.
+  if (reused)
+    if (Error err = checked(d->cuStreamSynchronize(theStream(*d)),
+                            "cuStreamSynchronize")) {
+      freeBlock(*d, ptr);
+      return std::move(err);
+    }
   return reinterpret_cast<void *>(ptr);
 }
 
 void harp::cuda::release(void *device) {
   if (Driver *d = ready(); d && device)
-    d->cuMemFree(reinterpret_cast<CUdeviceptr>(device));
+    freeBlock(*d, reinterpret_cast<CUdeviceptr>(device));
 }
 
 Error harp::cuda::copyToDevice(void *device, const void *host, size_t bytes) {
@@ -394,24 +568,28 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   Driver *d = readyOrRecord("mgpuLaunchKernel");
   if (!d || !function)
     return;
-  check(d->cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
-                          gridZ, blockX, blockY, blockZ, smem,
-                          static_cast<CUstream>(stream), params, extra),
-        "cuLaunchKernel");
+  if (!check(d->cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
+                               gridZ, blockX, blockY, blockZ, smem,
+                               static_cast<CUstream>(stream), params, extra),
+             "cuLaunchKernel"))
+    return;
+  // HARP_CUDA_LAUNCH_BLOCKING=1: a kernel that faults is reported by the
+  // launch that started it, not by a later wait.
+  static const bool blocking = envFlag("HARP_CUDA_LAUNCH_BLOCKING");
+  if (blocking)
+    check(d->cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "a kernel (HARP_CUDA_LAUNCH_BLOCKING: cuStreamSynchronize after "
+          "its launch)");
 }
 
 static void *mgpuStreamCreate() {
   Driver *d = readyOrRecord("mgpuStreamCreate");
-  CUstream stream = nullptr;
-  if (d && check(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-                 "cuStreamCreate"))
-    return stream;
-  return nullptr;
+  return d ? theStream(*d) : nullptr;
 }
 
 static void mgpuStreamDestroy(void *stream) {
-  if (Driver *d = ready(); d && stream)
-    check(d->cuStreamDestroy(static_cast<CUstream>(stream)), "cuStreamDestroy");
+  // harp's one stream lives on (see theStream).
+  (void)stream;
 }
 
 static void mgpuStreamSynchronize(void *stream) {
@@ -458,27 +636,27 @@ static void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
   Driver *d = readyOrRecord("mgpuMemAlloc");
   if (!d)
     return nullptr;
-  CUdeviceptr ptr = 0;
-  // The stream is ordered: allocation is synchronous, so work queued
-  // before it cannot see the buffer anyway.
+  // Work is ordered on the stream: a reused block is read and written only
+  // by work queued after the kernels that were done with it.
   (void)stream;
-  CUresult r = hostShared ? d->cuMemAllocManaged(&ptr, bytes ? bytes : 1,
-                                                 CU_MEM_ATTACH_GLOBAL)
-                          : d->cuMemAlloc(&ptr, bytes ? bytes : 1);
-  if (!check(r, "cuMemAlloc"))
+  CUdeviceptr ptr = 0;
+  bool reused = false;
+  if (hostShared) {
+    if (!check(
+            d->cuMemAllocManaged(&ptr, bytes ? bytes : 1, CU_MEM_ATTACH_GLOBAL),
+            "cuMemAllocManaged"))
+      return nullptr;
+  } else if (!check(allocateBlock(*d, bytes, ptr, reused), "cuMemAlloc")) {
     return nullptr;
+  }
   return reinterpret_cast<void *>(ptr);
 }
 
 static void mgpuMemFree(void *ptr, void *stream) {
   Driver *d = readyOrRecord("mgpuMemFree");
-  if (!d || !ptr)
-    return;
-  // Kernels queued on the stream may still read the buffer.
-  if (stream)
-    check(d->cuStreamSynchronize(static_cast<CUstream>(stream)),
-          "cuStreamSynchronize (a kernel failed)");
-  check(d->cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
+  (void)stream;
+  if (d && ptr)
+    check(freeBlock(*d, reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
 }
 
 static void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {

@@ -32,6 +32,7 @@ from . import distributed  # noqa: E402,F401
 from . import graph  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
+from . import cuda  # noqa: E402,F401
 from .autograd import (enable_grad, inference_mode,  # noqa: F401
                        is_grad_enabled, no_grad, set_grad_enabled)
 from .random import (Generator, default_generator, get_rng_state,  # noqa: F401
@@ -120,7 +121,7 @@ __all__ = [
     "bernoulli", "bool_", "broadcast_to", "default_generator",
     "get_rng_state", "initial_seed", "normal", "randint", "randint_like",
     "random", "seed", "set_rng_state",
-    "cat", "chunk", "compile_stats", "complex128", "complex64",
+    "cat", "chunk", "compile_stats", "complex128", "complex64", "cuda",
     "concat", "conj", "constant", "conv", "cumprod", "cumsum",
     "diagonal", "dot", "einsum", "float32", "float64", "fold", "format_profile", "full",
     "full_like", "gather",

@@ -12,6 +12,7 @@ from . import nn as nn
 from . import optim as optim
 from . import autograd as autograd
 from . import random as random
+from . import cuda as cuda
 from . import utils as utils
 from . import serialization as serialization
 from . import linalg as linalg

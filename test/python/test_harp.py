@@ -627,6 +627,80 @@ def test_cuda_tensors_with_stand_in_driver(tmp_path):
     assert lines[-1] == "exit live-allocations=0"
 
 
+@pytest.mark.skipif(not os.path.exists(os.path.join(FAKE_CUDA, "libcuda.so.1")),
+                    reason="the stand-in driver is built only where cuda.h is found")
+def test_cuda_training_steps_reuse_device_memory(tmp_path):
+    """SGD steps of an MLP on cuda against the stand-in driver: once the
+    first steps have compiled their kernels, a step asks the driver for no
+    memory and loads no module (freed blocks are cached and reused, on one
+    stream), and harp.cuda's counters say so. empty_cache() gives the cache
+    back; the process leaves nothing allocated."""
+    log = tmp_path / "driver.log"
+    script = (
+        "import numpy as np, harp\n"
+        "import harp.nn as nn\n"
+        "net = nn.Sequential(nn.Linear(32, 48), nn.ReLU(), nn.Linear(48, 10))\n"
+        "net.to('cuda')\n"
+        "opt = harp.optim.SGD(net.parameters(), lr=0.1)\n"
+        "rng = np.random.default_rng(0)\n"
+        "x = harp.tensor(rng.standard_normal((16, 32)).astype(np.float32), device='cuda')\n"
+        "y = harp.tensor(rng.integers(0, 10, 16), device='cuda')\n"
+        "def loads():\n"
+        "    return open(%r).read().count('module-load')\n"
+        "seen = []\n"
+        "for step in range(8):\n"
+        "    opt.zero_grad()\n"
+        "    loss = nn.functional.cross_entropy(net(x), y)\n"
+        "    loss.backward()\n"
+        "    loss.item()\n"
+        "    opt.step()\n"
+        "    s = harp.cuda.memory_stats()\n"
+        "    seen.append((s['device_allocations'], loads(), s['allocated_bytes']))\n"
+        "print(seen)\n"
+        "assert seen[3:] == [seen[3]] * 5, seen\n"
+        "assert seen[3][0] > 0 and seen[3][1] > 0\n"
+        "s = harp.cuda.memory_stats()\n"
+        "assert s['reserved_bytes'] > s['allocated_bytes'], s\n"
+        "assert harp.cuda.max_memory_allocated() >= harp.cuda.memory_allocated()\n"
+        "harp.cuda.empty_cache()\n"
+        "assert harp.cuda.memory_reserved() == harp.cuda.memory_allocated()\n"
+        "assert harp.cuda.memory_stats()['device_frees'] > 0\n"
+        "harp.cuda.reset_peak_memory_stats()\n"
+        "assert harp.cuda.max_memory_allocated() == harp.cuda.memory_allocated()\n"
+        "print('ok')\n") % str(log)
+    env = dict(os.environ, LD_LIBRARY_PATH=FAKE_CUDA, HARP_FAKE_CUDA_LOG=str(log),
+               HARP_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().endswith("ok"), proc.stdout
+    lines = log.read_text().splitlines()
+    assert lines[-1] == "exit live-allocations=0"
+    # Without the cache every free goes back to the driver (after a wait).
+    log.unlink()
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, env=dict(env, HARP_CUDA_NO_CACHING="1"))
+    assert proc.returncode != 0
+    assert "AssertionError" in proc.stderr
+
+
+def test_cuda_memory_functions_without_a_gpu():
+    """harp.cuda's functions answer on a machine without a GPU: nothing was
+    allocated; synchronize says why it cannot."""
+    if harp.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert harp.cuda.memory_allocated() == 0
+    assert harp.cuda.max_memory_allocated("cuda:0") == 0
+    assert harp.cuda.memory_reserved() == 0
+    harp.cuda.empty_cache()
+    with pytest.raises(harp.HarpError, match="synchronize"):
+        harp.cuda.synchronize()
+    with pytest.raises(ValueError, match="one GPU, cuda:0; got cuda:1"):
+        harp.cuda.memory_allocated("cuda:1")
+    with pytest.raises(ValueError, match="got cpu"):
+        harp.cuda.memory_stats("cpu")
+
+
 def test_set_cpu_chooses_the_target():
     before = harp.get_cpu()
     x = np.arange(37, dtype=np.float32)

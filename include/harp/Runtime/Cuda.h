@@ -19,6 +19,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,7 +42,11 @@ llvm::Expected<std::string> deviceName();
 llvm::Expected<std::string> chip();
 
 /// Device memory: allocate, free, and synchronous copies to and from host
-/// memory. All initialize the driver first.
+/// memory. All initialize the driver first. Blocks are cached: release()
+/// keeps a block for the next allocation of its size (as do the frees of
+/// generated code), without waiting for the device; the copies run when no
+/// generated function is running (each waits for its work before it
+/// returns).
 llvm::Expected<void *> allocate(size_t bytes);
 void release(void *device);
 llvm::Error copyToDevice(void *device, const void *host, size_t bytes);
@@ -49,6 +54,23 @@ llvm::Error copyToHost(void *host, const void *device, size_t bytes);
 llvm::Error copyOnDevice(void *device, const void *from, size_t bytes);
 /// Waits for all work on the device.
 llvm::Error synchronize();
+
+/// Device memory in bytes (block sizes, rounded up from what was asked):
+/// handed out now, the most handed out at once since the start or the last
+/// resetPeakMemory(), and held from the driver (handed out plus cached);
+/// and how many times the driver was asked to allocate and to free.
+struct MemoryStats {
+  size_t allocated = 0;
+  size_t peakAllocated = 0;
+  size_t reserved = 0;
+  uint64_t deviceAllocations = 0;
+  uint64_t deviceFrees = 0;
+};
+MemoryStats memoryStats();
+void resetPeakMemory();
+/// Gives the cached blocks back to the driver (after the work queued
+/// before their frees).
+llvm::Error emptyCache();
 
 /// The first driver failure recorded by an `mgpu*` entry point since the
 /// last call, or success.
