@@ -125,15 +125,23 @@ def fake_run(path, args, tmp, env):
                         + proc.stderr + "".join(faults))
 
 
-def run(module, *inputs, entry=None, extra_args=(), env=None):
+def run(module, *inputs, entry=None, extra_args=(), env=None, device=None):
     """Runs `entry` (default: the only function) of the MLIR text `module` on
-    `inputs` and returns the results as a list of arrays."""
+    `inputs` and returns the results as a list of arrays. It runs on the
+    suite's device (HARP_TEST_DEVICE), except with a CPU-only option
+    (--parallel, --no-vectorize, --gradcheck) or `device="cpu"`: a test that
+    compares a CPU-only variant bit for bit with the default run asks for
+    the default on the CPU too (the GPU rounds differently)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "module.mlir")
         with open(path, "w") as f:
             f.write(module)
-        cpu_only = any(a in ("--parallel", "--no-vectorize", "--gradcheck")
-                       for a in extra_args)
+        if device not in (None, "cpu"):
+            raise ValueError("harptest.run: device must be None or 'cpu', "
+                             "not %r" % (device,))
+        cpu_only = device == "cpu" or any(
+            a in ("--parallel", "--no-vectorize", "--gradcheck")
+            for a in extra_args)
         entry_args = ["--entry", entry] if entry else []
         input_args = []
 

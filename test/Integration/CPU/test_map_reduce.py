@@ -473,7 +473,7 @@ def test_matmul_tiled(dtype, m, k, n):
 def test_matmul_tiled_on_threads(dtype, m, k, n):
     rng = np.random.default_rng(m * n + k)
     a, b = h.random((m, k), dtype, rng), h.random((k, n), dtype, rng)
-    (one,) = h.run(matmul_module(m, k, n, dtype), a, b)
+    (one,) = h.run(matmul_module(m, k, n, dtype), a, b, device="cpu")
     (two,) = h.run(matmul_module(m, k, n, dtype), a, b, extra_args=("--parallel",),
                    env=dict(os.environ, OMP_NUM_THREADS="2"))
     np.testing.assert_array_equal(one, two)
@@ -644,7 +644,7 @@ def test_windows_one_image_at_a_time(dtype, n, c, hgt, wid, k, pad, weighted):
     w = rng.normal(size=(c, k, k)).astype(dtype)
     module = depthwise_module(n, c, hgt, wid, k, pad, dtype, weighted)
     inputs = (x, w) if weighted else (x,)
-    (one,) = h.run(module, *inputs)
+    (one,) = h.run(module, *inputs, device="cpu")
     (two,) = h.run(module, *inputs, extra_args=("--parallel",),
                    env=dict(os.environ, OMP_NUM_THREADS="2"))
     np.testing.assert_array_equal(one, two)
