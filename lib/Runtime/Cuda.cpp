@@ -310,9 +310,12 @@ static CUresult releaseCached(Driver &d, DeviceMemory &memory) {
 }
 
 DeviceMemory::~DeviceMemory() {
-  // At exit: the cache goes back to the driver, which is still loaded.
-  if (Driver *d = ready())
-    releaseCached(*d, *this);
+  // At exit: the cache goes back to the driver, which is still loaded (a
+  // block in the cache means the driver was opened; a process that only
+  // read the counters does not open it now).
+  if (!cached.empty())
+    if (Driver *d = ready())
+      releaseCached(*d, *this);
 }
 
 /// A block of at least `bytes`, from the cache or the driver; `reused` says
@@ -384,11 +387,13 @@ void harp::cuda::resetPeakMemory() {
 }
 
 Error harp::cuda::emptyCache() {
-  Driver *d = ready();
-  if (!d)
-    return Error::success(); // nothing was ever allocated
   DeviceMemory &memory = deviceMemory();
   std::lock_guard<std::mutex> lock(memory.mutex);
+  if (memory.cached.empty())
+    return Error::success(); // (and the driver need not be opened)
+  Driver *d = ready();
+  if (!d)
+    return makeError(driver().failure);
   return checked(releaseCached(*d, memory), "cuStreamSynchronize");
 }
 
