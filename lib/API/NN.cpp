@@ -376,7 +376,9 @@ NodePtr harp::detail::nn::maxPoolIndices(NodePtr x, const PoolOptions &options,
   NodePtr local = argExtreme(reshape(windows, flat), 2 + k, false, true);
   // ... then as a position in the input, row-major over its spatial dims:
   // per dim, out * stride - padding + (offset in the window) * dilation.
-  auto i64 = [](double v) { return scalar(DType::I64, v); };
+  // The geometry's numbers are constants of the compiled code (not run-time
+  // arguments): divisions by them become multiplications.
+  auto i64 = [](double v) { return full(DType::I64, {}, v); };
   NodePtr index;
   int64_t inner = product(g.kernel), placeValue = product(sizes);
   for (size_t i = 0; i < k; ++i) {
