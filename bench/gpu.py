@@ -118,7 +118,7 @@ def row(name, result, anchor, target):
         cells = ["%.1f GFLOP/s" % rate, "cuBLAS %.1f GFLOP/s" % ref]
     ratio = rate / ref
     verdict = "" if target is None else (
-        ("met" if ratio >= target else "MISSED") + " (>= %.1fx)" % target)
+        ("met" if ratio >= target else "MISSED") + " (>= %gx)" % target)
     if not result["ok"]:
         verdict = "WRONG result"
     return [name, "%.3f ms" % (t * 1e3)] + cells + ["%.2fx" % ratio, verdict]
@@ -208,7 +208,7 @@ def main():
             cells.append("%.3f ms, %.2fx" % (torch_s * 1e3, ratio))
             if name in TORCH_TARGETS and result["ok"]:
                 cells[5] = ("met" if ratio >= TORCH_TARGETS[name] else
-                            "MISSED") + " (>= %.1fx PyTorch)" % TORCH_TARGETS[name]
+                            "MISSED") + " (>= %gx PyTorch)" % TORCH_TARGETS[name]
         rows.append(cells)
     device = next((r["device"] for r in results.values() if "device" in r), "?")
     header = ["workload", "harp", "rate", "anchor", "ratio", "target",
