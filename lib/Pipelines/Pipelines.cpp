@@ -272,8 +272,9 @@ void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
   // kernels see sizes as constants, not as arguments).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
-  // Launches, copies and (de)allocations on one stream per call, in order,
-  // synchronized once before the function returns.
+  // Launches, copies and (de)allocations in order on a stream (the CUDA
+  // runtime hands every call its one stream), synchronized once before the
+  // function returns.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

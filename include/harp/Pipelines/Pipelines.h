@@ -156,7 +156,8 @@ struct HarpToGPUOptions : public PassPipelineOptions<HarpToGPUOptions> {
 /// results as out-parameters,
 /// harp-gpu-kernels (gpu.launch per kernel), harp-gpu-host (device buffers),
 /// complex to standard, gpu-launch-sink-index-computations,
-/// gpu-kernel-outlining, gpu-async-region (one stream per call),
+/// gpu-kernel-outlining, gpu-async-region (work in order on a stream: the
+/// runtime's one stream),
 /// nvvm-attach-target, convert-gpu-to-nvvm (kernels take bare pointers),
 /// gpu-to-llvm and gpu-module-to-binary. The host
 /// functions keep harp's C interface (`_mlir_ciface_`), with device
