@@ -23,6 +23,7 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -562,6 +563,27 @@ def copy_bandwidth():
     return 2 * src.nbytes / best * 1e-9
 
 
+def fma_peak(march, threads):
+    """GFLOP/s of bench/roofline.c's multiply-add chains compiled for
+    `march` on `threads` threads (None where no C compiler runs)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return None
+    with tempfile.TemporaryDirectory(prefix="harp-models-roofline-") as tmp:
+        exe = os.path.join(tmp, "roofline")
+        built = subprocess.run([cc, "-O3", f"-march={march}", "-fopenmp", "-o",
+                                exe, os.path.join(ROOT, "bench", "roofline.c")],
+                               capture_output=True)
+        if built.returncode:
+            return None
+        ran = subprocess.run([exe, str(1 << 20), "3", "1"], capture_output=True,
+                             text=True, env=dict(os.environ,
+                                                 OMP_NUM_THREADS=str(threads)))
+        if ran.returncode:
+            return None
+        return json.loads(ran.stdout)["fma"]["gflops"]
+
+
 def machine(args):
     import numpy as np
     import torch
@@ -585,6 +607,8 @@ def machine(args):
             "date": time.strftime("%Y-%m-%d %H:%M")}
 
 
+FLOPS = re.compile(r" \(([0-9.]+) ([kMGTP]?)flop\)")
+PREFIX = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 WRITES = re.compile(r"memref<([0-9x?]+)x(f32|f64|i64|i32|i8|i1|i16|f16|bf16)>")
 BYTES = {"f32": 4, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "f16": 2,
          "bf16": 2, "i8": 1, "i1": 1}
@@ -606,7 +630,14 @@ def written_bytes(kernel):
     return total or None
 
 
-def print_profile(res, copy_gbps, top):
+def kernel_flops(kernel):
+    """The floating-point operations a profile row says its kernel does per
+    call (harp-profile-kernels counts them where its loops are static)."""
+    m = FLOPS.search(kernel)
+    return float(m.group(1)) * PREFIX[m.group(2)] if m else None
+
+
+def print_profile(res, copy_gbps, top, fma_gflops=None):
     prof = res.get("profile")
     if not prof:
         return
@@ -621,12 +652,27 @@ def print_profile(res, copy_gbps, top):
           f"per profiled step; {calls:.0f} compiled-function calls per step "
           f"take {100 * in_calls / wall:.0f}% of it, the {len(kernels)} kernel "
           f"rows inside them {100 * in_kernels / wall:.0f}%")
+    # A kernel's roofline is the larger of its two bounds: the bytes it
+    # writes at the copy's bandwidth, its flops at the FMA peak.
+    flops_total = sum(kernel_flops(r["kernel"]) * r["calls"]
+                      for r in kernels if kernel_flops(r["kernel"]))
+    if fma_gflops:
+        print(f"    flops counted: {flops_total / steps * 1e-9:.3g} GFLOP per "
+              f"step, {flops_total / max(in_kernels, 1e-12) * 1e-9:.3g} "
+              f"GFLOP/s over the kernels' time ({100 * flops_total / max(in_kernels, 1e-12) * 1e-9 / fma_gflops:.0f}% "
+              f"of the FMA peak, {fma_gflops:.0f} GFLOP/s)")
     print(f"    {'ms/call':>8} {'calls/st':>8} {'%step':>6} {'MB wr':>7} "
-          f"{'GB/s wr':>7} {'%copy':>6}  kernel")
+          f"{'GB/s wr':>7} {'%copy':>6} {'GFLOP/s':>7} {'%FMA':>5} "
+          f"{'%roof':>5}  kernel")
     for r in sorted(kernels, key=lambda r: -r["seconds"])[:top]:
         per_call = r["seconds"] / max(r["calls"], 1)
         b = written_bytes(r["kernel"])
         gbps = b / per_call * 1e-9 if b and per_call > 0 else None
+        flops = kernel_flops(r["kernel"])
+        gflops = flops / per_call * 1e-9 if flops and per_call > 0 else None
+        copy = gbps / copy_gbps if gbps else None
+        fma = gflops / fma_gflops if gflops and fma_gflops else None
+        roof = max(x for x in (copy, fma, 0) if x is not None)
         name = r["kernel"]
         if len(name) > 110:
             name = name[:107] + "..."
@@ -634,7 +680,10 @@ def print_profile(res, copy_gbps, top):
               f"{100 * r['seconds'] / wall:5.1f}% "
               f"{(b / 1e6 if b else 0):7.2f} "
               f"{(f'{gbps:7.2f}' if gbps else '      -')} "
-              f"{(f'{100 * gbps / copy_gbps:5.1f}%' if gbps else '     -')}  {name}")
+              f"{(f'{100 * copy:5.1f}%' if copy else '     -')} "
+              f"{(f'{gflops:7.1f}' if gflops else '      -')} "
+              f"{(f'{100 * fma:4.0f}%' if fma else '    -')} "
+              f"{(f'{100 * roof:4.0f}%' if roof else '    -')}  {name}")
 
 
 def agree(h, t):
@@ -643,7 +692,7 @@ def agree(h, t):
     return all(abs(a - b) <= RTOL * abs(b) + 1e-6 for a, b in zip(h, t))
 
 
-def print_model(key, res, copy_gbps, top):
+def print_model(key, res, copy_gbps, top, fma_gflops=None):
     print(f"\n== {key}: {MODELS[key][4]} ==")
     torch, harp = res.get("torch"), res.get("harp")
     cold, warm = res.get("cold_first"), res.get("warm_first")
@@ -697,7 +746,7 @@ def print_model(key, res, copy_gbps, top):
                       f"{st2.get('disk_hits', '?')} disk hits)")
     if res.get("warm_error"):
         print(f"  harp warm run: {res['warm_error']}")
-    print_profile(res, copy_gbps, top)
+    print_profile(res, copy_gbps, top, fma_gflops)
 
 
 def print_table(results, facts):
@@ -809,6 +858,8 @@ def main():
     facts["openblas_coretype"] = coretype
     facts["no_cold"] = args.no_cold
     facts["copy_gbps"] = copy_bandwidth()
+    facts["fma_gflops"] = (fma_peak(args.cpu or "native", args.nthreads)
+                           if args.profile_steps > 0 else None)
     print("harp model-step benchmark: training steps (forward, loss, backward, "
           "optimizer step, zero_grad), harp vs PyTorch eager")
     print(f"  CPU: {facts['cpu']} ({facts['cores']} cores), AVX-512: "
@@ -824,6 +875,9 @@ def main():
           f"{facts['python']}, harp {facts['harp_commit']}; {facts['date']}")
     print(f"  NumPy copy bandwidth (read + write, 1 thread): "
           f"{facts['copy_gbps']:.1f} GB/s")
+    if facts["fma_gflops"]:
+        print(f"  FMA peak (bench/roofline.c, -march={args.cpu or 'native'}, "
+              f"{args.nthreads} thread(s)): {facts['fma_gflops']:.1f} GFLOP/s")
     print(f"  steps: {LOSS_STEPS} compared, {WARMUP} more warm-up, "
           f"{args.steps} timed (median); {BATCHES} batches cycled; "
           f"timeout {args.timeout:g} s per model process")
@@ -854,7 +908,8 @@ def main():
         if "torch" in res and "harp" in res:
             res["agree"] = agree(res["harp"]["losses"], res["torch"]["losses"])
         results[key] = res
-        print_model(key, res, facts["copy_gbps"], args.top)
+        print_model(key, res, facts["copy_gbps"], args.top,
+                    facts["fma_gflops"])
     geo = print_table(results, facts)
     if args.json:
         with open(args.json, "w") as f:

@@ -7,7 +7,11 @@
  * (12 bytes per element: two reads and a write) and a read-reduce sum of a
  * (4 bytes per element) over N floats, one warm-up and then REPS timed runs
  * (at least 3, fewer than REPS when a run takes more than MAX_SECONDS / REPS),
- * and prints one JSON object with best and median seconds and GB/s. */
+ * and prints one JSON object with best and median seconds and GB/s. It also
+ * times the FMA peak: independent chains of vector multiply-adds in
+ * registers on every thread, the widest vectors -march allows (64 bytes with
+ * AVX-512, else 32), printed as "fma" with its GFLOP/s (a multiply-add is two
+ * flops). */
 
 #include <omp.h>
 #include <stdio.h>
@@ -41,6 +45,57 @@ static float sum(const float *restrict a, long n) {
 }
 
 static volatile float sink;
+
+#ifdef __AVX512F__
+typedef float vfloat __attribute__((vector_size(64)));
+#define CHAINS 12
+#else
+typedef float vfloat __attribute__((vector_size(32)));
+#define CHAINS 10
+#endif
+
+/* `iters` steps of CHAINS independent multiply-add chains on each thread;
+ * returns the flops done. */
+static double fmaChains(long iters) {
+  double flops = 0;
+#pragma omp parallel reduction(+ : flops)
+  {
+    vfloat acc[CHAINS], m, a;
+    for (int j = 0; j < CHAINS; ++j)
+      acc[j] = (vfloat){0} + (float)j;
+    m = (vfloat){0} + 0.999999f;
+    a = (vfloat){0} + 1e-7f;
+    for (long i = 0; i < iters; ++i) {
+      /* The compiler may not see through the register barrier, so every
+       * step is done. */
+      __asm__ volatile("" : "+x"(m));
+      for (int j = 0; j < CHAINS; ++j)
+        acc[j] = acc[j] * m + a;
+    }
+    vfloat s = acc[0];
+    for (int j = 1; j < CHAINS; ++j)
+      s += acc[j];
+    sink = s[0];
+    flops = 2.0 * iters * CHAINS * (sizeof(vfloat) / sizeof(float));
+  }
+  return flops;
+}
+
+/* Prints the FMA peak's JSON fields: the best of `reps` runs. */
+static void benchFma(int reps) {
+  long iters = 1L << 22;
+  double best = 1e30, flops = 0;
+  for (int r = -1; r < reps; ++r) {
+    double start = now();
+    flops = fmaChains(iters);
+    double dt = now() - start;
+    if (r >= 0 && dt < best)
+      best = dt;
+  }
+  printf("\"fma\": {\"reps\": %d, \"best_s\": %.6g, \"flops\": %.0f, "
+         "\"vector_bytes\": %d, \"gflops\": %.3f}",
+         reps, best, flops, (int)sizeof(vfloat), flops / best * 1e-9);
+}
 
 /* Times `kind` (0: triad, 1: sum) and prints its JSON fields. */
 static void bench(int kind, float *a, float *b, float *c, long n, int reps,
@@ -92,6 +147,8 @@ int main(int argc, char **argv) {
   bench(0, a, b, c, n, reps, maxSeconds);
   printf(", ");
   bench(1, a, b, c, n, reps, maxSeconds);
+  printf(", ");
+  benchFma(3);
   printf("}\n");
   free(a);
   free(b);

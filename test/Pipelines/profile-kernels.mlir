@@ -16,7 +16,7 @@
 // CHECK: llvm.intr.maximum
 // CHECK: llvm.func @harp_profile_clock() -> i64
 // CHECK: llvm.func @harp_profile_record(!llvm.ptr, i64)
-// CHECK: llvm.mlir.global internal constant @__harp_profile_0("@relu #0 scf.for 37 x {{[0-9]+}}: writes memref<37x53xf32> at profile-kernels.mlir:{{[0-9]+}}\00")
+// CHECK: llvm.mlir.global internal constant @__harp_profile_0("@relu #0 scf.for 37 x {{[0-9]+}} (1.96 kflop): writes memref<37x53xf32> at profile-kernels.mlir:{{[0-9]+}}\00")
 // CHECK: llvm.mlir.global internal constant @__harp_profile_1("@relu (whole call)\00")
 func.func @relu(%x: tensor<37x53xf32>) -> tensor<37x53xf32> {
   %y = harp.map_reduce ins(%x : tensor<37x53xf32>) {

@@ -4,6 +4,7 @@ which line built it, results are unchanged, and the table is printed at
 exit when the environment asks for it."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -63,6 +64,13 @@ def test_kernels_timed_and_named(profiling, m, k, n):
     # The most time first.
     assert [r["seconds"] for r in rows] == sorted((r["seconds"] for r in rows),
                                                   reverse=True)
+    # The flops each kernel does per call: the matmul's multiply-adds (two
+    # each) and at most a few per result for the bias and the ReLU. The
+    # names give three significant digits.
+    prefix = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}
+    flops = sum(float(v) * prefix[p] for r in kernels
+                for v, p in re.findall(r" \(([0-9.]+) ([kMG]?)flop\)", r["kernel"]))
+    assert 2 * m * k * n * 0.995 <= flops <= (2 * m * k * n + 4 * m * n) * 1.005, rows
     table = harp.format_profile()
     assert table.startswith("harp profile: %d kernels" % len(rows))
     assert "@main (whole call)" in table and "100.0%" in table

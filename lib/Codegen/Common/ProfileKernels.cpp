@@ -10,15 +10,20 @@
 #include "harp/Codegen/Common/Passes.h"
 #include "harp/Codegen/Common/TilingUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
 namespace mlir::harp {
@@ -99,6 +104,123 @@ static std::string tripCounts(Operation *op) {
     text += (text.empty() ? "" : " x ") + count;
     op = next;
   }
+  return text;
+}
+
+/// Floating-point operations one execution of `op` does (a multiply-add
+/// counts two), ignoring the loops around it; 0 for an op that does none.
+static int64_t flopsOf(Operation *op) {
+  auto lanes = [](Type type) -> int64_t {
+    if (auto vector = dyn_cast<VectorType>(type))
+      return vector.getNumElements();
+    return 1;
+  };
+  auto isFloat = [](Type type) {
+    return isa<FloatType>(getElementTypeOrSelf(type));
+  };
+  if (isa<math::FmaOp, vector::FMAOp>(op))
+    return 2 * lanes(op->getResult(0).getType());
+  if (auto contract = dyn_cast<vector::ContractionOp>(op)) {
+    // Every point of the iteration space multiplies and adds.
+    SmallVector<int64_t> bounds;
+    contract.getIterationBounds(bounds);
+    int64_t points = 1;
+    for (int64_t size : bounds)
+      points *= size;
+    return 2 * points;
+  }
+  if (auto outer = dyn_cast<vector::OuterProductOp>(op))
+    return (outer.getAcc() ? 2 : 1) * lanes(outer.getResult().getType());
+  if (auto reduction = dyn_cast<vector::ReductionOp>(op))
+    return isFloat(reduction.getVector().getType())
+               ? lanes(reduction.getVector().getType())
+               : 0;
+  if (auto reduction = dyn_cast<vector::MultiDimReductionOp>(op))
+    return isFloat(reduction.getSourceVectorType())
+               ? lanes(reduction.getSourceVectorType())
+               : 0;
+  if (auto linalg = dyn_cast<linalg::LinalgOp>(op)) {
+    // The body's operations at every point of a static iteration space.
+    int64_t points = 1;
+    for (int64_t range : linalg.getStaticLoopRanges()) {
+      if (ShapedType::isDynamic(range))
+        return 0;
+      points *= range;
+    }
+    int64_t body = 0;
+    for (Operation &inner : linalg.getBlock()->without_terminator())
+      body += flopsOf(&inner);
+    return points * body;
+  }
+  bool arithmetic =
+      (op->getDialect() &&
+       isa<arith::ArithDialect, math::MathDialect>(op->getDialect())) &&
+      !isa<arith::ConstantOp, arith::SelectOp, arith::BitcastOp, arith::ExtFOp,
+           arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp>(op);
+  if (arithmetic && op->getNumResults() == 1 &&
+      isFloat(op->getResult(0).getType()))
+    return lanes(op->getResult(0).getType());
+  return 0;
+}
+
+/// Floating-point operations of one run of `kernel`: those of every op in
+/// it times the trip counts of the loops around the op; nullopt where a loop
+/// around an op that computes has bounds that are not constant.
+static std::optional<int64_t> kernelFlops(Operation *kernel) {
+  std::optional<int64_t> total = 0;
+  kernel->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    int64_t flops = flopsOf(op);
+    // A linalg op has counted its own body.
+    WalkResult next =
+        isa<linalg::LinalgOp>(op) ? WalkResult::skip() : WalkResult::advance();
+    if (flops == 0)
+      return next;
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+        std::optional<harp::ConstantBounds> bounds = harp::constantBounds(loop);
+        if (!bounds) {
+          total = std::nullopt;
+          return WalkResult::interrupt();
+        }
+        flops *= bounds->tripCount();
+      } else if (auto loop = dyn_cast<scf::ParallelOp>(parent)) {
+        for (auto [lb, ub, step] : llvm::zip(
+                 loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+          std::optional<harp::ConstantBounds> bounds =
+              harp::constantBounds(lb, ub, step);
+          if (!bounds) {
+            total = std::nullopt;
+            return WalkResult::interrupt();
+          }
+          flops *= bounds->tripCount();
+        }
+      }
+      if (parent == kernel)
+        break;
+    }
+    *total += flops;
+    return next;
+  });
+  return total;
+}
+
+/// "537 Mflop": `flops` to three significant digits.
+static std::string flopText(int64_t flops) {
+  static const char *prefixes[] = {"", "k", "M", "G", "T", "P"};
+  double value = static_cast<double>(flops);
+  unsigned prefix = 0;
+  while (value >= 999.5 && prefix + 1 < std::size(prefixes)) {
+    value /= 1000;
+    ++prefix;
+  }
+  const char *digits = !prefix         ? "%.0f"
+                       : value < 9.995 ? "%.2f"
+                       : value < 99.95 ? "%.1f"
+                                       : "%.0f";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format(digits, value) << " " << prefixes[prefix] << "flop";
   return text;
 }
 
@@ -196,6 +318,9 @@ struct HarpProfileKernelsPass
                            kernel->getName().getStringRef().str();
         if (std::string trips = tripCounts(kernel); !trips.empty())
           name += " " + trips;
+        if (std::optional<int64_t> flops = kernelFlops(kernel);
+            flops && *flops > 0)
+          name += " (" + flopText(*flops) + ")";
         if (std::string writes = writtenBuffers(kernel); !writes.empty())
           name += ": writes " + writes;
         if (std::string source = sourceOf(kernel->getLoc()); !source.empty())

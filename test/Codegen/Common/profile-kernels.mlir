@@ -93,6 +93,72 @@ func.func @branches(%c: i1, %m: memref<4xf32>, %s: f32) {
 
 // -----
 
+// The floating-point operations of one call, where the loops around every
+// op that computes have constant bounds: each op's lanes times the trip
+// counts around it (a multiply-add counts two). 7 x 3 x (16 for the fma
+// x 2 + 4 for the mulf + 4 for the addf) = 840; 2 x 60 = 120 for the
+// linalg op's 3 x 4 x 5 points of a multiply and an add; a kernel that
+// computes nothing, and one inside a loop of run-time bounds, say none;
+// large counts take a prefix (10^9 x 4 lanes x 2).
+// CHECK: @__harp_profile_0("@flops #0 scf.for 7 x 3 (840 flop): writes memref<16xf32> at
+// CHECK: @__harp_profile_1("@flops #1 linalg.generic (120 flop): writes memref<3x4xf32> at
+// CHECK: @__harp_profile_2("@flops #2 scf.for 7: writes memref<16xf32> at
+// CHECK: @__harp_profile_3("@flops #3 scf.for ?: writes memref<16xf32> at
+// CHECK: @__harp_profile_5("@large #0 scf.for 1000 x 1000 x 1000 (8.00 Gflop): writes memref<16xf32> at
+func.func @flops(%m: memref<16xf32>, %a: memref<3x5xf32>, %b: memref<5x4xf32>, %c: memref<3x4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %p = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c7 step %c1 {
+    scf.for %j = %c0 to %c3 step %c1 {
+      %v = vector.transfer_read %m[%c0], %p : memref<16xf32>, vector<16xf32>
+      %f = vector.fma %v, %v, %v : vector<16xf32>
+      %w = vector.transfer_read %m[%c0], %p : memref<16xf32>, vector<4xf32>
+      %x = arith.mulf %w, %w : vector<4xf32>
+      %y = arith.addf %x, %w : vector<4xf32>
+      vector.transfer_write %f, %m[%c0] : vector<16xf32>, memref<16xf32>
+      vector.transfer_write %y, %m[%c0] : vector<4xf32>, memref<16xf32>
+    }
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<3x5xf32>, memref<5x4xf32>) outs(%c : memref<3x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %r = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %r : f32
+    linalg.yield %s : f32
+  }
+  scf.for %i = %c0 to %c7 step %c1 {
+    %v = vector.transfer_read %m[%c0], %p : memref<16xf32>, vector<16xf32>
+    vector.transfer_write %v, %m[%c1] : vector<16xf32>, memref<16xf32>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %v = vector.transfer_read %m[%c0], %p : memref<16xf32>, vector<16xf32>
+    %f = arith.mulf %v, %v : vector<16xf32>
+    vector.transfer_write %f, %m[%c0] : vector<16xf32>, memref<16xf32>
+  }
+  return
+}
+
+func.func @large(%m: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1000 = arith.constant 1000 : index
+  %p = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c1000 step %c1 {
+    scf.for %j = %c0 to %c1000 step %c1 {
+      scf.for %k = %c0 to %c1000 step %c1 {
+        %v = vector.transfer_read %m[%c0], %p : memref<16xf32>, vector<4xf32>
+        %f = math.fma %v, %v, %v : vector<4xf32>
+        vector.transfer_write %f, %m[%c0] : vector<4xf32>, memref<16xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // The module's own function of a runtime name, of another type.
 // expected-error @+1 {{'harp_profile_clock' is harp's profiling runtime function of type '() -> i64'; the module defines it otherwise}}
 func.func private @harp_profile_clock() -> f32

@@ -276,10 +276,13 @@ def HarpProfileKernelsPass : Pass<"harp-profile-kernels", "ModuleOp"> {
     scalar code) shows as the difference. `@__harp_profile_<n>` is a
     null-terminated string naming the kernel: its function and number in
     program order, its operation, the trip counts of its outermost loops,
+    the floating-point operations one run of it does (each float op's lanes,
+    two for a multiply-add, a linalg op's body at every point, times the trip
+    counts around it; only where those loops have constant bounds),
     the buffers it writes (followed through views to the allocation or
     argument) and the source location it was built at, for example
 
-    `@main #4 scf.for 16 x 2 x 8: writes memref<256x1024xf32> at mlp.py:12`
+    `@main #4 scf.for 16 x 2 x 8 (537 Mflop): writes memref<256x1024xf32> at mlp.py:12`
 
     The runtime (harp/Runtime/Profile.h) sums the nanoseconds and calls of
     each name; `HARP_PROFILE=1` prints the table when the process exits.
