@@ -304,6 +304,19 @@ def test_conv2d_strided(dtype, stride, kernel, pad, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("stride,n,c,f", [(2, 9, 5, 7), (2, 17, 16, 33), (3, 13, 3, 17),
+                                          (2, 1, 4, 9), (2, 32, 16, 32)])
+def test_conv2d_strided_1x1(dtype, stride, n, c, f):
+    # A 1x1 convolution with a stride (a ResNet shortcut) reads its image
+    # with no window: harp-pack-contractions gives it a dense copy of the
+    # pixels read, so the contraction and its weight gradient take the
+    # register-tiled path; batch 3 and odd sizes leave remainders.
+    check(dtype, lambda x, w: harp.conv(x, w, [stride, stride], [0, 0], [1, 1]),
+          lambda x, w: torch.nn.functional.conv2d(x, w, stride=stride),
+          (3, c, n, n + 1), (f, c, 1, 1), seed=n + c, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("n,c,f,k,pad", [(1, 3, 5, 1, 0), (9, 5, 7, 3, 1), (17, 4, 17, 5, 2),
                                          (33, 16, 6, 3, 0)])
 def test_conv1d_over_transposed_view(dtype, n, c, f, k, pad):
