@@ -304,6 +304,18 @@ def test_conv2d_strided(dtype, stride, kernel, pad, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_strided_slices(dtype, n):
+    # Slices with a step read their rows a stride apart: each vector tile
+    # reads a strided slice (harp-tile-and-vectorize), from an offset and
+    # along an outer dim too; the gradient writes through the same view.
+    check(dtype, lambda a: (a[:, 1::2] * 2.0 + 1.0).tanh(),
+          lambda a: (a[:, 1::2] * 2.0 + 1.0).tanh(), (3, 2 * n + 1), seed=n)
+    check(dtype, lambda a: a[1::3, ::3] * a[1::3, 1::3],
+          lambda a: a[1::3, ::3] * a[1::3, 1::3], (7, 3 * n + 2), seed=n + 1)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("stride,n,c,f", [(2, 9, 5, 7), (2, 17, 16, 33), (3, 13, 3, 17),
                                           (2, 1, 4, 9), (2, 32, 16, 32)])
 def test_conv2d_strided_1x1(dtype, stride, n, c, f):

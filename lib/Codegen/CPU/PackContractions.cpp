@@ -899,26 +899,6 @@ static bool transposeWindowOperand(RewriterBase &rewriter,
   return false;
 }
 
-/// The dim `expr` reads with a stride: `d * s` or `d * s + c` with s > 1 and
-/// c >= 0 constants, else nullopt.
-static std::optional<unsigned> stridedDim(AffineExpr expr) {
-  if (auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
-      sum && sum.getKind() == AffineExprKind::Add) {
-    auto offset = dyn_cast<AffineConstantExpr>(sum.getRHS());
-    if (!offset || offset.getValue() < 0)
-      return std::nullopt;
-    expr = sum.getLHS();
-  }
-  auto product = dyn_cast<AffineBinaryOpExpr>(expr);
-  if (!product || product.getKind() != AffineExprKind::Mul)
-    return std::nullopt;
-  auto dim = dyn_cast<AffineDimExpr>(product.getLHS());
-  auto stride = dyn_cast<AffineConstantExpr>(product.getRHS());
-  if (!dim || !stride || stride.getValue() <= 1)
-    return std::nullopt;
-  return dim.getPosition();
-}
-
 /// Gives every operand of a sum of products that reads a dim with a
 /// stride and no window (a strided 1x1 convolution's image,
 /// `X[n, c, 2 * oh, 2 * ow]`) a dense copy of what it reads,
@@ -951,8 +931,8 @@ static bool copyStridedOperands(RewriterBase &rewriter, linalg::GenericOp op) {
     for (AffineExpr e : map.getResults()) {
       if (auto d = dyn_cast<AffineDimExpr>(e)) {
         dims.push_back(d.getPosition());
-      } else if (std::optional<unsigned> d = stridedDim(e)) {
-        dims.push_back(*d);
+      } else if (std::optional<harp::StridedRead> read = harp::stridedRead(e)) {
+        dims.push_back(read->dim);
         strided = true;
       } else {
         simple = false;

@@ -39,6 +39,26 @@ bool harp::hasMonotoneMaps(Operation *op) {
          llvm::all_of(linalgOp.getIndexingMapsArray(), harp::isMonotone);
 }
 
+std::optional<harp::StridedRead> harp::stridedRead(AffineExpr expr) {
+  int64_t offset = 0;
+  if (auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
+      sum && sum.getKind() == AffineExprKind::Add) {
+    auto constant = dyn_cast<AffineConstantExpr>(sum.getRHS());
+    if (!constant || constant.getValue() < 0)
+      return std::nullopt;
+    offset = constant.getValue();
+    expr = sum.getLHS();
+  }
+  auto product = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!product || product.getKind() != AffineExprKind::Mul)
+    return std::nullopt;
+  auto dim = dyn_cast<AffineDimExpr>(product.getLHS());
+  auto stride = dyn_cast<AffineConstantExpr>(product.getRHS());
+  if (!dim || !stride || stride.getValue() <= 1)
+    return std::nullopt;
+  return StridedRead{dim.getPosition(), stride.getValue(), offset};
+}
+
 int64_t harp::ConstantBounds::tripCount() const {
   return ub <= lb ? 0 : (ub - lb + step - 1) / step;
 }

@@ -357,7 +357,13 @@ def HarpTileAndVectorizePass : Pass<"harp-tile-and-vectorize", "func::FuncOp"> {
     whole vectors wide (20 columns of 16-lane vectors) is first split so
     that it is not (the last 4 columns become a kernel of their own).
     `harp-vector-cleanup` then carries the accumulators in registers.
-    Kernels that cannot be vectorized
+    A tile that reads an input with a stride and no window (`d * s + c`: a
+    slice with a step, the column tensor of a strided convolution's weight
+    gradient) reads it through a strided slice (`extract_slice [c] [n]
+    [s]`) at `d`, which the vectorizer takes (it takes projected
+    permutations only); the strided view's vector reads become element
+    loads (a copy of every other column, 0.59 to 0.15 ms for 512 x 1024 on
+    an AMD EPYC Zen 4). Kernels that cannot be vectorized
     (complex or `i1` elements, dynamic shapes, maps with floordiv, mod or
     negative coefficients, reads the vectorizer rejects) are left as they
     are and lowered to scalar loops later.

@@ -12,6 +12,7 @@
 #include <optional>
 
 namespace mlir {
+class AffineExpr;
 class AffineMap;
 class Operation;
 class Value;
@@ -31,6 +32,14 @@ bool isMonotone(AffineMap map);
 
 /// Whether `op` is a linalg op all of whose indexing maps are monotone.
 bool hasMonotoneMaps(Operation *op);
+
+/// A map result that reads one dim with a stride: `dim * stride + offset`.
+struct StridedRead {
+  unsigned dim;
+  int64_t stride, offset;
+};
+/// `expr` as `d * s + c` with constants s > 1 and c >= 0, else nullopt.
+std::optional<StridedRead> stridedRead(AffineExpr expr);
 
 /// A loop's bounds, where all three are constants and the step positive.
 struct ConstantBounds {
