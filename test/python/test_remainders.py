@@ -316,6 +316,25 @@ def test_strided_slices(dtype, n):
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("hs,t", [(32, 5), (16, 7), (8, 3), (4, 9), (3, 5)])
+def test_split_heads_gradient(dtype, hs, t):
+    # nanoGPT's q, k, v split of one projection into heads: the gradient
+    # of the projection concatenates the three through head views
+    # (`c floordiv hs`, `c mod hs`); where hs is a multiple of the vector
+    # length the kernel's last dim is split by hs and read with vector
+    # loads (harp-tile-and-vectorize), elsewhere it gathers.
+    heads = 4
+
+    def fn(x):
+        b = x.shape[0]
+        q, k, v = x.split(heads * hs, dim=2)
+        q, k, v = (z.view(b, t, heads, hs).transpose(1, 2) for z in (q, k, v))
+        return q * 2.0 + k * v
+
+    check(dtype, fn, fn, (3, t, 3 * heads * hs), seed=hs + t)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("stride,n,c,f", [(2, 9, 5, 7), (2, 17, 16, 33), (3, 13, 3, 17),
                                           (2, 1, 4, 9), (2, 32, 16, 32)])
 def test_conv2d_strided_1x1(dtype, stride, n, c, f):
