@@ -1324,32 +1324,23 @@ static void splitGatheredLaneDim(RewriterBase &rewriter, linalg::GenericOp op,
       Value value = affine::AffineApplyOp::create(
           rewriter, loc, AffineMap::get(2, 0, e, context),
           ValueRange{hiIndex, loIndex});
-      // Clamps of the inner index to [0, d) or wider hold already.
-      if (e == lo) {
-        SmallVector<Operation *> clamps(clone->getUsers());
-        for (Operation *user : clamps) {
-          std::optional<int64_t> bound;
-          for (Value operand : user->getOperands())
-            if (operand != clone.getResult())
-              bound = getConstantIntValue(operand);
-          if (bound && ((isa<arith::MaxSIOp>(user) && *bound <= 0) ||
-                        (isa<arith::MinSIOp>(user) && *bound >= d - 1))) {
-            rewriter.replaceAllUsesWith(user->getResult(0), value);
-            // A clamp of the clamp.
-            SmallVector<Operation *> outer(value.getUsers());
-            for (Operation *o : outer) {
-              std::optional<int64_t> b2;
-              for (Value operand : o->getOperands())
-                if (operand != value)
-                  b2 = getConstantIntValue(operand);
-              if (b2 && ((isa<arith::MaxSIOp>(o) && *b2 <= 0) ||
-                         (isa<arith::MinSIOp>(o) && *b2 >= d - 1)))
-                rewriter.replaceAllUsesWith(o->getResult(0), value);
-            }
-          }
-        }
-      }
       rewriter.replaceOp(clone, value);
+      // Clamps of the inner index to [0, d) or wider (and clamps of those)
+      // hold already.
+      if (e != lo)
+        continue;
+      SmallVector<Operation *> work(value.getUsers());
+      while (!work.empty()) {
+        Operation *user = work.pop_back_val();
+        if (!isa<arith::MaxSIOp, arith::MinSIOp>(user))
+          continue;
+        Value other = user->getOperand(user->getOperand(0) == value ? 1 : 0);
+        std::optional<int64_t> bound = getConstantIntValue(other);
+        if (!bound || (isa<arith::MaxSIOp>(user) ? *bound > 0 : *bound < d - 1))
+          continue;
+        llvm::append_range(work, user->getResult(0).getUsers());
+        rewriter.replaceAllUsesWith(user->getResult(0), value);
+      }
     }
     rewriter.eraseOp(index);
   }
