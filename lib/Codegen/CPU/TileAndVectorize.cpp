@@ -1297,14 +1297,14 @@ static void splitGatheredLaneDim(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   iterators.insert(iterators.begin() + v + 1, utils::IteratorType::parallel);
   unsigned inputs = op.getNumDpsInputs();
-  auto split_op = linalg::GenericOp::create(
+  auto splitOp = linalg::GenericOp::create(
       rewriter, loc, TypeRange{operands.back().getType()},
       ArrayRef<Value>(operands).take_front(inputs),
       ArrayRef<Value>(operands).drop_front(inputs), maps, iterators);
   IRMapping mapping;
-  op.getRegion().cloneInto(&split_op.getRegion(), mapping);
+  op.getRegion().cloneInto(&splitOp.getRegion(), mapping);
   // The body's indices: v's from the two new dims, the later ones renumbered.
-  Block *body = split_op.getBody();
+  Block *body = splitOp.getBody();
   SmallVector<linalg::IndexOp> oldIndices(body->getOps<linalg::IndexOp>());
   rewriter.setInsertionPointToStart(body);
   Value hiIndex = linalg::IndexOp::create(rewriter, loc, v);
@@ -1344,14 +1344,14 @@ static void splitGatheredLaneDim(RewriterBase &rewriter, linalg::GenericOp op,
     }
     rewriter.eraseOp(index);
   }
-  rewriter.setInsertionPointAfter(split_op);
+  rewriter.setInsertionPointAfter(splitOp);
   auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
   SmallVector<ReassociationIndices> groups;
   for (int64_t j = 0; j + 1 < resultType.getRank(); ++j)
     groups.push_back({j});
   groups.push_back({resultType.getRank() - 1, resultType.getRank()});
   Value collapsed = tensor::CollapseShapeOp::create(
-      rewriter, loc, resultType, split_op.getResult(0), groups);
+      rewriter, loc, resultType, splitOp.getResult(0), groups);
   rewriter.replaceOp(op, collapsed);
 }
 
