@@ -291,6 +291,32 @@ def test_conv2d_input_gradient_as_one_convolution(shape, stride, padding, dilati
                                atol=1e-10)
 
 
+@pytest.mark.parametrize("shape,step,padding,stride", [
+    ((2, 3, 7, 7), 2, 1, 1), ((1, 4, 9, 8), 2, 2, 1), ((2, 2, 11, 6), 3, 2, 1),
+    ((1, 3, 10, 9), 2, 1, 2)])
+def test_conv2d_strided_filter_input_gradient(shape, step, padding, stride):
+    # A filter read at every `step`-th tap (`w[:, :, ::2, ::2]`): the input
+    # gradient's kernel runs the taps backwards and reads the filter from a
+    # reversed copy; the copy's map kept the step as if it were 1 (`2 - 2 ky`
+    # was not taken as a flip), tiling then sliced the filter too short and
+    # the graph of backward() failed to compile.
+    rng = np.random.default_rng(sum(shape) + step)
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((5, shape[1], 5, 5))
+    hx = harp.tensor(x)
+    hx.requires_grad = True
+    out = harp.nn.functional.conv2d(hx, harp.tensor(w)[:, :, ::step, ::step],
+                                    stride=stride, padding=padding)
+    g = rng.standard_normal(out.shape)
+    (out * harp.tensor(g)).sum().backward()
+    tx = torch.tensor(x, requires_grad=True)
+    tout = torch.nn.functional.conv2d(tx, torch.tensor(w)[:, :, ::step, ::step],
+                                      stride=stride, padding=padding)
+    (tout * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(hx.grad.numpy(), tx.grad.numpy(), rtol=1e-10,
+                               atol=1e-10)
+
+
 def test_numpy_scalars_are_numbers():
     # np.float32(2) and friends were not Python numbers to the operand
     # coercion, so `t + np.float32(2)` failed with pybind11's "Unable to

@@ -388,9 +388,11 @@ static bool copiedWhenFlipped(int64_t elements, ArrayRef<int64_t> domain) {
   return elements * 4 <= work;
 }
 
-/// The dim a source index reads reversed, `c - d` (a flip: a convolution's
-/// filter read by its transpose, the input gradient), as (d, c).
-static std::optional<std::pair<unsigned, int64_t>> reversedDim(AffineExpr e) {
+/// The dim a source index reads reversed, `c - f * d` (f > 0; a flip: a
+/// convolution's filter read by its transpose, the input gradient, f the
+/// stride in a strided one's phases), as (d, c, f).
+static std::optional<std::tuple<unsigned, int64_t, int64_t>>
+reversedDim(AffineExpr e) {
   auto sum = dyn_cast<AffineBinaryOpExpr>(e);
   int64_t constant = 0;
   AffineExpr term = e;
@@ -406,16 +408,17 @@ static std::optional<std::pair<unsigned, int64_t>> reversedDim(AffineExpr e) {
     return std::nullopt;
   auto dim = dyn_cast<AffineDimExpr>(product.getLHS());
   auto factor = dyn_cast<AffineConstantExpr>(product.getRHS());
-  if (!dim || !factor || factor.getValue() != -1)
+  if (!dim || !factor || factor.getValue() >= 0)
     return std::nullopt;
-  return std::make_pair(dim.getPosition(), constant);
+  return std::make_tuple(dim.getPosition(), constant, -factor.getValue());
 }
 
 /// A reduction kernel reads a small operand many times (a filter, broadcast
 /// over a convolution's images); read reversed along some dims, every read
 /// of it is a reversed vector, which harp-vectorize leaves scalar. Such an
 /// operand is read from a copy reversed along those dims (one pass over
-/// it), through the map with each `c - d` turned into `d + (size - 1 - c)`.
+/// it), through the map with each `c - f * d` turned into
+/// `f * d + (size - 1 - c)`.
 static std::pair<Value, AffineMap>
 reverseFlippedDims(OpBuilder &b, Location loc, Value source, AffineMap map,
                    ArrayRef<int64_t> loops) {
@@ -429,17 +432,17 @@ reverseFlippedDims(OpBuilder &b, Location loc, Value source, AffineMap map,
   bool any = false;
   for (auto [k, e] : llvm::enumerate(map.getResults())) {
     AffineExpr index = getAffineDimExpr(k, ctx);
-    std::optional<std::pair<unsigned, int64_t>> flip = reversedDim(e);
+    std::optional<std::tuple<unsigned, int64_t, int64_t>> flip = reversedDim(e);
     if (!flip) {
       readExprs.push_back(index);
       mapExprs.push_back(e);
       continue;
     }
+    auto [dim, constant, factor] = *flip;
     int64_t last = type.getDimSize(k) - 1;
     any = true;
     readExprs.push_back(last - index);
-    mapExprs.push_back(getAffineDimExpr(flip->first, ctx) +
-                       (last - flip->second));
+    mapExprs.push_back(getAffineDimExpr(dim, ctx) * factor + (last - constant));
   }
   if (!any)
     return {source, map};
