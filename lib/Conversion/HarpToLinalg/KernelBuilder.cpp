@@ -388,37 +388,14 @@ static bool copiedWhenFlipped(int64_t elements, ArrayRef<int64_t> domain) {
   return elements * 4 <= work;
 }
 
-/// The dim a source index reads reversed, `c - f * d` (f > 0; a flip: a
-/// convolution's filter read by its transpose, the input gradient, f the
-/// stride in a strided one's phases), as (d, c, f).
-static std::optional<std::tuple<unsigned, int64_t, int64_t>>
-reversedDim(AffineExpr e) {
-  auto sum = dyn_cast<AffineBinaryOpExpr>(e);
-  int64_t constant = 0;
-  AffineExpr term = e;
-  if (sum && sum.getKind() == AffineExprKind::Add) {
-    auto c = dyn_cast<AffineConstantExpr>(sum.getRHS());
-    if (!c)
-      return std::nullopt;
-    constant = c.getValue();
-    term = sum.getLHS();
-  }
-  auto product = dyn_cast<AffineBinaryOpExpr>(term);
-  if (!product || product.getKind() != AffineExprKind::Mul)
-    return std::nullopt;
-  auto dim = dyn_cast<AffineDimExpr>(product.getLHS());
-  auto factor = dyn_cast<AffineConstantExpr>(product.getRHS());
-  if (!dim || !factor || factor.getValue() >= 0)
-    return std::nullopt;
-  return std::make_tuple(dim.getPosition(), constant, -factor.getValue());
-}
-
 /// A reduction kernel reads a small operand many times (a filter, broadcast
-/// over a convolution's images); read reversed along some dims, every read
-/// of it is a reversed vector, which harp-vectorize leaves scalar. Such an
-/// operand is read from a copy reversed along those dims (one pass over
-/// it), through the map with each `c - f * d` turned into
-/// `f * d + (size - 1 - c)`.
+/// over a convolution's images); read with a step along some dims (reversed,
+/// or every second element), every read of it is a reversed or strided
+/// vector, which harp-vectorize leaves scalar, and its packing does not
+/// take it. Such an operand is read from a compact copy (one pass over it):
+/// a dim read at `f * d + c` becomes a dim of d's extent holding those
+/// elements, read at `d`. (Every point of a linalg kernel's domain reads in
+/// bounds, so every element of the copy exists.)
 static std::pair<Value, AffineMap>
 reverseFlippedDims(OpBuilder &b, Location loc, Value source, AffineMap map,
                    ArrayRef<int64_t> loops) {
@@ -429,39 +406,41 @@ reverseFlippedDims(OpBuilder &b, Location loc, Value source, AffineMap map,
     return {source, map};
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineExpr> readExprs, mapExprs;
+  SmallVector<int64_t> shape;
   bool any = false;
   for (auto [k, e] : llvm::enumerate(map.getResults())) {
     AffineExpr index = getAffineDimExpr(k, ctx);
-    std::optional<std::tuple<unsigned, int64_t, int64_t>> flip = reversedDim(e);
-    if (!flip) {
+    std::optional<SteppedDim> step = steppedDim(e, map.getNumDims());
+    // Read with a step other than 1: reversed (`c - d`, the filter after
+    // reverseBackwardWindows) or every f-th element (`2 - 2 d`).
+    if (!step || step->step == 1) {
       readExprs.push_back(index);
       mapExprs.push_back(e);
+      shape.push_back(type.getDimSize(k));
       continue;
     }
-    auto [dim, constant, factor] = *flip;
-    int64_t last = type.getDimSize(k) - 1;
     any = true;
-    readExprs.push_back(last - index);
-    mapExprs.push_back(getAffineDimExpr(dim, ctx) * factor + (last - constant));
+    readExprs.push_back(index * step->step + step->offset);
+    mapExprs.push_back(getAffineDimExpr(step->dim, ctx));
+    shape.push_back(loops[step->dim]);
   }
   if (!any)
     return {source, map};
   unsigned rank = type.getRank();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  Value init =
-      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
   SmallVector<utils::IteratorType> parallel(rank,
                                             utils::IteratorType::parallel);
-  Value reversed = linalg::GenericOp::create(
-                       b, loc, init.getType(), source, init,
-                       ArrayRef<AffineMap>{
-                           AffineMap::get(rank, 0, readExprs, ctx), identity},
-                       parallel,
-                       [](OpBuilder &nb, Location nloc, ValueRange args) {
-                         linalg::YieldOp::create(nb, nloc, args[0]);
-                       })
-                       .getResult(0);
-  return {reversed, AffineMap::get(map.getNumDims(), 0, mapExprs, ctx)};
+  Value compact = linalg::GenericOp::create(
+                      b, loc, init.getType(), source, init,
+                      ArrayRef<AffineMap>{
+                          AffineMap::get(rank, 0, readExprs, ctx), identity},
+                      parallel,
+                      [](OpBuilder &nb, Location nloc, ValueRange args) {
+                        linalg::YieldOp::create(nb, nloc, args[0]);
+                      })
+                      .getResult(0);
+  return {compact, AffineMap::get(map.getNumDims(), 0, mapExprs, ctx)};
 }
 
 /// The coefficient of dim `d` in the linear expression `e`.

@@ -936,3 +936,31 @@ ViewAttr mlir::harp::composeLayouts(ViewAttr outer, ViewAttr inner) {
   return ViewAttr::get(outer.getContext(), map, mask, padFrom.getPadKind(),
                        padFrom.getPadValue());
 }
+
+std::optional<SteppedDim> mlir::harp::steppedDim(AffineExpr expr,
+                                                 unsigned numDims) {
+  std::optional<unsigned> dim;
+  for (unsigned d = 0; d < numDims; ++d) {
+    if (!expr.isFunctionOfDim(d))
+      continue;
+    if (dim)
+      return std::nullopt;
+    dim = d;
+  }
+  if (!dim)
+    return std::nullopt;
+  MLIRContext *ctx = expr.getContext();
+  AffineExpr x = getAffineDimExpr(*dim, ctx);
+  auto step = dyn_cast<AffineConstantExpr>(
+      simplifyAffineExpr(expr.replace(x, x + 1) - expr, numDims, 0));
+  auto offset = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
+      expr.replace(x, getAffineConstantExpr(0, ctx)), numDims, 0));
+  if (!step || !offset || step.getValue() == 0)
+    return std::nullopt;
+  // Linear in d: the same step from every point, not a floordiv or mod.
+  AffineExpr linear = x * step.getValue() + offset.getValue();
+  if (simplifyAffineExpr(expr - linear, numDims, 0) !=
+      getAffineConstantExpr(0, ctx))
+    return std::nullopt;
+  return SteppedDim{*dim, step.getValue(), offset.getValue()};
+}

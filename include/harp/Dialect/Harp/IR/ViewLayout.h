@@ -68,6 +68,16 @@ DynamicAPInt evaluate(AffineExpr expr, ArrayRef<int64_t> dims);
 /// Whether every constraint of `mask` holds at `dims` (true for a null mask).
 bool containsPoint(IntegerSet mask, ArrayRef<int64_t> dims);
 
+/// A single dim read with a step: `expr` as `step * d + offset` over
+/// `numDims` dims, where it reads exactly one dim d linearly (no floordiv
+/// or mod of it); nullopt otherwise. Returns (d, step, offset).
+struct SteppedDim {
+  unsigned dim;
+  int64_t step;
+  int64_t offset;
+};
+std::optional<SteppedDim> steppedDim(AffineExpr expr, unsigned numDims);
+
 } // namespace mlir::harp
 
 #endif // HARP_DIALECT_HARP_IR_VIEWLAYOUT_H
