@@ -730,3 +730,100 @@ func.func @kept_producer_not_recomputed(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>
   } : tensor<4x3xf32>
   return %colsum, %e, %dsum, %de : tensor<3xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// The phases of a stride-2 window's gradient (harp-autodiff): two sums
+// fold the column tensor of a convolution's input gradient, one over the
+// even taps (`2 t`), one over the odd ones (`2 t + 1`). Together they read
+// each column element once, so the contraction is fused into both: two
+// convolutions, no column tensor.
+// CHECK-LABEL: func.func @phases_of_a_contraction
+// CHECK-COUNT-2: reduce(sum, dims = [2, 3])
+// CHECK-NOT: harp.map_reduce
+// CHECK: harp.concat
+func.func @phases_of_a_contraction(%w: tensor<4x3xf32>, %g: tensor<2x4x5xf32>) -> tensor<2x2x6xf32> {
+  %wv = harp.view %w <(n, c, o, k) -> (k, o)> : tensor<4x3xf32> -> tensor<2x5x3x4xf32>
+  %gv = harp.view %g <(n, c, o, k) -> (n, k, c)> : tensor<2x4x5xf32> -> tensor<2x5x3x4xf32>
+  %col = harp.map_reduce ins(%wv, %gv : tensor<2x5x3x4xf32>, tensor<2x5x3x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %b, %a : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [3]) : tensor<2x5x3xf32>
+  %even = harp.view %col <(n, m, t) -> (n, m - t, t * 2), mask_ge = (n, m, t) -> (m - t, -m + t + 4)> : tensor<2x5x3xf32> -> tensor<2x6x2xf32>
+  %e = harp.map_reduce ins(%even : tensor<2x6x2xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [2]) : tensor<2x6xf32>
+  %odd = harp.view %col <(n, m, t) -> (n, m - t, t * 2 + 1), mask_ge = (n, m, t) -> (m - t, -m + t + 4)> : tensor<2x5x3xf32> -> tensor<2x6x1xf32>
+  %o = harp.map_reduce ins(%odd : tensor<2x6x1xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [2]) : tensor<2x6xf32>
+  %e1 = harp.view %e <(p, n, m) -> (n, m)> : tensor<2x6xf32> -> tensor<1x2x6xf32>
+  %o1 = harp.view %o <(p, n, m) -> (n, m)> : tensor<2x6xf32> -> tensor<1x2x6xf32>
+  %r = harp.concat dim(0) %e1, %o1 : (tensor<1x2x6xf32>, tensor<1x2x6xf32>) -> tensor<2x2x6xf32>
+  return %r : tensor<2x2x6xf32>
+}
+
+// -----
+
+// Two sums reading the same taps of a contraction (both `2 t`) would each
+// compute it again: the contraction stays a kernel of its own.
+// CHECK-LABEL: func.func @overlapping_folds_of_a_contraction_stay
+// CHECK-COUNT-3: harp.map_reduce
+func.func @overlapping_folds_of_a_contraction_stay(%w: tensor<4x3xf32>, %g: tensor<2x4x5xf32>) -> (tensor<2x6xf32>, tensor<2x6xf32>) {
+  %wv = harp.view %w <(n, c, o, k) -> (k, o)> : tensor<4x3xf32> -> tensor<2x5x3x4xf32>
+  %gv = harp.view %g <(n, c, o, k) -> (n, k, c)> : tensor<2x4x5xf32> -> tensor<2x5x3x4xf32>
+  %col = harp.map_reduce ins(%wv, %gv : tensor<2x5x3x4xf32>, tensor<2x5x3x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %b, %a : f32
+    harp.yield %m : f32
+  } reduce(sum, dims = [3]) : tensor<2x5x3xf32>
+  %f1 = harp.view %col <(n, m, t) -> (n, m - t, t * 2), mask_ge = (n, m, t) -> (m - t, -m + t + 4)> : tensor<2x5x3xf32> -> tensor<2x6x2xf32>
+  %a = harp.map_reduce ins(%f1 : tensor<2x6x2xf32>) {
+  ^bb0(%x: f32):
+    harp.yield %x : f32
+  } reduce(sum, dims = [2]) : tensor<2x6xf32>
+  %f2 = harp.view %col <(n, m, t) -> (n, m - t, t * 2), mask_ge = (n, m, t) -> (m - t, -m + t + 4)> : tensor<2x5x3xf32> -> tensor<2x6x2xf32>
+  %b = harp.map_reduce ins(%f2 : tensor<2x6x2xf32>) {
+  ^bb0(%x: f32):
+    harp.yield %x : f32
+  } reduce(sum, dims = [2]) : tensor<2x6xf32>
+  return %a, %b : tensor<2x6xf32>, tensor<2x6xf32>
+}
+
+// -----
+
+// An element-wise producer (a depthwise convolution's column tensor, the
+// output gradient times the filter) read by the two phases of a stride-2
+// window's gradient, each reading its own taps: fused into both, computed
+// once in all; none of it left as a kernel of its own.
+// CHECK-LABEL: func.func @phases_of_an_elementwise_producer
+// CHECK: harp.map_reduce ins(%{{.*}}, %{{.*}} : tensor<6x2xf32>, tensor<6x2xf32>)
+// CHECK: arith.mulf
+// CHECK: reduce(sum, dims = [1]) : tensor<6xf32>
+// CHECK: harp.map_reduce ins(%{{.*}}, %{{.*}} : tensor<6x1xf32>, tensor<6x1xf32>)
+// CHECK: arith.mulf
+// CHECK: reduce(sum, dims = [1]) : tensor<6xf32>
+// CHECK-NOT: harp.map_reduce
+func.func @phases_of_an_elementwise_producer(%g: tensor<5xf32>, %w: tensor<3xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
+  %gv = harp.view %g <(o, k) -> (o)> : tensor<5xf32> -> tensor<5x3xf32>
+  %wv = harp.view %w <(o, k) -> (k)> : tensor<3xf32> -> tensor<5x3xf32>
+  %col = harp.map_reduce ins(%gv, %wv : tensor<5x3xf32>, tensor<5x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    harp.yield %m : f32
+  } : tensor<5x3xf32>
+  %even = harp.view %col <(m, t) -> (m - t, t * 2), mask_ge = (m, t) -> (m - t, -m + t + 4)> : tensor<5x3xf32> -> tensor<6x2xf32>
+  %e = harp.map_reduce ins(%even : tensor<6x2xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<6xf32>
+  %odd = harp.view %col <(m, t) -> (m - t, t * 2 + 1), mask_ge = (m, t) -> (m - t, -m + t + 4)> : tensor<5x3xf32> -> tensor<6x1xf32>
+  %o = harp.map_reduce ins(%odd : tensor<6x1xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1]) : tensor<6xf32>
+  return %e, %o : tensor<6xf32>, tensor<6xf32>
+}

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/Dialect/Harp/IR/HarpOps.h"
+#include "harp/Dialect/Harp/IR/ViewLayout.h"
 #include "harp/Dialect/Harp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,11 +51,11 @@ static bool broadcasts(ViewAttr layout, ArrayRef<int64_t> domain) {
 }
 
 /// Whether every dim of `map` can be solved for from its results, one at a
-/// time, each from a result where it is the only unsolved dim, with
-/// coefficient +-1 (`y - ky` once `ky` is read bare), starting from the
-/// dims `solved` marks: then `map` reads a distinct source index at every
-/// point of its domain. A pooling window `2 y + ky` is not solved: its
-/// reads may overlap.
+/// time, each from a result where it is the only unsolved dim, with a
+/// constant nonzero coefficient (`y - ky` once `ky` is read bare, `2 t + 1`),
+/// starting from the dims `solved` marks: then `map` reads a distinct
+/// source index at every point of its domain. A pooling window `2 y + ky`
+/// is not solved: its reads may overlap.
 static bool solvesEveryDim(AffineMap map, SmallVector<bool> solved) {
   unsigned rank = map.getNumDims();
   for (bool progress = true; progress;) {
@@ -73,7 +74,7 @@ static bool solvesEveryDim(AffineMap map, SmallVector<bool> solved) {
       AffineExpr step =
           simplifyAffineExpr(e.replace(dim, dim + 1) - e, rank, 0);
       auto c = dyn_cast<AffineConstantExpr>(step);
-      if (!c || (c.getValue() != 1 && c.getValue() != -1))
+      if (!c || c.getValue() == 0)
         continue;
       solved[*only] = true;
       progress = true;
@@ -188,6 +189,85 @@ static bool isContraction(MapReduceOp op) {
          });
 }
 
+/// The residue class `f * d + c` reads (|f| > 1: every |f|-th element,
+/// from c mod |f|), as (|f|, c mod |f|).
+static std::optional<std::pair<int64_t, int64_t>> residueOf(AffineExpr e,
+                                                            unsigned numDims) {
+  std::optional<SteppedDim> stepped = steppedDim(e, numDims);
+  if (!stepped)
+    return std::nullopt;
+  int64_t f = stepped->step < 0 ? -stepped->step : stepped->step;
+  if (f <= 1)
+    return std::nullopt;
+  return std::make_pair(f, ((stepped->offset % f) + f) % f);
+}
+
+/// Whether two reads of one tensor (maps into its index space) never meet:
+/// along some dim both read every f-th element, from different residues
+/// (the phases of a strided window's gradient read the taps `2 t` and
+/// `2 t + 1`).
+static bool disjointReads(AffineMap a, AffineMap b) {
+  for (auto [ea, eb] : llvm::zip(a.getResults(), b.getResults())) {
+    auto ra = residueOf(ea, a.getNumDims());
+    auto rb = residueOf(eb, b.getNumDims());
+    if (ra && rb && ra->first == rb->first && ra->second != rb->second)
+      return true;
+  }
+  return false;
+}
+
+/// Whether the readers of `value` (through views) share its elements out
+/// among them: each a map_reduce that `accepts`, reading it through one
+/// chain of views that reads a distinct element at every point of its
+/// domain, none of two reading an element the other reads. Fused into
+/// each, its producer is computed once over all (plus the masked border
+/// of each reader's domain, bounded here by 4 times its elements), as in
+/// a kernel of its own. The phases of a strided window's gradient are such
+/// readers (HarpDerivatives.cpp, phaseAdjoint).
+static bool readersPartition(Value value,
+                             llvm::function_ref<bool(MapReduceOp)> accepts) {
+  std::optional<int64_t> count = elementCount(value);
+  if (!count)
+    return false;
+  int64_t points = 0;
+  SmallVector<AffineMap> reads;
+  SmallVector<Value> work{value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (auto view = dyn_cast<ViewOp>(user)) {
+        work.push_back(view.getResult());
+        continue;
+      }
+      auto reader = dyn_cast<MapReduceOp>(user);
+      if (!reader || !accepts(reader))
+        return false;
+      ViewAttr layout;
+      unsigned count = 0;
+      for (Value input : reader.getInputs()) {
+        auto [source, inputLayout] = stripViews(input);
+        if (source == value) {
+          layout = inputLayout;
+          ++count;
+        }
+      }
+      ArrayRef<int64_t> domain = reader.getDomainShape();
+      if (count != 1 || !layout || readsRepeatedly(layout, domain))
+        return false;
+      int64_t size = 1;
+      for (int64_t extent : domain)
+        size *= extent;
+      points += size;
+      reads.push_back(layout.getMap());
+    }
+  }
+  for (unsigned i = 0; i < reads.size(); ++i)
+    for (unsigned j = i + 1; j < reads.size(); ++j)
+      if (!disjointReads(reads[i], reads[j]))
+        return false;
+  return reads.size() > 1 && points <= 4 * *count;
+}
+
 namespace {
 struct FuseProducer : OpRewritePattern<MapReduceOp> {
   FuseProducer(MLIRContext *ctx, const HarpFusePassOptions &options)
@@ -213,7 +293,12 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
       bool repeated = readsRepeatedly(layout, consumer.getDomainShape());
       if (repeated && consumer.hasReduction())
         continue;
-      bool moves = readOnlyBy(producer.getResult(), consumer) && !repeated;
+      bool partitioned =
+          !repeated && readersPartition(producer.getResult(),
+                                        [](MapReduceOp) { return true; });
+      bool moves =
+          (readOnlyBy(producer.getResult(), consumer) || partitioned) &&
+          !repeated;
       if (!moves && regionCost(producer) > options.recomputeBound)
         continue;
       // A producer that another reader keeps a kernel of its own saves
@@ -246,7 +331,7 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
       // scalar loop of three masked gathers per element (2.2 ms of a GPT
       // step, 384 outputs over 1024 tokens, where a column sum of the
       // concatenation takes 0.05).
-      if (consumer.hasReduction() &&
+      if (consumer.hasReduction() && !partitioned &&
           !readOnlyBy(producer.getResult(), consumer) &&
           distinct.size() > kept + 1)
         continue;
@@ -369,6 +454,49 @@ static bool readsEachPointOnce(AffineMap map) {
   return solvesEveryDim(map, SmallVector<bool>(map.getNumDims(), false));
 }
 
+/// The view through which the sum `consumer` folds the contraction
+/// `producer`, where fusing them makes one contraction: `consumer` reads
+/// only `producer`, through an index mixing dims (`y - ky`: a plain sum over
+/// a contraction's result dim, the row sum of a matmul, keeps the
+/// contraction's register tiles), each element once, zero outside its mask.
+/// Null otherwise.
+static ViewAttr foldLayout(MapReduceOp consumer, MapReduceOp producer) {
+  std::optional<ReductionKind> kind = consumer.getKind();
+  if (!kind || *kind != ReductionKind::Sum || !yieldsItsArgument(consumer))
+    return ViewAttr();
+  auto [source, layout] = stripViews(consumer.getInputs().front());
+  if (source != producer.getResult() || !layout ||
+      broadcasts(layout, consumer.getDomainShape()))
+    return ViewAttr();
+  auto mixes = [](AffineExpr e) {
+    unsigned dims = 0;
+    e.walk([&](AffineExpr sub) { dims += isa<AffineDimExpr>(sub); });
+    return dims > 1;
+  };
+  if (llvm::none_of(layout.getMap().getResults(), mixes) ||
+      !readsEachPointOnce(layout.getMap()))
+    return ViewAttr();
+  if (layout.hasMask()) {
+    Type element = cast<RankedTensorType>(source.getType()).getElementType();
+    TypedAttr pad = layout.getPadAttr(element);
+    auto f = dyn_cast_or_null<FloatAttr>(pad);
+    auto i = dyn_cast_or_null<IntegerAttr>(pad);
+    if (!(f && f.getValue().isZero()) && !(i && i.getValue().isZero()))
+      return ViewAttr();
+  }
+  return layout;
+}
+
+/// Whether the readers of `producer` are sums folding it (foldLayout)
+/// that share its elements out (readersPartition): the phases of a strided
+/// window's gradient each read their own taps, so fused into each the
+/// contraction is computed once over all.
+static bool foldedOnlyBySums(MapReduceOp producer) {
+  return readersPartition(producer.getResult(), [&](MapReduceOp sum) {
+    return bool(foldLayout(sum, producer));
+  });
+}
+
 /// A sum over a fold of a contraction read only by it (a view whose index
 /// mixes dims, reading each element of the contraction once) is one
 /// contraction over both sets of reduced dims:
@@ -387,34 +515,16 @@ struct FuseSumOfContraction : OpRewritePattern<MapReduceOp> {
     std::optional<ReductionKind> kind = consumer.getKind();
     if (!kind || *kind != ReductionKind::Sum || !yieldsItsArgument(consumer))
       return failure();
-    auto [source, layout] = stripViews(consumer.getInputs().front());
-    auto producer = source.getDefiningOp<MapReduceOp>();
-    if (!producer || !isContraction(producer) ||
-        !readOnlyBy(producer.getResult(), consumer))
+    auto producer = stripViews(consumer.getInputs().front())
+                        .first.getDefiningOp<MapReduceOp>();
+    if (!producer || !isContraction(producer))
+      return failure();
+    ViewAttr layout = foldLayout(consumer, producer);
+    if (!layout || (!readOnlyBy(producer.getResult(), consumer) &&
+                    !foldedOnlyBySums(producer)))
       return failure();
     ArrayRef<int64_t> domain = consumer.getDomainShape();
-    if (broadcasts(layout, domain))
-      return failure();
-    // Only a fold (the sum reads the contraction through an index mixing
-    // dims, `y - ky`): a plain sum over a contraction's result dim (the row
-    // sum of a matmul) keeps the contraction's register tiles.
-    auto mixes = [](AffineExpr e) {
-      unsigned dims = 0;
-      e.walk([&](AffineExpr sub) { dims += isa<AffineDimExpr>(sub); });
-      return dims > 1;
-    };
-    if (!layout || llvm::none_of(layout.getMap().getResults(), mixes) ||
-        !readsEachPointOnce(layout.getMap()))
-      return failure();
     MLIRContext *ctx = rewriter.getContext();
-    if (layout.hasMask()) {
-      Type element = cast<RankedTensorType>(source.getType()).getElementType();
-      TypedAttr pad = layout.getPadAttr(element);
-      auto f = dyn_cast_or_null<FloatAttr>(pad);
-      auto i = dyn_cast_or_null<IntegerAttr>(pad);
-      if (!(f && f.getValue().isZero()) && !(i && i.getValue().isZero()))
-        return failure();
-    }
 
     // The fused domain: the consumer's dims, then the producer's reduced
     // ones; producer dim q is read at expr[q].
