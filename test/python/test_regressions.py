@@ -317,6 +317,58 @@ def test_conv2d_strided_filter_input_gradient(shape, step, padding, stride):
                                atol=1e-10)
 
 
+_PHASE_CASES = [
+    # (op, input shape, kwargs, weight shape or None); each window at least
+    # 2^15 elements (positions times taps), where harp-autodiff reads it
+    # back per phase, but the 1x1 one (a stride and no window: one fold).
+    ("conv2d", (4, 8, 33, 29), dict(stride=2, padding=1), (6, 8, 3, 3)),
+    ("conv2d", (4, 8, 53, 47), dict(stride=3), (4, 8, 2, 2)),
+    ("conv2d", (3, 4, 41, 37), dict(stride=2, padding=2, dilation=2), (3, 4, 3, 3)),
+    ("conv2d", (4, 6, 31, 17), dict(stride=(2, 1), padding=(0, 1)), (2, 6, 3, 2)),
+    ("conv2d", (4, 16, 24, 23), dict(stride=2, padding=1, groups=16), (16, 1, 3, 3)),
+    ("conv2d", (2, 8, 33, 33), dict(stride=2), (3, 8, 1, 1)),
+    ("conv1d", (8, 16, 401), dict(stride=2, padding=1), (4, 16, 4)),
+    ("conv3d", (2, 4, 17, 18, 17), dict(stride=2, padding=1), (2, 4, 3, 3, 3)),
+    ("max_pool2d", (4, 8, 33, 32), dict(kernel_size=3, stride=2, padding=1), None),
+    ("max_pool2d", (4, 8, 41, 41), dict(kernel_size=2, stride=2, ceil_mode=True), None),
+    ("avg_pool1d", (16, 16, 401), dict(kernel_size=4, stride=3), None),
+]
+
+
+@pytest.mark.parametrize("op,shape,kwargs,wshape", _PHASE_CASES,
+                         ids=["%s-%d" % (c[0], i) for i, c in enumerate(_PHASE_CASES)])
+def test_strided_window_gradients_per_phase(op, shape, kwargs, wshape):
+    # The gradient of a strided window (s = a o + k) is a window sum per
+    # phase of s (harp-autodiff's phaseAdjoint), stacked and interleaved; the
+    # phases' folds of a convolution's column tensor are fused into
+    # convolutions of their own. Against torch in f64, odd sizes, strides 2
+    # and 3, a dilation, taps a stride leaves out (1x1 and 2x2 kernels over
+    # strides 2 and 3), depthwise, 1-d, 3-d and pooling.
+    rng = np.random.default_rng(len(shape) * 100 + sum(shape))
+    x = rng.standard_normal(shape)
+    hx = harp.tensor(x)
+    hx.requires_grad = True
+    tx = torch.tensor(x, requires_grad=True)
+    hf = getattr(harp.nn.functional, op)
+    tf = getattr(torch.nn.functional, op)
+    if wshape is None:
+        hout, tout = hf(hx, **kwargs), tf(tx, **kwargs)
+    else:
+        w = rng.standard_normal(wshape)
+        hw = harp.tensor(w)
+        hw.requires_grad = True
+        tw = torch.tensor(w, requires_grad=True)
+        hout, tout = hf(hx, hw, **kwargs), tf(tx, tw, **kwargs)
+    g = rng.standard_normal(tuple(tout.shape))
+    (hout * harp.tensor(g)).sum().backward()
+    (tout * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(hx.grad.numpy(), tx.grad.numpy(), rtol=1e-10,
+                               atol=1e-10)
+    if wshape is not None:
+        np.testing.assert_allclose(hw.grad.numpy(), tw.grad.numpy(), rtol=1e-10,
+                                   atol=1e-10)
+
+
 def test_numpy_scalars_are_numbers():
     # np.float32(2) and friends were not Python numbers to the operand
     # coercion, so `t + np.float32(2)` failed with pybind11's "Unable to
