@@ -313,6 +313,59 @@ static Value reshapeAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar) {
   return view(b, loc, ybar, inverseLayout, sourceType.getShape());
 }
 
+/// Source index j (flattened over the view's result dims: `flat`, its
+/// constant last) less its constant and its terms in every dim but
+/// `primary`, those read at `resultIndex`, over the adjoint's dims (dim j is
+/// the source's): the term of `primary`, `a * o`, that the adjoint solves.
+static AffineExpr primaryTerm(ArrayRef<int64_t> flat, unsigned j, int primary,
+                              ArrayRef<AffineExpr> resultIndex,
+                              MLIRContext *ctx) {
+  unsigned rank = flat.size() - 1;
+  AffineExpr rest = getAffineDimExpr(j, ctx) - flat[rank];
+  for (unsigned d = 0; d < rank; ++d)
+    if (flat[d] != 0 && static_cast<int>(d) != primary)
+      rest = rest - resultIndex[d] * flat[d];
+  return rest;
+}
+
+/// The cotangent `ybar` of a view with `layout` read back onto the adjoint's
+/// `adjShape` domain (the source's `srcRank` dims, then dims summed over):
+/// the view's result dims at `resultIndex`, zero where `ge` (>= 0), `eq`
+/// (== 0) or the view's own mask pulled back fail, summed over the dims
+/// after the source's.
+static Value readBack(OpBuilder &b, Location loc, ViewAttr layout, Value ybar,
+                      ArrayRef<AffineExpr> resultIndex,
+                      SmallVector<AffineExpr> ge, SmallVector<AffineExpr> eq,
+                      ArrayRef<int64_t> adjShape, unsigned srcRank) {
+  MLIRContext *ctx = b.getContext();
+  unsigned n = adjShape.size();
+  if (IntegerSet mask = layout.getMask()) {
+    for (auto [expr, isEq] :
+         llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
+      AffineExpr pulled = expr.replaceDimsAndSymbols(resultIndex, {});
+      (isEq ? eq : ge).push_back(pulled);
+    }
+  }
+  SmallVector<AffineExpr> constraints(ge);
+  SmallVector<bool> flags(ge.size(), false);
+  llvm::append_range(constraints, eq);
+  flags.append(eq.size(), true);
+  IntegerSet adjMask = constraints.empty()
+                           ? IntegerSet()
+                           : IntegerSet::get(n, 0, constraints, flags);
+  ViewAttr adjLayout =
+      simplifyLayout(ViewAttr::get(ctx, AffineMap::get(n, 0, resultIndex, ctx),
+                                   adjMask, PadKind::Zero, Attribute()),
+                     adjShape);
+  Value read = view(b, loc, ybar, adjLayout, adjShape);
+  if (n == srcRank)
+    return read;
+  SmallVector<int64_t> summed;
+  for (unsigned d = srcRank; d < n; ++d)
+    summed.push_back(d);
+  return sumOver(b, loc, read, summed);
+}
+
 /// The least window (elements of a strided view's result: positions times
 /// taps) read back per phase. Each phase is a kernel of its own, with its
 /// masks' padded copies: a 3x3x3 stride-2 pooling's gradient became 115
@@ -450,11 +503,8 @@ static Value phaseAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar,
       if (stride[j] != 1)
         continue;
       ArrayRef<int64_t> flat = coefficients[j];
-      AffineExpr rest = getAffineDimExpr(j, ctx) - flat[rank];
       int primary = solved[j];
-      for (unsigned d = 0; d < rank; ++d)
-        if (flat[d] != 0 && static_cast<int>(d) != primary)
-          rest = rest - resultIndex[d] * flat[d];
+      AffineExpr rest = primaryTerm(flat, j, primary, resultIndex, ctx);
       if (primary < 0) {
         eq.push_back(rest);
         continue;
@@ -464,30 +514,8 @@ static Value phaseAdjoint(OpBuilder &b, Location loc, ViewOp op, Value ybar,
       ge.push_back(k);
       ge.push_back(resultShape[primary] - 1 - k);
     }
-    unsigned n = adjShape.size();
-    if (IntegerSet mask = layout.getMask()) {
-      for (auto [expr, isEq] :
-           llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
-        AffineExpr pulled = expr.replaceDimsAndSymbols(resultIndex, {});
-        (isEq ? eq : ge).push_back(pulled);
-      }
-    }
-    SmallVector<AffineExpr> constraints(ge);
-    SmallVector<bool> flags(ge.size(), false);
-    llvm::append_range(constraints, eq);
-    flags.append(eq.size(), true);
-    IntegerSet adjMask = constraints.empty()
-                             ? IntegerSet()
-                             : IntegerSet::get(n, 0, constraints, flags);
-    ViewAttr adjLayout = simplifyLayout(
-        ViewAttr::get(ctx, AffineMap::get(n, 0, resultIndex, ctx), adjMask,
-                      PadKind::Zero, Attribute()),
-        adjShape);
-    Value read = view(b, loc, ybar, adjLayout, adjShape);
-    SmallVector<int64_t> summed;
-    for (unsigned d = srcRank; d < n; ++d)
-      summed.push_back(d);
-    pieces.push_back(summed.empty() ? read : sumOver(b, loc, read, summed));
+    pieces.push_back(
+        readBack(b, loc, layout, ybar, resultIndex, ge, eq, adjShape, srcRank));
   }
 
   // Stacked along a new leading dim, then interleaved back.
@@ -575,14 +603,10 @@ static Value inverseMapAdjoint(OpBuilder &b, Location loc, ViewOp op,
     extraDims.push_back(k);
     adjShape.push_back(resultShape[k]);
   }
-  unsigned n = adjShape.size();
   SmallVector<AffineExpr> ge, eq;
   for (auto [j, flat] : llvm::enumerate(coefficients)) {
-    AffineExpr rest = getAffineDimExpr(j, ctx) - flat[rank];
     int primary = solved[j];
-    for (unsigned d = 0; d < rank; ++d)
-      if (flat[d] != 0 && static_cast<int>(d) != primary)
-        rest = rest - resultIndex[d] * flat[d];
+    AffineExpr rest = primaryTerm(flat, j, primary, resultIndex, ctx);
     if (primary < 0) {
       eq.push_back(rest);
       continue;
@@ -597,31 +621,7 @@ static Value inverseMapAdjoint(OpBuilder &b, Location loc, ViewOp op,
     ge.push_back(k);
     ge.push_back(resultShape[primary] - 1 - k);
   }
-  if (IntegerSet mask = layout.getMask()) {
-    for (auto [expr, isEq] :
-         llvm::zip(mask.getConstraints(), mask.getEqFlags())) {
-      AffineExpr pulled = expr.replaceDimsAndSymbols(resultIndex, {});
-      (isEq ? eq : ge).push_back(pulled);
-    }
-  }
-  SmallVector<AffineExpr> constraints(ge);
-  SmallVector<bool> flags(ge.size(), false);
-  llvm::append_range(constraints, eq);
-  flags.append(eq.size(), true);
-  IntegerSet adjMask = constraints.empty()
-                           ? IntegerSet()
-                           : IntegerSet::get(n, 0, constraints, flags);
-  ViewAttr adjLayout =
-      ViewAttr::get(ctx, AffineMap::get(n, 0, resultIndex, ctx), adjMask,
-                    PadKind::Zero, Attribute());
-  adjLayout = simplifyLayout(adjLayout, adjShape);
-  Value read = view(b, loc, ybar, adjLayout, adjShape);
-  if (extraDims.empty())
-    return read;
-  SmallVector<int64_t> summed;
-  for (unsigned d = srcRank; d < n; ++d)
-    summed.push_back(d);
-  return sumOver(b, loc, read, summed);
+  return readBack(b, loc, layout, ybar, resultIndex, ge, eq, adjShape, srcRank);
 }
 
 /// Any other view (diagonals, reshapes of windows): scatter-add the cotangent
