@@ -12,12 +12,18 @@ def HarpFusePass : Pass<"harp-fuse"> {
     a `harp.map_reduce` that reads it, directly or through views. The views
     move onto the producer's operands; a masked view becomes a `select` on
     the mask inside the fused region, so the pad is still what the consumer
-    reads where the mask is false. Reductions are never inlined into their
-    consumers. Nothing fuses across `harp.contiguous`, which is not a
+    reads where the mask is false. Reductions are not inlined into their
+    consumers, but for a plain sum over a fold of a contraction (a
+    convolution's input gradient, its column tensor folded by a window sum,
+    or several such folds that share it out): one contraction over both sets
+    of reduced dims. Nothing fuses across `harp.contiguous`, which is not a
     map_reduce.
 
     A producer read only on the way to one consumer, without a broadcast, is
-    always fused: its work moves. A producer with several readers, or read
+    always fused: its work moves. So is a producer whose readers share it
+    out: each reads a distinct element at every point and no two read one
+    in common (along some dim, every f-th element from different residues:
+    the phases of a strided window's gradient). A producer with several readers, or read
     through a broadcasting view (which repeats each of its elements), is
     fused into each map_reduce reader and recomputed there when its region
     has at most `recompute-bound` operations (constants are free);
