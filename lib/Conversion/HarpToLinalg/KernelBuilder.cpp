@@ -379,9 +379,9 @@ static Value widenedKernel(OpBuilder &b, Location loc, Value source) {
   return {};
 }
 
-/// Whether reverseFlippedDims copies an operand of `elements` elements in a
+/// Whether compactSteppedDims copies an operand of `elements` elements in a
 /// kernel over `domain`: when it is small against the work (a filter).
-static bool copiedWhenFlipped(int64_t elements, ArrayRef<int64_t> domain) {
+static bool copiedWhenStepped(int64_t elements, ArrayRef<int64_t> domain) {
   int64_t work = 1;
   for (int64_t n : domain)
     work *= n;
@@ -397,12 +397,12 @@ static bool copiedWhenFlipped(int64_t elements, ArrayRef<int64_t> domain) {
 /// elements, read at `d`. (Every point of a linalg kernel's domain reads in
 /// bounds, so every element of the copy exists.)
 static std::pair<Value, AffineMap>
-reverseFlippedDims(OpBuilder &b, Location loc, Value source, AffineMap map,
+compactSteppedDims(OpBuilder &b, Location loc, Value source, AffineMap map,
                    ArrayRef<int64_t> loops) {
   auto type = cast<RankedTensorType>(source.getType());
   if (!type.hasStaticShape())
     return {source, map};
-  if (!copiedWhenFlipped(type.getNumElements(), loops))
+  if (!copiedWhenStepped(type.getNumElements(), loops))
     return {source, map};
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineExpr> readExprs, mapExprs;
@@ -458,7 +458,7 @@ static std::optional<int64_t> coefficientOf(AffineExpr e, unsigned d,
 /// (`ky`, by operands small enough to be copied: the filter) runs
 /// backwards: `d` becomes `size - 1 - d` in every map, so the window reads
 /// forwards (`y + ky'`) and the bare reads become flips (`2 - ky'`), which
-/// reverseFlippedDims copies once. A reduction's order does not matter.
+/// compactSteppedDims copies once. A reduction's order does not matter.
 /// Returns the reversed dims.
 static SmallVector<bool> reverseBackwardWindows(ArrayRef<int64_t> domain,
                                                 ArrayRef<int64_t> reduceDims,
@@ -477,7 +477,7 @@ static SmallVector<bool> reverseBackwardWindows(ArrayRef<int64_t> domain,
         for (unsigned other = 0; other < rank; ++other)
           window |= other != unsigned(d) && e.isFunctionOfDim(other);
         if (!c || (window && *c > 0) ||
-            (!window && *c > 0 && !copiedWhenFlipped(elements[i], domain)))
+            (!window && *c > 0 && !copiedWhenStepped(elements[i], domain)))
           blocked = true;
         backwardWindow |= window && c && *c < 0;
       }
@@ -809,7 +809,7 @@ Value lowering::buildKernel(OpBuilder &b, Location loc,
       source = widenBooleans(b, loc, source);
     if (kind)
       std::tie(source, maps[i]) =
-          reverseFlippedDims(b, loc, source, maps[i], loops);
+          compactSteppedDims(b, loc, source, maps[i], loops);
     inputs.push_back(sliceForBareDims(b, loc, source, maps[i], loops));
     widened.push_back(widen);
   }
