@@ -243,21 +243,18 @@ static bool readersPartition(Value value,
       if (!reader || !accepts(reader))
         return false;
       ViewAttr layout;
-      unsigned count = 0;
+      unsigned paths = 0;
       for (Value input : reader.getInputs()) {
         auto [source, inputLayout] = stripViews(input);
         if (source == value) {
           layout = inputLayout;
-          ++count;
+          ++paths;
         }
       }
       ArrayRef<int64_t> domain = reader.getDomainShape();
-      if (count != 1 || !layout || readsRepeatedly(layout, domain))
+      if (paths != 1 || !layout || readsRepeatedly(layout, domain))
         return false;
-      int64_t size = 1;
-      for (int64_t extent : domain)
-        size *= extent;
-      points += size;
+      points += ShapedType::getNumElements(domain);
       reads.push_back(layout.getMap());
     }
   }
@@ -293,12 +290,13 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
       bool repeated = readsRepeatedly(layout, consumer.getDomainShape());
       if (repeated && consumer.hasReduction())
         continue;
-      bool partitioned =
-          !repeated && readersPartition(producer.getResult(),
-                                        [](MapReduceOp) { return true; });
-      bool moves =
-          (readOnlyBy(producer.getResult(), consumer) || partitioned) &&
-          !repeated;
+      // Walked only where the producer has other readers: the common
+      // single reader needs no partition test.
+      bool single = readOnlyBy(producer.getResult(), consumer);
+      bool partitioned = !repeated && !single &&
+                         readersPartition(producer.getResult(),
+                                          [](MapReduceOp) { return true; });
+      bool moves = (single || partitioned) && !repeated;
       if (!moves && regionCost(producer) > options.recomputeBound)
         continue;
       // A producer that another reader keeps a kernel of its own saves
@@ -331,8 +329,7 @@ struct FuseProducer : OpRewritePattern<MapReduceOp> {
       // scalar loop of three masked gathers per element (2.2 ms of a GPT
       // step, 384 outputs over 1024 tokens, where a column sum of the
       // concatenation takes 0.05).
-      if (consumer.hasReduction() && !partitioned &&
-          !readOnlyBy(producer.getResult(), consumer) &&
+      if (consumer.hasReduction() && !partitioned && !single &&
           distinct.size() > kept + 1)
         continue;
       // A reduction needs an operand to carry its domain; a producer with
