@@ -185,13 +185,15 @@ def tensor(data, dtype=None, requires_grad=False, device="cpu"):
     """A leaf tensor holding a copy of `data` (array-like), on `device`
     ("cpu" or "cuda"; "cuda" raises HarpError where no GPU can be used).
     Python floats become float32 and Python complex numbers complex64, as
-    in PyTorch; NumPy arrays keep their dtype unless `dtype` is given."""
+    in PyTorch; NumPy arrays and scalars keep their dtype unless `dtype` is
+    given."""
     array = _np.asarray(data)
+    numpy_typed = isinstance(data, (_np.ndarray, _np.generic))
     if dtype is not None:
         array = array.astype(_NUMPY[dtype])
-    elif array.dtype == _np.float64 and not isinstance(data, _np.ndarray):
+    elif array.dtype == _np.float64 and not numpy_typed:
         array = array.astype(_np.float32)  # Python floats: float32, as torch
-    elif array.dtype == _np.complex128 and not isinstance(data, _np.ndarray):
+    elif array.dtype == _np.complex128 and not numpy_typed:
         array = array.astype(_np.complex64)
     result = _harp.from_numpy(array, device)
     if requires_grad:

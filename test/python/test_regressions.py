@@ -407,3 +407,12 @@ def test_negative_floats_to_unsigned_wrap_as_torch(dtype):
     assert u64[0] == np.uint64(2**64 - 1) and u64[1] == np.uint64(2**64 - 70000)
     if dtype == np.float64:
         assert u64[5] == np.uint64(10**19)
+
+
+def test_tensor_of_a_numpy_scalar_keeps_its_dtype():
+    # harp.tensor(np.float64(x)) gave float32, as for a Python float; torch
+    # keeps a NumPy scalar's dtype, as it keeps a NumPy array's.
+    for value in (np.float64(1.5), np.complex128(1 + 2j), np.float32(2.5), np.int16(3)):
+        assert harp.tensor(value).dtype.name == torch.tensor(value).dtype.__str__()[6:]
+        assert harp.tensor(value).item() == value
+    assert harp.tensor(1.5).dtype == harp.float32 and harp.tensor(1j).dtype == harp.complex64
