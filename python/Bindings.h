@@ -60,6 +60,8 @@ void bindNN(py::module_ &m);
 void bindOptim(py::module_ &m);
 void bindDistributed(py::module_ &m);
 void bindGraph(py::module_ &m);
+void bindDLPack(py::module_ &m);
+void bindSafetensors(py::module_ &m);
 
 } // namespace harp::python
 

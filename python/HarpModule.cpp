@@ -701,4 +701,6 @@ PYBIND11_MODULE(_harp, m) {
   bindOptim(m);
   bindDistributed(m);
   bindGraph(m);
+  bindDLPack(m);
+  bindSafetensors(m);
 }

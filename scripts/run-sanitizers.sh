@@ -67,7 +67,8 @@ suites=(test/python test/Integration/CPU/test_gradients.py
 if [ "$what" = ci ]; then
   suites=(test/python/test_api.py test/python/test_regressions.py
     test/python/test_losses_reductions.py test/python/test_scatter.py
-    test/python/test_torch_surface.py test/python/test_setitem.py)
+    test/python/test_torch_surface.py test/python/test_setitem.py
+    test/python/test_dlpack.py test/python/test_safetensors.py)
 fi
 if [ "$what" = all ] || [ "$what" = python ] || [ "$what" = ci ]; then
   asan=$(gcc -print-file-name=libasan.so)

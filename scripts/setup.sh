@@ -14,6 +14,8 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev python3-mpi4py  # harp.distributed, its tests and bench
   base-files  # the corpus of examples/char_transformer.py (common-licenses/GPL-3)
   graphviz  # `dot`, which the DOT export test renders with
+  libdlpack-dev  # dlpack.h: Tensor.__dlpack__ and harp.from_dlpack
+  nlohmann-json3-dev  # the JSON header of safetensors files
 )
 
 missing=()

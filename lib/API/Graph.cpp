@@ -19,6 +19,7 @@
 #include <atomic>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <unordered_set>
@@ -160,11 +161,13 @@ uint64_t harp::detail::nextEpoch() {
   return ++counter;
 }
 
-/// The newest leaf values `n` depends on.
+/// The newest leaf values `n` depends on. Another library may have written
+/// an external leaf's memory at any time: its values are always newer than
+/// what was computed from them.
 static uint64_t newestLeaf(const Node *n,
                            std::map<const Node *, uint64_t> &memo) {
   if (n->kind == Kind::Leaf)
-    return n->epoch;
+    return n->external ? std::numeric_limits<uint64_t>::max() : n->epoch;
   if (auto it = memo.find(n); it != memo.end())
     return it->second;
   uint64_t newest = 0;
@@ -526,12 +529,21 @@ void harp::detail::deferOverwrite(const NodePtr &leaf, const NodePtr &value) {
   // alive then are moved onto a snapshot of them (writeDeferred); the
   // values written, computed by then, and the graphs dropped since (an
   // optimizer's update expressions, the last step's loss) cost no copy.
-  std::lock_guard<std::mutex> lock(deferredMutex);
-  auto &queue = deferredWrites();
-  if (leaf->writePending)
-    llvm::erase_if(queue, [&](const auto &w) { return w.first == leaf; });
-  leaf->writePending = true;
-  queue.emplace_back(leaf, value);
+  {
+    std::lock_guard<std::mutex> lock(deferredMutex);
+    auto &queue = deferredWrites();
+    if (leaf->writePending)
+      llvm::erase_if(queue, [&](const auto &w) { return w.first == leaf; });
+    leaf->writePending = true;
+    queue.emplace_back(leaf, value);
+  }
+  if (leaf->external)
+    flushDeferredWrites();
+}
+
+void harp::detail::markExternal(const NodePtr &leaf) {
+  if (leaf->kind == Kind::Leaf)
+    leaf->external = true;
 }
 
 NodePtr harp::detail::full(DType dtype, std::vector<int64_t> shape,
@@ -662,5 +674,7 @@ NodePtr harp::detail::detach(const NodePtr &node) {
   auto leaf = make(Kind::Leaf, node->shape, node->dtype);
   leaf->data = realize(node);
   leaf->backend = node->backend;
+  // The storage of a leaf another library shares is shared still.
+  leaf->external = node->kind == Kind::Leaf && node->external;
   return leaf;
 }

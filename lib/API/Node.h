@@ -128,6 +128,9 @@ struct Node {
   /// A leaf with a write deferOverwrite() has not done yet. Guarded by the
   /// deferred writes' mutex (Graph.cpp).
   bool writePending = false;
+  /// A leaf whose storage another library shares (markExternal): its
+  /// deferred writes are done at once.
+  bool external = false;
   /// Where the node is computed; null for a node that follows its users
   /// (constants, scalars).
   BackendPtr backend;

@@ -148,3 +148,12 @@ Array Array::borrow(TensorType type, void *data) {
   array.ptr = data;
   return array;
 }
+
+Array Array::adopt(TensorType type, void *data, std::shared_ptr<void> owner) {
+  Array array;
+  array.ty = std::move(type);
+  array.ptr = data;
+  array.owner = std::move(owner);
+  array.foreign = true;
+  return array;
+}

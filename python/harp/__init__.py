@@ -26,6 +26,7 @@ from . import _harp
 from ._harp import (DType, HarpError, HarpIndexError, Tensor, compile_stats,  # noqa: F401
                     format_profile, get_cpu, get_options, ir, profile, promote,
                     realize, reset_profile, set_cpu, set_options, where)
+from ._harp import from_dlpack  # noqa: F401
 
 from . import nn, optim  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
@@ -84,6 +85,7 @@ from . import _numeric  # noqa: E402
 from . import linalg, special  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import serialization  # noqa: E402
+from . import safetensors  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 # PyTorch's Tensor methods written in Python (harp/_tensor_methods.py) join
@@ -138,7 +140,7 @@ __all__ = [
     "sort",
     "argsort", "msort", "topk", "multinomial", "serialization", "addmm", "addmv", "baddbmm",
     "cross", "hypot", "isfinite", "lerp", "logaddexp", "masked_select", "meshgrid", "nan_to_num",
-    "nonzero", "trace",
+    "nonzero", "trace", "safetensors", "from_dlpack",
 ] + [name for name in _functions.__all__ if name not in _functions.BUILTIN_NAMES] \
   + _compose.__all__ + _numeric.__all__ + ["linalg", "special", "memory_format", "contiguous_format", "channels_last",
                          "channels_last_3d", "preserve_format"]

@@ -12,7 +12,10 @@ tensors.
     model.load_state_dict(harp.load("model.pt"))
 
 The files are pickle streams (not torch's zip archives: torch cannot read
-them, nor harp torch's). `harp.load(..., weights_only=True)` unpickles only
+them, nor harp torch's), except where the path ends in ".safetensors": a
+dict of tensors (a state dict) is then written in the safetensors format,
+which torch, JAX and Hugging Face read, and read back as a dict of tensors
+(harp.safetensors). `harp.load(..., weights_only=True)` unpickles only
 tensors, NumPy arrays, numbers, strings and the built-in containers, and
 raises HarpError naming anything else, as torch's `weights_only` does: the
 way to read a file from elsewhere, since unpickling can run arbitrary code.
@@ -104,11 +107,25 @@ def _opened(f, mode, op):
     return f, False
 
 
+def _is_safetensors(f):
+    return isinstance(f, (str, os.PathLike)) and \
+        os.fspath(f).endswith(".safetensors")
+
+
 def save(obj, f, pickle_module=pickle, pickle_protocol=2):
     """Writes `obj` (a tensor, a state dict, a module, an optimizer's
     state dict, any picklable object holding tensors) to `f`, a path or a
     binary file object, as torch.save. Tensors are stored by value
-    (computed ones realized first); see harp.load."""
+    (computed ones realized first); see harp.load. A path ending in
+    ".safetensors" takes a dict from names to tensors or arrays (a state
+    dict) and is written in that format (harp.safetensors.save_file)."""
+    if _is_safetensors(f):
+        if not isinstance(obj, dict):
+            raise HarpError("save: a .safetensors file holds a dict from names "
+                            "to tensors (a state dict), got %s" % type(obj).__name__)
+        from . import safetensors
+        safetensors.save_file(obj, f)
+        return
     stream, owned = _opened(f, "wb", "save")
     try:
         pickle_module.dump(obj, stream, protocol=pickle_protocol)
@@ -162,6 +179,19 @@ def load(f, map_location=None, pickle_module=pickle, weights_only=False,
     if map_location is not None and not isinstance(map_location, (str, dict)) \
             and not callable(map_location):
         map_location = str(map_location)
+    if _is_safetensors(f):
+        from . import safetensors
+        tensors = safetensors.load_file(f)
+        if map_location is None:
+            return tensors
+        previous = _map_location
+        _map_location = map_location
+        try:
+            for name, tensor in tensors.items():
+                tensors[name] = _rebuild_tensor(tensor.numpy(), "cpu", False)
+        finally:
+            _map_location = previous
+        return tensors
     stream, owned = _opened(f, "rb", "load")
     previous = _map_location
     _map_location = map_location

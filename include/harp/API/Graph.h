@@ -352,6 +352,12 @@ void overwrite(const NodePtr &leaf, const void *data);
 void deferOverwrite(const NodePtr &leaf, const NodePtr &value);
 /// Performs every deferred write now (one compiled call for all of them).
 void flushDeferredWrites();
+/// Marks a leaf whose storage another library reads and writes (shared
+/// through DLPack): deferOverwrite() into it is done at once, since the
+/// other library reads the memory without asking harp first, and what is
+/// computed from it is computed again at every realize(), since the other
+/// library may have written it since.
+void markExternal(const NodePtr &leaf);
 /// A constant: part of the compiled code (a change compiles anew).
 NodePtr full(DType dtype, std::vector<int64_t> shape, double value);
 /// full() of `real` + `imag` i (a complex dtype unless `imag` is 0).

@@ -60,6 +60,11 @@ public:
   static Array copyOf(const Array &from);
   /// Borrows `data`, which must outlive every copy of the array.
   static Array borrow(TensorType type, void *data);
+  /// Shares `data` with another library: `owner` keeps it alive, and its
+  /// last copy (the array's and its copies') releases it. Such storage is
+  /// never unshared(): harp writes into it rather than replacing it, so
+  /// that the other library sees the writes.
+  static Array adopt(TensorType type, void *data, std::shared_ptr<void> owner);
 
   const TensorType &type() const { return ty; }
   ElementKind kind() const { return ty.kind; }
@@ -70,7 +75,7 @@ public:
   /// Whether this array alone holds its storage, which harp allocated: no
   /// copy of it (a tensor sharing it, a NumPy view) and no borrowed memory.
   /// Such storage can change hands instead of being copied.
-  bool unshared() const { return owner && owner.use_count() == 1; }
+  bool unshared() const { return owner && owner.use_count() == 1 && !foreign; }
   template <typename T>
   T *as() const {
     return static_cast<T *>(ptr);
@@ -80,6 +85,8 @@ private:
   TensorType ty{ElementKind::F32, {}};
   void *ptr = nullptr;
   std::shared_ptr<void> owner;
+  /// The storage belongs to another library (adopt).
+  bool foreign = false;
 };
 
 } // namespace harp
