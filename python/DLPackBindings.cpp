@@ -285,9 +285,7 @@ NodePtr fromDLPack(const py::object &source) {
     expected *= shape[i];
   }
   int64_t span = 1;
-  if (elements == 0) {
-    rowMajor = true;
-  } else if (!rowMajor) {
+  if (elements != 0 && !rowMajor) {
     for (size_t i = 0; i < shape.size(); ++i) {
       if (strides[i] < 0)
         throw py::buffer_error(
@@ -301,6 +299,9 @@ NodePtr fromDLPack(const py::object &source) {
   if (PyCapsule_SetName(capsule.ptr(), kUsedCapsuleName) != 0)
     throw py::error_already_set();
   std::shared_ptr<DLManagedTensor> owner(managed, releaseManaged);
+  if (elements == 0) // nothing to share: harp's own (non-null) storage
+    return detail::fromArray(
+        dtype, Array::allocate(TensorType{elementKindOf(dtype), shape}));
   void *data = static_cast<char *>(tensor.data) + tensor.byte_offset;
   Array array = Array::adopt(
       TensorType{elementKindOf(dtype), rowMajor ? shape : std::vector{span}},

@@ -197,7 +197,13 @@ harp::detail::serializeSafetensors(const NamedNodes &tensors,
     offset += array.byteSize();
     header[name] = std::move(entry);
   }
-  std::string text = header.dump();
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception &) {
+    throw Error("save_safetensors: a tensor name or metadata string is not "
+                "valid UTF-8");
+  }
   // The data starts 8-byte aligned: the header is padded with spaces, as the
   // format's own writer does.
   text.append((8 - text.size() % 8) % 8, ' ');
@@ -227,14 +233,20 @@ NamedNodes harp::detail::parseSafetensors(std::string_view bytes,
                    " runs past the end of the file (" +
                    std::to_string(bytes.size()) + " bytes; truncated?)");
 
-  // Keys repeated in an object are an error (the JSON library would keep
-  // the last one): the parser's callback sees every key of the top level.
-  std::set<std::string> keys;
+  // A key repeated in an object is an error (the JSON library would keep
+  // the last one): the parser's callback sees every object's keys.
+  std::vector<std::set<std::string>> objects;
   std::string repeated;
   auto callback = [&](int depth, nlohmann::json::parse_event_t event,
                       Json &parsed) {
-    if (event == nlohmann::json::parse_event_t::key && depth == 1 &&
-        !keys.insert(parsed.get<std::string>()).second && repeated.empty())
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start)
+      objects.emplace_back();
+    else if (event == Event::object_end && !objects.empty())
+      objects.pop_back();
+    else if (event == Event::key && !objects.empty() &&
+             !objects.back().insert(parsed.get<std::string>()).second &&
+             repeated.empty())
       repeated = parsed.get<std::string>();
     return true;
   };
@@ -246,7 +258,7 @@ NamedNodes harp::detail::parseSafetensors(std::string_view bytes,
     fail(what, "the header must be a JSON object, got " +
                    std::string(header.type_name()));
   if (!repeated.empty())
-    fail(what, "the header names '" + repeated + "' twice");
+    fail(what, "the header names \"" + repeated + "\" twice in one object");
 
   SafetensorsMetadata found;
   std::vector<Entry> entries;

@@ -298,7 +298,10 @@ CORRUPTIONS = {
     "metadata not an object": (edit(["__metadata__"], [1]), "\"__metadata__\" must be an object"),
     "named twice": (lambda b: with_header(None, header_of(b)[1], raw=(
         b'{"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},'
-        b'"a":{"dtype":"I64","shape":[4],"data_offsets":[24,56]}}')), "names 'a' twice"),
+        b'"a":{"dtype":"I64","shape":[4],"data_offsets":[24,56]}}')), "names \"a\" twice"),
+    "a field twice": (lambda b: with_header(None, header_of(b)[1], raw=(
+        b'{"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24],"dtype":"I32"},'
+        b'"b":{"dtype":"I64","shape":[4],"data_offsets":[24,56]}}')), "names \"dtype\" twice"),
 }
 
 
