@@ -33,14 +33,14 @@ def _tensor(name, value):
     tensor; HarpError names the entry otherwise."""
     if isinstance(value, Tensor):
         return value.detach()
-    if hasattr(value, "detach") and hasattr(value, "cpu") \
-            and not isinstance(value, np.ndarray):
-        value = value.detach().cpu().numpy()  # a torch tensor
-    if isinstance(value, (np.ndarray, np.generic)):
-        try:
+    try:
+        if hasattr(value, "detach") and hasattr(value, "cpu") \
+                and not isinstance(value, np.ndarray):
+            value = value.detach().cpu().numpy()  # a torch tensor
+        if isinstance(value, (np.ndarray, np.generic)):
             return _harp.from_numpy(np.asarray(value, order="C"), None)
-        except TypeError as error:
-            raise HarpError("safetensors: tensor '%s': %s" % (name, error))
+    except TypeError as error:  # a dtype NumPy or harp has not
+        raise HarpError("safetensors: tensor '%s': %s" % (name, error))
     raise HarpError("safetensors: tensor '%s' is a %s, not a tensor or an "
                     "array" % (name, type(value).__name__))
 

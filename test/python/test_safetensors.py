@@ -218,6 +218,8 @@ def test_writing_what_the_format_cannot_hold_names_it_and_leaves_no_file(tmp_pat
     before = path.read_bytes()
     with pytest.raises(HarpError, match="float16"):
         harp.safetensors.save_file({"h": np.ones(2, np.float16)}, path)
+    with pytest.raises(HarpError, match="tensor 'b': .*BFloat16"):
+        harp.safetensors.save_file({"b": torch.ones(2, dtype=torch.bfloat16)}, path)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.safetensors"]
 
