@@ -95,48 +95,15 @@ DType dtypeOfDLPack(DLDataType type) {
                            std::to_string(type.lanes) + ") have no harp dtype");
   // kDLBool, added to DLPack after 0.6: one byte per element.
   constexpr uint8_t kBoolCode = 6;
-  switch (type.code) {
-  case kBoolCode:
-    if (type.bits == 8)
-      return DType::Bool;
-    break;
-  case kDLInt:
-    switch (type.bits) {
-    case 8:
-      return DType::I8;
-    case 16:
-      return DType::I16;
-    case 32:
-      return DType::I32;
-    case 64:
-      return DType::I64;
-    }
-    break;
-  case kDLUInt:
-    switch (type.bits) {
-    case 8:
-      return DType::U8;
-    case 16:
-      return DType::U16;
-    case 32:
-      return DType::U32;
-    case 64:
-      return DType::U64;
-    }
-    break;
-  case kDLFloat:
-    if (type.bits == 32)
-      return DType::F32;
-    if (type.bits == 64)
-      return DType::F64;
-    break;
-  case kDLComplex:
-    if (type.bits == 64)
-      return DType::C64;
-    if (type.bits == 128)
-      return DType::C128;
-    break;
-  }
+  if (type.code == kBoolCode && type.bits == 8)
+    return DType::Bool;
+    // The inverse of dlpackTypeOf (whose bool is uint8's code: not read back).
+#define HARP_DTYPE(Enum, CType, Name, PyName, Kind)                            \
+  if (DType::Enum != DType::Bool &&                                            \
+      dlpackTypeOf(DType::Enum).code == type.code &&                           \
+      dlpackTypeOf(DType::Enum).bits == type.bits)                             \
+    return DType::Enum;
+#include "harp/API/DTypes.def"
   static const char *codes[] = {"int",    "uint",    "float", "opaque",
                                 "bfloat", "complex", "bool"};
   std::string code = type.code < std::size(codes) ? codes[type.code]

@@ -26,35 +26,18 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
+/// The format's dtypes harp holds, by name.
+constexpr std::pair<const char *, DType> kFormatDtypes[] = {
+    {"BOOL", DType::Bool}, {"I8", DType::I8},   {"I16", DType::I16},
+    {"I32", DType::I32},   {"I64", DType::I64}, {"U8", DType::U8},
+    {"U16", DType::U16},   {"U32", DType::U32}, {"U64", DType::U64},
+    {"F32", DType::F32},   {"F64", DType::F64}};
+
 /// The format's name of a harp dtype, or null for one it cannot hold.
 const char *formatDtypeOf(DType dtype) {
-  switch (dtype) {
-  case DType::Bool:
-    return "BOOL";
-  case DType::I8:
-    return "I8";
-  case DType::I16:
-    return "I16";
-  case DType::I32:
-    return "I32";
-  case DType::I64:
-    return "I64";
-  case DType::U8:
-    return "U8";
-  case DType::U16:
-    return "U16";
-  case DType::U32:
-    return "U32";
-  case DType::U64:
-    return "U64";
-  case DType::F32:
-    return "F32";
-  case DType::F64:
-    return "F64";
-  case DType::C64:
-  case DType::C128:
-    return nullptr;
-  }
+  for (const auto &[spelling, held] : kFormatDtypes)
+    if (held == dtype)
+      return spelling;
   return nullptr;
 }
 
@@ -66,12 +49,7 @@ const char *formatDtypeOf(DType dtype) {
 /// harp has no tensors of and for names the format does not have.
 DType dtypeOfFormat(const std::string &name, const std::string &what,
                     const std::string &where) {
-  static const std::pair<const char *, DType> known[] = {
-      {"BOOL", DType::Bool}, {"I8", DType::I8},   {"I16", DType::I16},
-      {"I32", DType::I32},   {"I64", DType::I64}, {"U8", DType::U8},
-      {"U16", DType::U16},   {"U32", DType::U32}, {"U64", DType::U64},
-      {"F32", DType::F32},   {"F64", DType::F64}};
-  for (const auto &[spelling, dtype] : known)
+  for (const auto &[spelling, dtype] : kFormatDtypes)
     if (name == spelling)
       return dtype;
   static const char *unsupported[] = {"F16",     "BF16",    "F8_E4M3",
