@@ -9,7 +9,8 @@ Every measurement runs in a fresh process whose disk cache is an empty
 directory, so its first step compiles everything. For each it prints the
 first step's wall time and harp.compile_stats()'s split of the compile:
 harp's and MLIR's passes (lower), translation to LLVM IR, LLVM's
-optimizations, code generation, and the kernel functions LLVM compiled.
+optimizations, code generation, the kernel functions LLVM compiled and
+those found compiled by an earlier graph of the step (the kernel cache).
 
 Patterns at growing sizes (program size grows linearly in N):
   layers  an MLP of N identical hidden layers (Linear + ReLU), one SGD step;
@@ -195,13 +196,14 @@ def row(name, res):
     s = res["stats"]
     return (f"{name:<22} {res['first_s']:8.2f} s {res['second_s'] * 1e3:9.1f} ms"
             + "".join(f" {s.get(p, 0):8.2f}" for p in PHASES)
-            + f" {s.get('kernel_functions', 0):8d}")
+            + f" {s.get('kernel_functions', 0):8d}"
+            + f" {s.get('kernels_reused', 0):8d}")
 
 
 def header():
     return (f"{'program':<22} {'1st step':>10} {'2nd step':>12}"
             f" {'lower':>8} {'to LLVM':>8} {'opt':>8} {'codegen':>8}"
-            f" {'kernels':>8}")
+            f" {'kernels':>8} {'reused':>8}")
 
 
 def main():

@@ -681,6 +681,7 @@ PYBIND11_MODULE(_harp, m) {
         d["ir_parses"] = detail::irParseCount();
         CompileTimes t = Jit::compileTimes();
         d["kernel_functions"] = t.kernelFunctions;
+        d["kernels_reused"] = t.reusedKernels;
         d["lower_seconds"] = t.lowerSeconds;
         d["translate_seconds"] = t.translateSeconds;
         d["optimize_seconds"] = t.optimizeSeconds;
@@ -691,8 +692,10 @@ PYBIND11_MODULE(_harp, m) {
       "{'compiles', 'memory_hits', 'disk_hits'}; 'ir_parses', how many "
       "modules the JIT parsed from text (harp.ir.call; tensors never "
       "parse); and what compiling cost, over every compile in the process: "
-      "'kernel_functions' (the kernels LLVM compiled, equal ones once per "
-      "module), 'lower_seconds' (harp's and MLIR's passes), "
+      "'kernel_functions' (the kernels LLVM compiled), 'kernels_reused' "
+      "(kernels found compiled by an earlier module, in memory or on disk: "
+      "each distinct kernel is compiled once), 'lower_seconds' (harp's and "
+      "MLIR's passes), "
       "'translate_seconds' (to LLVM IR), 'optimize_seconds' (LLVM's "
       "optimizations) and 'codegen_seconds' (machine code).");
 

@@ -157,9 +157,10 @@ class JitExecutable : public Executable {
 public:
   JitExecutable(std::unique_ptr<llvm::orc::LLJIT> jit,
                 std::vector<FunctionSignature> sigs,
-                std::vector<PackedFn> entries, Device device, InitFn fini)
-      : jit(std::move(jit)), sigs(std::move(sigs)), entries(std::move(entries)),
-        device(device), fini(fini) {}
+                std::vector<PackedFn> entries, Device device, InitFn fini,
+                std::shared_ptr<const void> kernels)
+      : kernels(std::move(kernels)), jit(std::move(jit)), sigs(std::move(sigs)),
+        entries(std::move(entries)), device(device), fini(fini) {}
   ~JitExecutable() override {
     // Unloads the GPU kernels (the module's destructors).
     if (fini)
@@ -177,6 +178,8 @@ private:
   Error callOnDevice(PackedFn entry, llvm::ArrayRef<Array> inputs,
                      llvm::ArrayRef<Array> results) const;
 
+  /// The kernel store the code calls into, unloaded after `jit`.
+  std::shared_ptr<const void> kernels;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::vector<FunctionSignature> sigs;
   std::vector<PackedFn> entries;
@@ -331,9 +334,12 @@ Error JitExecutable::callOnDevice(PackedFn entry, llvm::ArrayRef<Array> inputs,
   return Error::success();
 }
 
-std::shared_ptr<Executable> harp::jit::makeExecutable(
-    std::unique_ptr<llvm::orc::LLJIT> jit, std::vector<FunctionSignature> sigs,
-    std::vector<PackedFn> entries, Device device, InitFn fini) {
+std::shared_ptr<Executable>
+harp::jit::makeExecutable(std::unique_ptr<llvm::orc::LLJIT> jit,
+                          std::vector<FunctionSignature> sigs,
+                          std::vector<PackedFn> entries, Device device,
+                          InitFn fini, std::shared_ptr<const void> kernels) {
   return std::make_shared<JitExecutable>(std::move(jit), std::move(sigs),
-                                         std::move(entries), device, fini);
+                                         std::move(entries), device, fini,
+                                         std::move(kernels));
 }

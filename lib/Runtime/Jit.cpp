@@ -50,11 +50,13 @@
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -99,17 +101,130 @@ static constexpr char kPartsMagic[8] = {'H', 'A', 'R', 'P', 'P', 'R', 'T', 'S'};
 
 /// The objects `parts` as one buffer (kPartsMagic, see above).
 static std::unique_ptr<llvm::MemoryBuffer>
-joinObjects(llvm::ArrayRef<std::unique_ptr<llvm::MemoryBuffer>> parts) {
+joinObjects(llvm::ArrayRef<StringRef> parts) {
   std::string joined(kPartsMagic, sizeof(kPartsMagic));
   auto put = [&](uint64_t n) {
     joined.append(reinterpret_cast<const char *>(&n), sizeof(n));
   };
   put(parts.size());
-  for (const auto &part : parts) {
-    put(part->getBufferSize());
-    joined += part->getBuffer();
+  for (StringRef part : parts) {
+    put(part.size());
+    joined += part;
   }
   return llvm::MemoryBuffer::getMemBufferCopy(joined, "harp-object-parts");
+}
+
+/// The module's bitcode (what a compile thread parses in its own context).
+static llvm::SmallVector<char, 0> bitcodeOf(const llvm::Module &module) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::WriteBitcodeToFile(module, os);
+  return buffer;
+}
+
+/// Kernels compiled apart from their module, in one object (a group per
+/// compile thread of the module that compiled them first): the object and
+/// the kernel symbols it defines.
+struct KernelGroup {
+  std::vector<std::string> symbols;
+  std::string object;
+};
+
+/// The kernels a Jit compiled apart, or loaded with a module's disk entry:
+/// linked once, one JIT library per group, in a JIT that every executable
+/// calling them keeps alive (their code stays while one of them runs).
+struct KernelStore {
+  struct Kernel {
+    llvm::orc::ExecutorAddr address;
+    std::shared_ptr<const KernelGroup> group;
+  };
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  llvm::StringMap<Kernel> kernels;
+  unsigned libraries = 0;
+};
+
+/// A module compiled with its kernels apart is stored as this magic, the
+/// number of kernel groups, each group (its symbols' count, each symbol's
+/// length and bytes, its object's size and bytes), then the module's own
+/// object's size and bytes.
+static constexpr char kKernelsMagic[8] = {'H', 'A', 'R', 'P',
+                                          'K', 'R', 'N', 'S'};
+
+static std::unique_ptr<llvm::MemoryBuffer>
+packKernels(StringRef object,
+            llvm::ArrayRef<std::shared_ptr<const KernelGroup>> groups) {
+  std::string packed(kKernelsMagic, sizeof(kKernelsMagic));
+  auto put = [&](StringRef bytes) {
+    uint64_t n = bytes.size();
+    packed.append(reinterpret_cast<const char *>(&n), sizeof(n));
+    packed += bytes;
+  };
+  auto putCount = [&](uint64_t n) {
+    packed.append(reinterpret_cast<const char *>(&n), sizeof(n));
+  };
+  putCount(groups.size());
+  for (const auto &group : groups) {
+    putCount(group->symbols.size());
+    for (const std::string &symbol : group->symbols)
+      put(symbol);
+    put(group->object);
+  }
+  put(object);
+  return llvm::MemoryBuffer::getMemBufferCopy(packed, "harp-object-kernels");
+}
+
+/// The module's object and its kernel groups from packKernels' bytes; an
+/// error when they are cut short.
+static Expected<std::pair<std::unique_ptr<llvm::MemoryBuffer>,
+                          std::vector<std::shared_ptr<const KernelGroup>>>>
+unpackKernels(StringRef data) {
+  data = data.drop_front(sizeof(kKernelsMagic));
+  bool ok = true;
+  auto count = [&]() -> uint64_t {
+    uint64_t n = 0;
+    if (data.size() < sizeof(n)) {
+      ok = false;
+      return 0;
+    }
+    std::memcpy(&n, data.data(), sizeof(n));
+    data = data.drop_front(sizeof(n));
+    return n;
+  };
+  auto bytes = [&]() -> StringRef {
+    uint64_t n = count();
+    if (!ok || data.size() < n) {
+      ok = false;
+      return {};
+    }
+    StringRef out = data.take_front(n);
+    data = data.drop_front(n);
+    return out;
+  };
+  std::vector<std::shared_ptr<const KernelGroup>> groups;
+  uint64_t groupCount = count();
+  for (uint64_t g = 0; ok && g < groupCount; ++g) {
+    auto group = std::make_shared<KernelGroup>();
+    uint64_t symbols = count();
+    for (uint64_t i = 0; ok && i < symbols; ++i)
+      group->symbols.push_back(bytes().str());
+    group->object = bytes().str();
+    groups.push_back(std::move(group));
+  }
+  StringRef object = bytes();
+  if (!ok || !data.empty())
+    return harp::jit::makeError(
+        "a compiled module with its kernels apart is cut short");
+  return std::make_pair(
+      llvm::MemoryBuffer::getMemBufferCopy(object, "harp-object"),
+      std::move(groups));
+}
+
+/// Whether kernels are compiled and cached one by one ($HARP_KERNEL_CACHE=0
+/// compiles each module whole, as one object or in parts).
+static bool kernelCacheEnabled() {
+  std::optional<std::string> env =
+      llvm::sys::Process::GetEnv("HARP_KERNEL_CACHE");
+  return !env || *env != "0";
 }
 
 /// The objects in `object`: its parts when it is a joined buffer, else
@@ -496,6 +611,8 @@ struct Jit::Impl {
   /// are the Jit's own): a hit costs a hash table lookup and one compare of
   /// the text, not a cryptographic hash of it.
   llvm::StringMap<std::shared_ptr<Executable>> byText;
+  /// The kernels compiled apart, linked once (KernelStore).
+  std::shared_ptr<KernelStore> kernelStore = std::make_shared<KernelStore>();
 
   Impl(JitOptions opts, mlir::MLIRContext *sharedContext,
        std::recursive_mutex *sharedMutex)
@@ -610,6 +727,7 @@ struct Jit::Impl {
   }
 
   void writeCache(const std::string &key, StringRef object) {
+    std::string path = pathOf(key);
     if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
       return; // The cache is an optimisation; compiling still worked.
     CacheHeader header;
@@ -620,14 +738,14 @@ struct Jit::Impl {
     // Write a temporary and rename it: readers never see a partial entry.
     llvm::SmallString<256> temp;
     int fd;
-    if (llvm::sys::fs::createUniqueFile(pathOf(key) + ".tmp-%%%%%%", fd, temp))
+    if (llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temp))
       return;
     {
       llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
       os.write(reinterpret_cast<const char *>(&header), sizeof(header));
       os << object;
     }
-    if (llvm::sys::fs::rename(temp, pathOf(key)))
+    if (llvm::sys::fs::rename(temp, path))
       llvm::sys::fs::remove(temp);
   }
 
@@ -824,12 +942,17 @@ struct Jit::Impl {
     // key of harp-run --compile-only.
     std::string dumpAs = key.empty() ? std::string("module") : key;
     dumpLLVM(*llvmModule, dumpAs + ".ll");
-    // A part per 4 kernel functions, on as many threads as there are; one
-    // object for harp-run --compile-only (no key).
-    unsigned parts = key.empty() ? 1
-                                 : std::clamp(spent.kernelFunctions / 4, 1u,
-                                              compileThreads());
+    // Natively compiled modules compile kernels, not graphs: each kernel
+    // is a unit of its own, compiled once per Jit and kept in memory and on
+    // disk (docs/Runtime.md, "The kernel cache"). Otherwise a part per 4
+    // kernel functions, on as many threads as there are; one object for
+    // harp-run --compile-only (no key).
     auto compile = [&]() -> Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+      if (!key.empty() && options.device == Device::CPU && kernelCacheEnabled())
+        return compileKernelsApart(std::move(llvmModule), spent, dumpAs);
+      unsigned parts = key.empty() ? 1
+                                   : std::clamp(spent.kernelFunctions / 4, 1u,
+                                                compileThreads());
       if (parts > 1)
         return optimizeInParts(std::move(llvmModule), parts, spent, dumpAs);
       auto tm = targetMachine();
@@ -845,6 +968,7 @@ struct Jit::Impl {
       std::lock_guard<std::mutex> lock(timesMutex);
       times.modules += spent.modules;
       times.kernelFunctions += spent.kernelFunctions;
+      times.reusedKernels += spent.reusedKernels;
       times.lowerSeconds += spent.lowerSeconds;
       times.translateSeconds += spent.translateSeconds;
       times.optimizeSeconds += spent.optimizeSeconds;
@@ -853,11 +977,114 @@ struct Jit::Impl {
     return std::move(*object);
   }
 
+  /// Compiles `module` with its kernels apart (splitKernels): a kernel in
+  /// the kernel store is reused; the others are compiled in as many groups
+  /// as there are compile threads, beside what is left of the module. The
+  /// payload (packKernels) holds the module's object and every kernel group
+  /// it calls into, so its disk entry loads alone.
+  Expected<std::unique_ptr<llvm::MemoryBuffer>>
+  compileKernelsApart(std::unique_ptr<llvm::Module> module, CompileTimes &spent,
+                      const std::string &dumpAs) {
+    stage = "moving kernels into units";
+    std::vector<jit::KernelUnit> units =
+        jit::splitKernels(*module, [&](StringRef text) { return keyOf(text); });
+    // Kernels splitKernels left in the module (they use its variables).
+    unsigned kept = 0;
+    for (const llvm::Function &f : *module)
+      if (!f.isDeclaration() && f.hasLocalLinkage() &&
+          f.hasFnAttribute(llvm::Attribute::NoInline))
+        ++kept;
+    std::vector<std::shared_ptr<const KernelGroup>> calls;
+    auto callInto = [&](std::shared_ptr<const KernelGroup> group) {
+      if (!llvm::is_contained(calls, group))
+        calls.push_back(std::move(group));
+    };
+    std::vector<jit::KernelUnit *> missing;
+    for (jit::KernelUnit &unit : units) {
+      auto it = kernelStore->kernels.find(unit.symbol);
+      if (it == kernelStore->kernels.end()) {
+        missing.push_back(&unit);
+        continue;
+      }
+      ++spent.reusedKernels;
+      callInto(it->second.group);
+    }
+    spent.kernelFunctions = missing.size() + kept;
+    // The missing kernels in groups, one object each.
+    size_t groupCount = std::min<size_t>(compileThreads(), missing.size());
+    std::vector<std::unique_ptr<llvm::Module>> groups;
+    std::vector<std::vector<std::string>> groupSymbols(groupCount);
+    for (size_t i = 0; i < missing.size(); ++i) {
+      std::unique_ptr<llvm::Module> &unit = missing[i]->module;
+      groupSymbols[i % groupCount].push_back(missing[i]->symbol);
+      if (i < groupCount) {
+        groups.push_back(std::move(unit));
+        continue;
+      }
+      if (llvm::Linker::linkModules(*groups[i % groupCount], std::move(unit)))
+        return makeError("cannot link kernel " + missing[i]->symbol +
+                         " into its group");
+    }
+    std::vector<llvm::SmallVector<char, 0>> bitcode;
+    std::vector<std::string> dumpNames;
+    bitcode.push_back(bitcodeOf(*module));
+    dumpNames.push_back(dumpAs + ".opt.ll");
+    module.reset();
+    for (size_t g = 0; g < groups.size(); ++g) {
+      bitcode.push_back(bitcodeOf(*groups[g]));
+      dumpNames.push_back(dumpAs + ".kernels" + std::to_string(g) + ".opt.ll");
+    }
+    groups.clear();
+    units.clear();
+    auto compiled = compileBitcode(bitcode, spent, dumpNames);
+    if (!compiled)
+      return compiled.takeError();
+    for (size_t g = 0; g < groupCount; ++g) {
+      auto group = std::make_shared<KernelGroup>();
+      group->symbols = std::move(groupSymbols[g]);
+      group->object = (*compiled)[g + 1]->getBuffer().str();
+      callInto(std::move(group));
+    }
+    return packKernels((*compiled)[0]->getBuffer(), calls);
+  }
+
+  /// Links `group` into the kernel store, unless every kernel it defines is
+  /// there already (a group loaded from another module's disk entry may
+  /// repeat kernels): in a JIT library of its own, whose kernels keep the
+  /// first address the store had for them.
+  Error addKernelGroup(std::shared_ptr<const KernelGroup> group) {
+    KernelStore &store = *kernelStore;
+    if (llvm::all_of(group->symbols, [&](const std::string &symbol) {
+          return store.kernels.contains(symbol);
+        }))
+      return Error::success();
+    if (!store.jit) {
+      auto jit = createJit();
+      if (!jit)
+        return jit.takeError();
+      store.jit = std::move(*jit);
+    }
+    auto library = store.jit->createJITDylib("harp-kernels-" +
+                                             std::to_string(store.libraries++));
+    if (!library)
+      return library.takeError();
+    library->addToLinkOrder(store.jit->getMainJITDylib());
+    if (Error err = store.jit->addObjectFile(
+            *library, llvm::MemoryBuffer::getMemBufferCopy(group->object,
+                                                           "harp-kernels")))
+      return err;
+    for (const std::string &symbol : group->symbols) {
+      auto address = store.jit->lookup(*library, symbol);
+      if (!address)
+        return address.takeError();
+      store.kernels.try_emplace(symbol, KernelStore::Kernel{*address, group});
+    }
+    return Error::success();
+  }
+
   /// Splits `module` into `parts` modules of about equal size (its kernel
-  /// functions are many and independent) and optimizes and compiles each
-  /// on a thread of its own, in a context of its own; the objects are
-  /// joined into one buffer (joinObjects). `spent` gets the slowest part's
-  /// seconds, which is what the caller waits for.
+  /// functions are many and independent) and compiles them
+  /// (compileBitcode), joined into one buffer (joinObjects).
   Expected<std::unique_ptr<llvm::MemoryBuffer>>
   optimizeInParts(std::unique_ptr<llvm::Module> module, unsigned parts,
                   CompileTimes &spent, const std::string &dumpAs) {
@@ -866,20 +1093,40 @@ struct Jit::Impl {
     llvm::SplitModule(
         *module, parts,
         [&](std::unique_ptr<llvm::Module> part) {
-          llvm::SmallVector<char, 0> buffer;
-          llvm::raw_svector_ostream os(buffer);
-          llvm::WriteBitcodeToFile(*part, os);
-          bitcode.push_back(std::move(buffer));
+          bitcode.push_back(bitcodeOf(*part));
         },
         /*PreserveLocals=*/false, /*RoundRobin=*/true);
     module.reset();
+    std::vector<std::string> dumpNames;
+    for (size_t i = 0; i < bitcode.size(); ++i)
+      dumpNames.push_back(dumpAs + ".part" + std::to_string(i) + ".opt.ll");
+    auto objects = compileBitcode(bitcode, spent, dumpNames);
+    if (!objects)
+      return objects.takeError();
+    std::vector<StringRef> buffers;
+    for (const auto &object : *objects)
+      buffers.push_back(object->getBuffer());
+    return joinObjects(buffers);
+  }
+
+  /// Optimizes and compiles each module of `bitcode` (dumped optimized as
+  /// `dumpNames[i]`) in a context of its own, spread over as many threads
+  /// as there are: module i on thread i % threads. `spent` gets the busiest
+  /// thread's seconds, which is what the caller waits for.
+  Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+  compileBitcode(const std::vector<llvm::SmallVector<char, 0>> &bitcode,
+                 CompileTimes &spent,
+                 const std::vector<std::string> &dumpNames) {
     struct Part {
       std::unique_ptr<llvm::MemoryBuffer> object;
       std::string error;
-      CompileTimes spent;
     };
     std::vector<Part> results(bitcode.size());
-    auto work = [&](size_t i) {
+    unsigned threadCount = std::min<size_t>(compileThreads(), bitcode.size());
+    std::vector<CompileTimes> threadSpent(threadCount);
+    // A target machine per thread, made for its first module.
+    auto compileOne = [&](size_t i, CompileTimes &threadTimes,
+                          std::unique_ptr<llvm::TargetMachine> &tm) {
       Part &result = results[i];
       llvm::CrashRecoveryContext recovery;
       bool ran = recovery.RunSafely([&] {
@@ -896,14 +1143,19 @@ struct Jit::Impl {
           result.error = llvm::toString(part.takeError());
           return;
         }
-        auto tm = targetMachine();
         if (!tm) {
-          result.error = llvm::toString(tm.takeError());
-          return;
+          auto made = targetMachine();
+          if (!made) {
+            result.error = llvm::toString(made.takeError());
+            return;
+          }
+          tm = std::move(*made);
         }
-        auto object = optimizeAndGenerate(**part, **tm, result.spent, nullptr,
-                                          dumpAs + ".part" + std::to_string(i) +
-                                              ".opt.ll");
+        CompileTimes one;
+        auto object =
+            optimizeAndGenerate(**part, *tm, one, nullptr, dumpNames[i]);
+        threadTimes.optimizeSeconds += one.optimizeSeconds;
+        threadTimes.codegenSeconds += one.codegenSeconds;
         if (!object)
           result.error = llvm::toString(object.takeError());
         else
@@ -915,14 +1167,20 @@ struct Jit::Impl {
             std::to_string(recovery.RetCode - 128) + ", in LLVM, part " +
             std::to_string(i + 1) + " of " + std::to_string(bitcode.size()) +
             " compiled on threads): this is a bug in harp; please report it "
-            "with the module (HARP_COMPILE_THREADS=1 compiles it in one "
-            "part). The process can go on, but restarting it is safer";
+            "with the module (HARP_COMPILE_THREADS=1 compiles it on one "
+            "thread, HARP_KERNEL_CACHE=0 in one part). The process can go "
+            "on, but restarting it is safer";
+    };
+    auto work = [&](unsigned thread) {
+      std::unique_ptr<llvm::TargetMachine> tm;
+      for (size_t i = thread; i < bitcode.size(); i += threadCount)
+        compileOne(i, threadSpent[thread], tm);
     };
     stage = "optimizing and generating machine code in " +
             std::to_string(bitcode.size()) + " parts";
     std::vector<std::thread> threads;
-    for (size_t i = 1; i < bitcode.size(); ++i)
-      threads.emplace_back(work, i);
+    for (unsigned t = 1; t < threadCount; ++t)
+      threads.emplace_back(work, t);
     work(0);
     for (std::thread &thread : threads)
       thread.join();
@@ -930,13 +1188,14 @@ struct Jit::Impl {
     for (Part &result : results) {
       if (!result.error.empty())
         return makeError(result.error);
-      spent.optimizeSeconds =
-          std::max(spent.optimizeSeconds, result.spent.optimizeSeconds);
-      spent.codegenSeconds =
-          std::max(spent.codegenSeconds, result.spent.codegenSeconds);
       objects.push_back(std::move(result.object));
     }
-    return joinObjects(objects);
+    for (const CompileTimes &one : threadSpent) {
+      spent.optimizeSeconds =
+          std::max(spent.optimizeSeconds, one.optimizeSeconds);
+      spent.codegenSeconds = std::max(spent.codegenSeconds, one.codegenSeconds);
+    }
+    return std::move(objects);
   }
 
   /// Optimizes `module` and generates its object with `tm`, setting the
@@ -971,21 +1230,10 @@ struct Jit::Impl {
     return std::move(*object);
   }
 
-  /// Loads an object into a fresh LLJIT and finds the packed entries.
-  Expected<std::shared_ptr<Executable>>
-  load(std::unique_ptr<llvm::MemoryBuffer> object,
-       std::vector<FunctionSignature> sigs) {
-    if (!target.runsHere())
-      return makeError("code compiled for CPU '" + target.name +
-                       "' cannot run on this machine, which lacks " +
-                       target.missingFeatures);
-    if (options.threads && options.device == Device::CPU)
-      if (const std::string &why = openMPRuntimeError(); !why.empty())
-        return makeError(why);
-    if (options.device == Device::CUDA)
-      if (Error err = cuda::initialize())
-        return makeError("cannot run on the cuda device: " +
-                         llvm::toString(std::move(err)));
+  /// A fresh LLJIT whose main library finds the process's symbols and the
+  /// runtime's (bound here: the generated code's memrefCopy, malloc and
+  /// free, float conversions, profile hooks, the CUDA entry points).
+  Expected<std::unique_ptr<llvm::orc::LLJIT>> createJit() {
     auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!builder)
       return builder.takeError();
@@ -1023,6 +1271,52 @@ struct Jit::Impl {
         bind(name, address);
     if (Error err = main.define(llvm::orc::absoluteSymbols(runtime)))
       return std::move(err);
+    return std::move(*jit);
+  }
+
+  /// Loads an object into a fresh LLJIT and finds the packed entries.
+  Expected<std::shared_ptr<Executable>>
+  load(std::unique_ptr<llvm::MemoryBuffer> object,
+       std::vector<FunctionSignature> sigs) {
+    if (!target.runsHere())
+      return makeError("code compiled for CPU '" + target.name +
+                       "' cannot run on this machine, which lacks " +
+                       target.missingFeatures);
+    if (options.threads && options.device == Device::CPU)
+      if (const std::string &why = openMPRuntimeError(); !why.empty())
+        return makeError(why);
+    if (options.device == Device::CUDA)
+      if (Error err = cuda::initialize())
+        return makeError("cannot run on the cuda device: " +
+                         llvm::toString(std::move(err)));
+    // A module compiled with its kernels apart: its kernel groups go to
+    // the kernel store, its own object to a JIT of its own.
+    std::vector<std::pair<std::string, llvm::orc::ExecutorAddr>> kernels;
+    if (object->getBuffer().starts_with(
+            StringRef(kKernelsMagic, sizeof(kKernelsMagic)))) {
+      auto unpacked = unpackKernels(object->getBuffer());
+      if (!unpacked)
+        return unpacked.takeError();
+      for (std::shared_ptr<const KernelGroup> &group : unpacked->second) {
+        if (Error err = addKernelGroup(group))
+          return err;
+        for (const std::string &symbol : group->symbols)
+          kernels.emplace_back(symbol,
+                               kernelStore->kernels.lookup(symbol).address);
+      }
+      object = std::move(unpacked->first);
+    }
+    auto jit = createJit();
+    if (!jit)
+      return jit.takeError();
+    llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+    llvm::orc::SymbolMap symbols;
+    for (auto &[symbol, address] : kernels)
+      symbols[(*jit)->mangleAndIntern(symbol)] = {
+          address, llvm::JITSymbolFlags::Exported};
+    if (!symbols.empty())
+      if (Error err = main.define(llvm::orc::absoluteSymbols(symbols)))
+        return err;
     auto objects = splitObjects(std::move(object));
     if (!objects)
       return objects.takeError();
@@ -1052,7 +1346,8 @@ struct Jit::Impl {
       entries.push_back(symbol->toPtr<PackedFn>());
     }
     return harp::jit::makeExecutable(std::move(*jit), std::move(sigs),
-                                     std::move(entries), options.device, fini);
+                                     std::move(entries), options.device, fini,
+                                     kernels.empty() ? nullptr : kernelStore);
   }
 
   /// Parses and verifies harp IR text; the error carries the diagnostics.

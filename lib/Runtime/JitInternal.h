@@ -1,8 +1,9 @@
 //===- JitInternal.h - shared by the JIT's files ----------------*- C++ -*-===//
 //
 // Private to lib/Runtime: the JIT (Jit.cpp: compile cache, lowering, object
-// linking) loads executables defined in Executable.cpp and defines, for the
-// code it loads, the runtime functions of JitSupport.cpp.
+// linking, the kernel store) moves kernels into modules of their own with
+// KernelUnits.cpp, loads executables defined in Executable.cpp and defines,
+// for the code it loads, the runtime functions of JitSupport.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,17 +12,23 @@
 
 #include "harp/Runtime/Jit.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
-namespace llvm::orc {
+namespace llvm {
+class Module;
+namespace orc {
 class LLJIT;
-} // namespace llvm::orc
+} // namespace orc
+} // namespace llvm
 
 namespace harp::jit {
 
@@ -39,11 +46,34 @@ llvm::Expected<std::vector<FunctionSignature>>
 signaturesOf(mlir::ModuleOp module);
 
 /// An executable over a loaded LLJIT: `entries[i]` calls `sigs[i]`; `fini`
-/// (may be null) runs when it is destroyed.
+/// (may be null) runs when it is destroyed; `kernels` (may be null) is kept
+/// alive as long as it: the kernel store whose code it calls.
 std::shared_ptr<Executable>
 makeExecutable(std::unique_ptr<llvm::orc::LLJIT> jit,
                std::vector<FunctionSignature> sigs,
-               std::vector<PackedFn> entries, Device device, InitFn fini);
+               std::vector<PackedFn> entries, Device device, InitFn fini,
+               std::shared_ptr<const void> kernels = nullptr);
+
+/// A kernel function of a module in an LLVM module of its own
+/// (KernelUnits.cpp).
+struct KernelUnit {
+  /// `keyOf` of the unit's text, where its kernel was `_harp_kernel`.
+  std::string key;
+  /// The kernel's name in the unit and in the module: `_harp_k_<key>`.
+  std::string symbol;
+  std::unique_ptr<llvm::Module> module;
+};
+
+/// Folds the constant arguments of `module`'s kernel functions
+/// (harp-outline-kernels' internal, `noinline` functions) into them and
+/// drops those they never read, then moves each into a unit of its own, with
+/// the local functions it calls and the local constants it reads; in `module`
+/// it becomes a declaration of the unit's symbol. Equal kernels give one unit.
+/// A kernel that uses a variable of the module, or an exported definition
+/// of it, stays where it is.
+std::vector<KernelUnit>
+splitKernels(llvm::Module &module,
+             llvm::function_ref<std::string(llvm::StringRef)> keyOf);
 
 } // namespace harp::jit
 

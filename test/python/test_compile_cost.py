@@ -1,6 +1,7 @@
 """What compiling costs: harp.compile_stats()'s kernel functions and phase
-times, and the mechanism that keeps compile time linear (every kernel a
-function of its own, equal kernels compiled once: harp-outline-kernels).
+times, and the mechanisms that keep compile time linear (every kernel a
+function of its own, equal kernels compiled once: harp-outline-kernels; a
+kernel met again in another graph or process reused: the kernel cache).
 
 Each case runs in a fresh process on an empty disk cache, so its graphs
 compile (a cache hit would count nothing)."""
@@ -20,6 +21,7 @@ import json, sys
 import numpy as np
 import harp
 n = int(sys.argv[1])
+losses = sys.argv[2].split(",") if len(sys.argv) > 2 else ["mean"]
 rng = np.random.default_rng(0)
 width = 16
 weights = [rng.standard_normal((width, width)).astype(np.float32) * 0.3
@@ -31,24 +33,37 @@ for w in weights:
     mods += [lin, harp.nn.ReLU()]
 net = harp.nn.Sequential(*mods)
 x = harp.tensor(rng.standard_normal((8, width)).astype(np.float32))
-before = harp.compile_stats()
-loss = (net(x) ** 2).mean()
-loss.backward()
-after = harp.compile_stats()
-print(json.dumps({
-    "loss": loss.item(),
-    "grad": net[0].weight.grad.numpy().tolist(),
-    "stats": {k: after[k] - before[k] for k in after},
-}))
+steps = []
+for reduce in losses:
+    net.zero_grad()
+    before = harp.compile_stats()
+    loss = getattr(net(x) ** 2, reduce)()
+    loss.backward()
+    after = harp.compile_stats()
+    steps.append({
+        "loss": loss.item(),
+        "grad": net[0].weight.grad.numpy().tolist(),
+        "stats": {k: after[k] - before[k] for k in after},
+    })
+print(json.dumps(steps[0] if len(steps) == 1 else steps))
 """
 
 
-def run_step(n, tmp_path, threads=None, cache=None):
+def run_step(n, tmp_path, threads=None, cache=None, losses=None,
+             kernel_cache=True, cpu=None):
+    """Runs SCRIPT in a fresh process: one step of the loss `mean` (the
+    default), or one step per loss of `losses` ("mean", "sum")."""
     env = dict(os.environ, HARP_CACHE_DIR=str(tmp_path / (cache or f"cache{n}")))
-    env.pop("HARP_COMPILE_THREADS", None)
+    for name in ("HARP_COMPILE_THREADS", "HARP_KERNEL_CACHE", "HARP_CPU"):
+        env.pop(name, None)
     if threads is not None:
         env["HARP_COMPILE_THREADS"] = str(threads)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(n)],
+    if not kernel_cache:
+        env["HARP_KERNEL_CACHE"] = "0"
+    if cpu is not None:
+        env["HARP_CPU"] = cpu
+    args = [str(n)] + ([",".join(losses)] if losses else [])
+    proc = subprocess.run([sys.executable, "-c", SCRIPT] + args,
                           capture_output=True, text=True, env=env,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -108,21 +123,138 @@ def cached_payloads(cache_dir):
     return [path.read_bytes()[88:] for path in cache_dir.glob("*.o")]
 
 
-def test_compiling_in_parts(tmp_path):
-    # A module of many kernel functions compiled on 2 threads: two LLVM
-    # modules, one object each, joined in one disk entry; the results are
-    # those of one thread, and a fresh process loads the joined entry.
+
+def check_step(res, n, scale=1.0):
+    """`res` is the step of SCRIPT with n layers whose loss is `scale`
+    times the mean's."""
+    loss, grad = reference(n)
+    np.testing.assert_allclose(res["loss"], loss * scale, rtol=1e-4)
+    np.testing.assert_allclose(np.array(res["grad"]), grad * scale,
+                               rtol=1e-3, atol=1e-6 * scale)
+
+
+def payload_parts(payload):
+    """The number of objects of a payload in parts ("HARPPRTS"), else 1."""
+    if payload.startswith(b"HARPPRTS"):
+        return int.from_bytes(payload[8:16], "little")
+    assert payload.startswith(b"\x7fELF")
+    return 1
+
+
+def kernel_groups(payload):
+    """The kernel groups of a module compiled with its kernels apart
+    ("HARPKRNS"): each group's kernel symbols, and the module's object."""
+    assert payload.startswith(b"HARPKRNS")
+    pos = 8
+
+    def count():
+        nonlocal pos
+        pos += 8
+        return int.from_bytes(payload[pos - 8:pos], "little")
+
+    def chunk():
+        nonlocal pos
+        n = count()
+        pos += n
+        return payload[pos - n:pos]
+
+    groups = []
+    for _ in range(count()):
+        symbols = [chunk().decode() for _ in range(count())]
+        assert chunk().startswith(b"\x7fELF")
+        groups.append(symbols)
+    assert chunk().startswith(b"\x7fELF")
+    assert pos == len(payload)
+    return groups
+
+
+def test_compiling_kernels_apart_on_threads(tmp_path):
+    # The kernels compile apart from their module, in one group per compile
+    # thread: the results are equal on 1 and 2 threads, and the module's
+    # disk entry holds its object and the groups, which a fresh process
+    # loads alone.
     one = run_step(7, tmp_path, threads=1, cache="one")
     two = run_step(7, tmp_path, threads=2, cache="two")
+    check_step(one, 7)
+    kernels = one["stats"]["kernel_functions"]
+    assert kernels >= 8 and one["stats"]["kernels_reused"] == 0
+    assert two["loss"] == one["loss"]
+    assert two["grad"] == one["grad"]
+    for cache, groups in (("one", 1), ("two", 2)):
+        [payload] = cached_payloads(tmp_path / cache)
+        symbols = kernel_groups(payload)
+        assert len(symbols) == groups
+        assert sum(map(len, symbols)) == kernels
+        assert all(name.startswith("_harp_k_") for g in symbols for name in g)
+    warm = run_step(7, tmp_path, threads=2, cache="two")
+    assert warm["stats"]["compiles"] == 0 and warm["stats"]["disk_hits"] == 1
+    assert warm["loss"] == one["loss"] and warm["grad"] == one["grad"]
+
+
+def test_compiling_in_parts(tmp_path):
+    # Without the kernel cache (HARP_KERNEL_CACHE=0), a module of many
+    # kernel functions compiled on 2 threads is two LLVM modules, one object
+    # each, joined in one disk entry; the results are those of one thread
+    # and of the kernels compiled apart, and a fresh process loads the
+    # joined entry.
+    one = run_step(7, tmp_path, threads=1, cache="one", kernel_cache=False)
+    two = run_step(7, tmp_path, threads=2, cache="two", kernel_cache=False)
     assert one["stats"]["kernel_functions"] >= 8  # enough for 2 parts
     assert two["loss"] == one["loss"]
     assert two["grad"] == one["grad"]
     [single] = cached_payloads(tmp_path / "one")
     assert single.startswith(b"\x7fELF")
     [parts] = cached_payloads(tmp_path / "two")
-    assert parts.startswith(b"HARPPRTS")
-    assert int.from_bytes(parts[8:16], "little") == 2
+    assert payload_parts(parts) == 2
     assert parts.count(b"\x7fELF") >= 2
-    warm = run_step(7, tmp_path, threads=2, cache="two")
+    assert not (tmp_path / "two" / "kernels").exists()
+    warm = run_step(7, tmp_path, threads=2, cache="two", kernel_cache=False)
     assert warm["stats"]["compiles"] == 0 and warm["stats"]["disk_hits"] == 1
     assert warm["loss"] == one["loss"] and warm["grad"] == one["grad"]
+    apart = run_step(7, tmp_path, threads=2, cache="apart")
+    assert apart["loss"] == one["loss"] and apart["grad"] == one["grad"]
+
+
+def test_kernels_reused_by_another_graph(tmp_path):
+    # The same model with its loss summed instead of averaged is a new
+    # graph (one compile), but only the kernels that differ compile: the
+    # layers' forward and backward kernels are found compiled.
+    mean, total = run_step(5, tmp_path, losses=["mean", "sum"])
+    check_step(mean, 5)
+    check_step(total, 5, scale=8 * 16)
+    assert mean["stats"]["compiles"] == 1 and total["stats"]["compiles"] == 1
+    assert mean["stats"]["kernels_reused"] == 0
+    reused = total["stats"]["kernels_reused"]
+    assert reused > 0, total["stats"]
+    assert total["stats"]["kernel_functions"] < mean["stats"]["kernel_functions"]
+    # Without the kernel cache the second graph compiles all of its own.
+    _, whole = run_step(5, tmp_path, losses=["mean", "sum"], cache="whole",
+                        kernel_cache=False)
+    assert whole["stats"]["kernels_reused"] == 0
+    assert (whole["stats"]["kernel_functions"]
+            >= total["stats"]["kernel_functions"] + reused)
+    assert whole["loss"] == total["loss"] and whole["grad"] == total["grad"]
+
+
+def test_kernels_of_a_loaded_entry_serve_new_graphs(tmp_path):
+    # A process that loads a module from the disk cache gets its kernels:
+    # the summed loss's graph, never compiled, compiles only what differs.
+    first = run_step(5, tmp_path, cache="shared")
+    mean, total = run_step(5, tmp_path, cache="shared", losses=["mean", "sum"])
+    assert mean["stats"]["disk_hits"] == 1 and mean["stats"]["compiles"] == 0
+    assert mean["loss"] == first["loss"] and mean["grad"] == first["grad"]
+    check_step(total, 5, scale=8 * 16)
+    assert total["stats"]["disk_hits"] == 0 and total["stats"]["compiles"] == 1
+    assert total["stats"]["kernels_reused"] > 0, total["stats"]
+    assert (total["stats"]["kernel_functions"]
+            < first["stats"]["kernel_functions"])
+
+
+def test_kernels_not_shared_between_targets(tmp_path):
+    # A kernel's key holds the target: x86-64-v2 code (128-bit vectors)
+    # never reuses the native build's kernels from the same cache.
+    native = run_step(3, tmp_path, cache="shared")
+    v2 = run_step(3, tmp_path, cache="shared", cpu="x86-64-v2")
+    assert native["stats"]["kernel_functions"] > 0
+    assert v2["stats"]["kernels_reused"] == 0 and v2["stats"]["compiles"] == 1
+    check_step(v2, 3)

@@ -130,6 +130,9 @@ struct CompileTimes {
   /// Kernel functions LLVM compiled (harp-outline-kernels' functions,
   /// after equal ones were merged).
   unsigned kernelFunctions = 0;
+  /// Kernel functions found compiled already, in this Jit's memory or in
+  /// the disk cache's kernels (docs/Runtime.md, "The kernel cache").
+  unsigned reusedKernels = 0;
   /// Seconds in the MLIR pipeline (harp-to-llvm or harp-to-gpu), in the
   /// translation to LLVM IR, in LLVM's optimization pipeline and in code
   /// generation.
