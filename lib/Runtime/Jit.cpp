@@ -122,17 +122,17 @@ static llvm::SmallVector<char, 0> bitcodeOf(const llvm::Module &module) {
   return buffer;
 }
 
-/// Kernels compiled apart from their module, in one object (a group per
-/// compile thread of the module that compiled them first): the object and
-/// the kernel symbols it defines.
+/// An object of the kernel store: kernels compiled apart from their module
+/// (a part of the module that compiled them first; its first part also
+/// holds the module's entry functions), and the kernel symbols it defines.
 struct KernelGroup {
   std::vector<std::string> symbols;
   std::string object;
 };
 
-/// The kernels a Jit compiled apart, or loaded with a module's disk entry:
-/// linked once, one JIT library per group, in a JIT that every executable
-/// calling them keeps alive (their code stays while one of them runs).
+/// The kernels a Jit compiled apart, or loaded with a module's disk entry,
+/// and the modules that call them: linked once, one JIT library per object,
+/// in a JIT that every executable calling them keeps alive.
 struct KernelStore {
   struct Kernel {
     llvm::orc::ExecutorAddr address;
@@ -144,23 +144,22 @@ struct KernelStore {
 };
 
 /// A module compiled with its kernels apart is stored as this magic, the
-/// number of kernel groups, each group (its symbols' count, each symbol's
-/// length and bytes, its object's size and bytes), then the module's own
-/// object's size and bytes.
+/// number of objects, and each object: its kernel symbols' count, each
+/// symbol's length and bytes, its size and bytes. The last object is the
+/// module's own (its entry functions, and the kernels compiled with them),
+/// the others the kernel groups it calls into.
 static constexpr char kKernelsMagic[8] = {'H', 'A', 'R', 'P',
                                           'K', 'R', 'N', 'S'};
 
 static std::unique_ptr<llvm::MemoryBuffer>
-packKernels(StringRef object,
-            llvm::ArrayRef<std::shared_ptr<const KernelGroup>> groups) {
+packKernels(llvm::ArrayRef<std::shared_ptr<const KernelGroup>> groups) {
   std::string packed(kKernelsMagic, sizeof(kKernelsMagic));
-  auto put = [&](StringRef bytes) {
-    uint64_t n = bytes.size();
-    packed.append(reinterpret_cast<const char *>(&n), sizeof(n));
-    packed += bytes;
-  };
   auto putCount = [&](uint64_t n) {
     packed.append(reinterpret_cast<const char *>(&n), sizeof(n));
+  };
+  auto put = [&](StringRef bytes) {
+    putCount(bytes.size());
+    packed += bytes;
   };
   putCount(groups.size());
   for (const auto &group : groups) {
@@ -169,14 +168,11 @@ packKernels(StringRef object,
       put(symbol);
     put(group->object);
   }
-  put(object);
   return llvm::MemoryBuffer::getMemBufferCopy(packed, "harp-object-kernels");
 }
 
-/// The module's object and its kernel groups from packKernels' bytes; an
-/// error when they are cut short.
-static Expected<std::pair<std::unique_ptr<llvm::MemoryBuffer>,
-                          std::vector<std::shared_ptr<const KernelGroup>>>>
+/// The objects of packKernels' bytes; an error when they are cut short.
+static Expected<std::vector<std::shared_ptr<const KernelGroup>>>
 unpackKernels(StringRef data) {
   data = data.drop_front(sizeof(kKernelsMagic));
   bool ok = true;
@@ -210,13 +206,10 @@ unpackKernels(StringRef data) {
     group->object = bytes().str();
     groups.push_back(std::move(group));
   }
-  StringRef object = bytes();
   if (!ok || !data.empty())
     return harp::jit::makeError(
         "a compiled module with its kernels apart is cut short");
-  return std::make_pair(
-      llvm::MemoryBuffer::getMemBufferCopy(object, "harp-object"),
-      std::move(groups));
+  return std::move(groups);
 }
 
 /// Whether kernels are compiled and cached one by one ($HARP_KERNEL_CACHE=0
@@ -978,27 +971,24 @@ struct Jit::Impl {
   }
 
   /// Compiles `module` with its kernels apart (splitKernels): a kernel in
-  /// the kernel store is reused; the others are compiled in as many groups
-  /// as there are compile threads, beside what is left of the module. The
-  /// payload (packKernels) holds the module's object and every kernel group
-  /// it calls into, so its disk entry loads alone.
+  /// the kernel store is reused; the others are compiled, a part per 4 of
+  /// them on as many threads as there are, the first part with what is
+  /// left of the module (its entry functions). The payload (packKernels)
+  /// holds every kernel group the module calls into and, last, its own
+  /// object, so its disk entry loads alone.
   Expected<std::unique_ptr<llvm::MemoryBuffer>>
-  compileKernelsApart(std::unique_ptr<llvm::Module> module, CompileTimes &spent,
-                      const std::string &dumpAs) {
+  compileKernelsApart(std::unique_ptr<llvm::Module> module,
+                      CompileTimes &spent, const std::string &dumpAs) {
     stage = "moving kernels into units";
-    std::vector<jit::KernelUnit> units =
-        jit::splitKernels(*module, [&](StringRef text) { return keyOf(text); });
+    std::vector<jit::KernelUnit> units = jit::splitKernels(
+        *module, [&](StringRef text) { return keyOf(text); });
     // Kernels splitKernels left in the module (they use its variables).
     unsigned kept = 0;
     for (const llvm::Function &f : *module)
       if (!f.isDeclaration() && f.hasLocalLinkage() &&
           f.hasFnAttribute(llvm::Attribute::NoInline))
         ++kept;
-    std::vector<std::shared_ptr<const KernelGroup>> calls;
-    auto callInto = [&](std::shared_ptr<const KernelGroup> group) {
-      if (!llvm::is_contained(calls, group))
-        calls.push_back(std::move(group));
-    };
+    std::vector<std::shared_ptr<const KernelGroup>> groups;
     std::vector<jit::KernelUnit *> missing;
     for (jit::KernelUnit &unit : units) {
       auto it = kernelStore->kernels.find(unit.symbol);
@@ -1007,79 +997,102 @@ struct Jit::Impl {
         continue;
       }
       ++spent.reusedKernels;
-      callInto(it->second.group);
+      if (!llvm::is_contained(groups, it->second.group))
+        groups.push_back(it->second.group);
     }
     spent.kernelFunctions = missing.size() + kept;
-    // The missing kernels in groups, one object each.
-    size_t groupCount = std::min<size_t>(compileThreads(), missing.size());
-    std::vector<std::unique_ptr<llvm::Module>> groups;
-    std::vector<std::vector<std::string>> groupSymbols(groupCount);
+    // The new kernels in parts: part 0 is the module itself.
+    size_t partCount =
+        std::clamp<size_t>(missing.size() / 4, 1, compileThreads());
+    std::vector<std::unique_ptr<llvm::Module>> parts;
+    parts.push_back(std::move(module));
+    std::vector<std::vector<std::string>> partSymbols(partCount);
     for (size_t i = 0; i < missing.size(); ++i) {
+      size_t part = i % partCount;
       std::unique_ptr<llvm::Module> &unit = missing[i]->module;
-      groupSymbols[i % groupCount].push_back(missing[i]->symbol);
-      if (i < groupCount) {
-        groups.push_back(std::move(unit));
+      partSymbols[part].push_back(missing[i]->symbol);
+      if (part == parts.size()) {
+        parts.push_back(std::move(unit));
         continue;
       }
-      if (llvm::Linker::linkModules(*groups[i % groupCount], std::move(unit)))
+      if (llvm::Linker::linkModules(*parts[part], std::move(unit)))
         return makeError("cannot link kernel " + missing[i]->symbol +
-                         " into its group");
+                         " into its part");
     }
+    units.clear();
     std::vector<llvm::SmallVector<char, 0>> bitcode;
     std::vector<std::string> dumpNames;
-    bitcode.push_back(bitcodeOf(*module));
-    dumpNames.push_back(dumpAs + ".opt.ll");
-    module.reset();
-    for (size_t g = 0; g < groups.size(); ++g) {
-      bitcode.push_back(bitcodeOf(*groups[g]));
-      dumpNames.push_back(dumpAs + ".kernels" + std::to_string(g) + ".opt.ll");
+    for (size_t p = 0; p < parts.size(); ++p) {
+      bitcode.push_back(bitcodeOf(*parts[p]));
+      dumpNames.push_back(dumpAs + (p ? ".part" + std::to_string(p) : "") +
+                          ".opt.ll");
     }
-    groups.clear();
-    units.clear();
+    parts.clear();
     auto compiled = compileBitcode(bitcode, spent, dumpNames);
     if (!compiled)
       return compiled.takeError();
-    for (size_t g = 0; g < groupCount; ++g) {
+    for (size_t p = 0; p < compiled->size(); ++p) {
       auto group = std::make_shared<KernelGroup>();
-      group->symbols = std::move(groupSymbols[g]);
-      group->object = (*compiled)[g + 1]->getBuffer().str();
-      callInto(std::move(group));
+      group->symbols = std::move(partSymbols[p]);
+      group->object = (*compiled)[p]->getBuffer().str();
+      groups.push_back(std::move(group));
     }
-    return packKernels((*compiled)[0]->getBuffer(), calls);
+    // The module's own object last.
+    std::rotate(groups.end() - compiled->size(),
+                groups.end() - compiled->size() + 1, groups.end());
+    return packKernels(groups);
   }
 
-  /// Links `group` into the kernel store, unless every kernel it defines is
-  /// there already (a group loaded from another module's disk entry may
-  /// repeat kernels): in a JIT library of its own, whose kernels keep the
-  /// first address the store had for them.
-  Error addKernelGroup(std::shared_ptr<const KernelGroup> group) {
+  /// A fresh library of the kernel store's JIT, which finds the runtime's
+  /// symbols, and the kernels of `calls` as absolute symbols.
+  Expected<llvm::orc::JITDylib &>
+  newKernelLibrary(llvm::ArrayRef<std::string> calls) {
     KernelStore &store = *kernelStore;
-    if (llvm::all_of(group->symbols, [&](const std::string &symbol) {
-          return store.kernels.contains(symbol);
-        }))
-      return Error::success();
     if (!store.jit) {
       auto jit = createJit();
       if (!jit)
         return jit.takeError();
       store.jit = std::move(*jit);
     }
-    auto library = store.jit->createJITDylib("harp-kernels-" +
-                                             std::to_string(store.libraries++));
+    auto library = store.jit->createJITDylib(
+        "harp-kernels-" + std::to_string(store.libraries++));
     if (!library)
       return library.takeError();
     library->addToLinkOrder(store.jit->getMainJITDylib());
+    llvm::orc::SymbolMap symbols;
+    for (const std::string &symbol : calls)
+      symbols[store.jit->mangleAndIntern(symbol)] = {
+          store.kernels.lookup(symbol).address,
+          llvm::JITSymbolFlags::Exported};
+    if (!symbols.empty())
+      if (Error err = library->define(llvm::orc::absoluteSymbols(symbols)))
+        return err;
+    return *library;
+  }
+
+  /// Links `group` into a new library of the kernel store, where its
+  /// object finds the kernels of `calls`, and adds the kernels it defines
+  /// that the store lacks (a kernel already there keeps its address).
+  Expected<llvm::orc::JITDylib &>
+  addKernelGroup(std::shared_ptr<const KernelGroup> group,
+                 llvm::ArrayRef<std::string> calls) {
+    KernelStore &store = *kernelStore;
+    auto library = newKernelLibrary(calls);
+    if (!library)
+      return library.takeError();
     if (Error err = store.jit->addObjectFile(
             *library, llvm::MemoryBuffer::getMemBufferCopy(group->object,
                                                            "harp-kernels")))
       return err;
     for (const std::string &symbol : group->symbols) {
+      if (store.kernels.contains(symbol))
+        continue;
       auto address = store.jit->lookup(*library, symbol);
       if (!address)
         return address.takeError();
       store.kernels.try_emplace(symbol, KernelStore::Kernel{*address, group});
     }
-    return Error::success();
+    return *library;
   }
 
   /// Splits `module` into `parts` modules of about equal size (its kernel
@@ -1289,34 +1302,12 @@ struct Jit::Impl {
       if (Error err = cuda::initialize())
         return makeError("cannot run on the cuda device: " +
                          llvm::toString(std::move(err)));
-    // A module compiled with its kernels apart: its kernel groups go to
-    // the kernel store, its own object to a JIT of its own.
-    std::vector<std::pair<std::string, llvm::orc::ExecutorAddr>> kernels;
     if (object->getBuffer().starts_with(
-            StringRef(kKernelsMagic, sizeof(kKernelsMagic)))) {
-      auto unpacked = unpackKernels(object->getBuffer());
-      if (!unpacked)
-        return unpacked.takeError();
-      for (std::shared_ptr<const KernelGroup> &group : unpacked->second) {
-        if (Error err = addKernelGroup(group))
-          return err;
-        for (const std::string &symbol : group->symbols)
-          kernels.emplace_back(symbol,
-                               kernelStore->kernels.lookup(symbol).address);
-      }
-      object = std::move(unpacked->first);
-    }
+            StringRef(kKernelsMagic, sizeof(kKernelsMagic))))
+      return loadWithKernels(object->getBuffer(), std::move(sigs));
     auto jit = createJit();
     if (!jit)
       return jit.takeError();
-    llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
-    llvm::orc::SymbolMap symbols;
-    for (auto &[symbol, address] : kernels)
-      symbols[(*jit)->mangleAndIntern(symbol)] = {
-          address, llvm::JITSymbolFlags::Exported};
-    if (!symbols.empty())
-      if (Error err = main.define(llvm::orc::absoluteSymbols(symbols)))
-        return err;
     auto objects = splitObjects(std::move(object));
     if (!objects)
       return objects.takeError();
@@ -1346,8 +1337,60 @@ struct Jit::Impl {
       entries.push_back(symbol->toPtr<PackedFn>());
     }
     return harp::jit::makeExecutable(std::move(*jit), std::move(sigs),
+                                     std::move(entries), options.device, fini);
+  }
+
+  /// Loads a module compiled with its kernels apart (packKernels): the
+  /// kernel groups it calls into whose kernels the store lacks, then its
+  /// own object, in a library of the store that finds every kernel it
+  /// calls. Its code stays with the store, as the Jit keeps every
+  /// executable it made anyway.
+  Expected<std::shared_ptr<Executable>>
+  loadWithKernels(StringRef payload, std::vector<FunctionSignature> sigs) {
+    auto groups = unpackKernels(payload);
+    if (!groups)
+      return groups.takeError();
+    if (groups->empty())
+      return makeError("a compiled module with its kernels apart has no "
+                       "object of its own");
+    std::shared_ptr<const KernelGroup> own = groups->back();
+    groups->pop_back();
+    std::vector<std::string> calls;
+    for (const std::shared_ptr<const KernelGroup> &group : *groups) {
+      bool known = llvm::all_of(group->symbols, [&](const std::string &s) {
+        return kernelStore->kernels.contains(s);
+      });
+      if (!known)
+        if (auto library = addKernelGroup(group, {}); !library)
+          return library.takeError();
+      for (const std::string &symbol : group->symbols)
+        if (!llvm::is_contained(own->symbols, symbol) &&
+            !llvm::is_contained(calls, symbol))
+          calls.push_back(symbol);
+    }
+    auto library = addKernelGroup(own, calls);
+    if (!library)
+      return library.takeError();
+    llvm::orc::LLJIT &jit = *kernelStore->jit;
+    InitFn fini = nullptr;
+    if (auto init = jit.lookup(*library, "_harp_init"))
+      init->toPtr<InitFn>()();
+    else
+      llvm::consumeError(init.takeError());
+    if (auto finiSymbol = jit.lookup(*library, "_harp_fini"))
+      fini = finiSymbol->toPtr<InitFn>();
+    else
+      llvm::consumeError(finiSymbol.takeError());
+    std::vector<PackedFn> entries;
+    for (const FunctionSignature &sig : sigs) {
+      auto symbol = jit.lookup(*library, "_harp_packed_" + sig.name);
+      if (!symbol)
+        return symbol.takeError();
+      entries.push_back(symbol->toPtr<PackedFn>());
+    }
+    return harp::jit::makeExecutable(nullptr, std::move(sigs),
                                      std::move(entries), options.device, fini,
-                                     kernels.empty() ? nullptr : kernelStore);
+                                     kernelStore);
   }
 
   /// Parses and verifies harp IR text; the error carries the diagnostics.

@@ -142,8 +142,9 @@ def payload_parts(payload):
 
 
 def kernel_groups(payload):
-    """The kernel groups of a module compiled with its kernels apart
-    ("HARPKRNS"): each group's kernel symbols, and the module's object."""
+    """The objects of a module compiled with its kernels apart
+    ("HARPKRNS"): each object's kernel symbols; the last object is the
+    module's own (its entry functions and the kernels compiled with them)."""
     assert payload.startswith(b"HARPKRNS")
     pos = 8
 
@@ -163,16 +164,15 @@ def kernel_groups(payload):
         symbols = [chunk().decode() for _ in range(count())]
         assert chunk().startswith(b"\x7fELF")
         groups.append(symbols)
-    assert chunk().startswith(b"\x7fELF")
     assert pos == len(payload)
     return groups
 
 
 def test_compiling_kernels_apart_on_threads(tmp_path):
-    # The kernels compile apart from their module, in one group per compile
-    # thread: the results are equal on 1 and 2 threads, and the module's
-    # disk entry holds its object and the groups, which a fresh process
-    # loads alone.
+    # The kernels compile apart from their module, a part per 4 of them
+    # on as many threads as there are (the first part with the module's
+    # entry functions): the results are equal on 1 and 2 threads, and the
+    # module's disk entry holds its parts, which a fresh process loads alone.
     one = run_step(7, tmp_path, threads=1, cache="one")
     two = run_step(7, tmp_path, threads=2, cache="two")
     check_step(one, 7)
