@@ -143,6 +143,52 @@ struct KernelStore {
   unsigned libraries = 0;
 };
 
+/// What an object loaded for its kernels alone calls in place of a kernel
+/// the store never had: only that object's entry functions could (a module
+/// that reused its kernels carries it without the objects its entry
+/// functions call), and nothing calls those.
+static void unlinkedKernel() {
+  std::fputs("harp: internal error: a kernel was called that was never "
+             "linked (a bug in harp; please report it)\n",
+             stderr);
+  std::abort();
+}
+
+/// Resolves a library's kernel symbols (`_harp_k_*`) to the store's
+/// kernels; one the store lacks is an error where `strict` (a module's own
+/// object: everything it calls was linked first), else unlinkedKernel.
+class KernelGenerator : public llvm::orc::DefinitionGenerator {
+public:
+  KernelGenerator(const KernelStore &store, bool strict)
+      : store(store), strict(strict) {}
+
+  Error tryToGenerate(llvm::orc::LookupState &, llvm::orc::LookupKind,
+                      llvm::orc::JITDylib &library,
+                      llvm::orc::JITDylibLookupFlags,
+                      const llvm::orc::SymbolLookupSet &lookup) override {
+    llvm::orc::SymbolMap symbols;
+    for (const auto &[name, flags] : lookup) {
+      StringRef symbol = *name;
+      if (!symbol.starts_with("_harp_k_"))
+        continue;
+      auto it = store.kernels.find(symbol);
+      if (it == store.kernels.end() && strict)
+        continue; // the lookup fails, naming it
+      symbols[name] = {it != store.kernels.end()
+                           ? it->second.address
+                           : llvm::orc::ExecutorAddr::fromPtr(&unlinkedKernel),
+                       llvm::JITSymbolFlags::Exported};
+    }
+    if (symbols.empty())
+      return Error::success();
+    return library.define(llvm::orc::absoluteSymbols(std::move(symbols)));
+  }
+
+private:
+  const KernelStore &store;
+  bool strict;
+};
+
 /// A module compiled with its kernels apart is stored as this magic, the
 /// number of objects, and each object: its kernel symbols' count, each
 /// symbol's length and bytes, its size and bytes. The last object is the
@@ -1043,10 +1089,12 @@ struct Jit::Impl {
     return packKernels(groups);
   }
 
-  /// A fresh library of the kernel store's JIT, which finds the runtime's
-  /// symbols, and the kernels of `calls` as absolute symbols.
+  /// Links `group` into a new library of the kernel store, which finds
+  /// the runtime's symbols and the store's kernels (KernelGenerator), and
+  /// adds the kernels it defines that the store lacks (a kernel already
+  /// there keeps its address).
   Expected<llvm::orc::JITDylib &>
-  newKernelLibrary(llvm::ArrayRef<std::string> calls) {
+  addKernelGroup(std::shared_ptr<const KernelGroup> group, bool strict) {
     KernelStore &store = *kernelStore;
     if (!store.jit) {
       auto jit = createJit();
@@ -1059,27 +1107,7 @@ struct Jit::Impl {
     if (!library)
       return library.takeError();
     library->addToLinkOrder(store.jit->getMainJITDylib());
-    llvm::orc::SymbolMap symbols;
-    for (const std::string &symbol : calls)
-      symbols[store.jit->mangleAndIntern(symbol)] = {
-          store.kernels.lookup(symbol).address,
-          llvm::JITSymbolFlags::Exported};
-    if (!symbols.empty())
-      if (Error err = library->define(llvm::orc::absoluteSymbols(symbols)))
-        return err;
-    return *library;
-  }
-
-  /// Links `group` into a new library of the kernel store, where its
-  /// object finds the kernels of `calls`, and adds the kernels it defines
-  /// that the store lacks (a kernel already there keeps its address).
-  Expected<llvm::orc::JITDylib &>
-  addKernelGroup(std::shared_ptr<const KernelGroup> group,
-                 llvm::ArrayRef<std::string> calls) {
-    KernelStore &store = *kernelStore;
-    auto library = newKernelLibrary(calls);
-    if (!library)
-      return library.takeError();
+    library->addGenerator(std::make_unique<KernelGenerator>(store, strict));
     if (Error err = store.jit->addObjectFile(
             *library, llvm::MemoryBuffer::getMemBufferCopy(group->object,
                                                            "harp-kernels")))
@@ -1341,10 +1369,10 @@ struct Jit::Impl {
   }
 
   /// Loads a module compiled with its kernels apart (packKernels): the
-  /// kernel groups it calls into whose kernels the store lacks, then its
-  /// own object, in a library of the store that finds every kernel it
-  /// calls. Its code stays with the store, as the Jit keeps every
-  /// executable it made anyway.
+  /// objects it calls into whose kernels the store lacks, then its own
+  /// object, in a library of the store that finds every kernel it calls. Its
+  /// code stays with the store, as the Jit keeps every executable it made
+  /// anyway.
   Expected<std::shared_ptr<Executable>>
   loadWithKernels(StringRef payload, std::vector<FunctionSignature> sigs) {
     auto groups = unpackKernels(payload);
@@ -1355,20 +1383,15 @@ struct Jit::Impl {
                        "object of its own");
     std::shared_ptr<const KernelGroup> own = groups->back();
     groups->pop_back();
-    std::vector<std::string> calls;
     for (const std::shared_ptr<const KernelGroup> &group : *groups) {
       bool known = llvm::all_of(group->symbols, [&](const std::string &s) {
         return kernelStore->kernels.contains(s);
       });
       if (!known)
-        if (auto library = addKernelGroup(group, {}); !library)
+        if (auto library = addKernelGroup(group, /*strict=*/false); !library)
           return library.takeError();
-      for (const std::string &symbol : group->symbols)
-        if (!llvm::is_contained(own->symbols, symbol) &&
-            !llvm::is_contained(calls, symbol))
-          calls.push_back(symbol);
     }
-    auto library = addKernelGroup(own, calls);
+    auto library = addKernelGroup(own, /*strict=*/true);
     if (!library)
       return library.takeError();
     llvm::orc::LLJIT &jit = *kernelStore->jit;

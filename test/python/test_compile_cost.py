@@ -258,3 +258,16 @@ def test_kernels_not_shared_between_targets(tmp_path):
     assert native["stats"]["kernel_functions"] > 0
     assert v2["stats"]["kernels_reused"] == 0 and v2["stats"]["compiles"] == 1
     check_step(v2, 3)
+
+
+def test_entry_that_reused_kernels_loads_alone(tmp_path):
+    # The summed loss's module reused kernels compiled with the mean's
+    # module, so its disk entry carries the mean's objects, whose entry
+    # functions call kernels the entry does not carry. A fresh process
+    # loads it from disk alone, without compiling, and computes the same.
+    mean, total = run_step(5, tmp_path, cache="shared", losses=["mean", "sum"])
+    assert total["stats"]["kernels_reused"] > 0, total["stats"]
+    alone = run_step(5, tmp_path, cache="shared", losses=["sum"])
+    assert alone["stats"]["disk_hits"] == 1, alone["stats"]
+    assert alone["stats"]["compiles"] == 0, alone["stats"]
+    assert alone["loss"] == total["loss"] and alone["grad"] == total["grad"]
