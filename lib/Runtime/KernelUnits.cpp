@@ -67,16 +67,17 @@ bool isKernelFunction(const Function &f) {
          !f.hasPrefixData() && !f.hasPrologueData() && !f.hasComdat();
 }
 
-/// What `kernel`'s unit holds: the kernel first, then the local functions
+/// What a kernel's unit holds: the kernel first, then the local functions
 /// it calls and the local constants it reads, transitively, and the
-/// external symbols they name. Nothing when the kernel reads or writes a
-/// variable of the module, or names an exported definition of it (those
-/// must stay one object with the module).
+/// external symbols they name.
 struct Closure {
   SetVector<GlobalValue *> definitions;
   SetVector<GlobalValue *> declarations;
 };
 
+/// `kernel`'s closure; nothing when it reads or writes a variable of the
+/// module, or names an exported definition of it (those must stay one
+/// object with the module) or a kernel moved out already.
 std::optional<Closure> closureOf(Function *kernel) {
   Closure closure;
   closure.definitions.insert(kernel);
@@ -85,7 +86,7 @@ std::optional<Closure> closureOf(Function *kernel) {
       if (closure.definitions.contains(global))
         continue;
       if (global->isDeclaration()) {
-        // Another unit's kernel: kernels call none, keep it simple.
+        // A kernel moved out already (harp's kernels call none).
         if (!isa<Function, GlobalVariable>(global) ||
             global->getName().starts_with("_harp_k_"))
           return std::nullopt;
