@@ -652,6 +652,9 @@ struct Jit::Impl {
   llvm::StringMap<std::shared_ptr<Executable>> byText;
   /// The kernels compiled apart, linked once (KernelStore).
   std::shared_ptr<KernelStore> kernelStore = std::make_shared<KernelStore>();
+  /// The target machine of compiles on the calling thread (compileHere),
+  /// made at the first.
+  std::unique_ptr<llvm::TargetMachine> callerTarget;
 
   Impl(JitOptions opts, mlir::MLIRContext *sharedContext,
        std::recursive_mutex *sharedMutex)
@@ -1066,15 +1069,10 @@ struct Jit::Impl {
                          " into its part");
     }
     units.clear();
-    std::vector<llvm::SmallVector<char, 0>> bitcode;
-    std::vector<std::string> dumpNames;
-    for (size_t p = 0; p < parts.size(); ++p) {
-      bitcode.push_back(bitcodeOf(*parts[p]));
-      dumpNames.push_back(dumpAs + (p ? ".part" + std::to_string(p) : "") +
-                          ".opt.ll");
-    }
+    Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>> compiled =
+        parts.size() == 1 ? compileHere(*parts[0], spent, dumpAs + ".opt.ll")
+                          : compileParts(parts, spent, dumpAs);
     parts.clear();
-    auto compiled = compileBitcode(bitcode, spent, dumpNames);
     if (!compiled)
       return compiled.takeError();
     for (size_t p = 0; p < compiled->size(); ++p) {
@@ -1087,6 +1085,41 @@ struct Jit::Impl {
     std::rotate(groups.end() - compiled->size(),
                 groups.end() - compiled->size() + 1, groups.end());
     return packKernels(groups);
+  }
+
+  /// One part, compiled on the calling thread in the context it was
+  /// translated in, with the Jit's own target machine.
+  Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+  compileHere(llvm::Module &part, CompileTimes &spent,
+              const std::string &dumpAs) {
+    if (!callerTarget) {
+      auto made = targetMachine();
+      if (!made)
+        return made.takeError();
+      callerTarget = std::move(*made);
+    }
+    auto object =
+        optimizeAndGenerate(part, *callerTarget, spent, &stage, dumpAs);
+    if (!object)
+      return object.takeError();
+    std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+    objects.push_back(std::move(*object));
+    return std::move(objects);
+  }
+
+  /// The parts, each as bitcode compiled on the compile threads
+  /// (compileBitcode), dumped as `<dumpAs>.opt.ll`, `<dumpAs>.part<n>.opt.ll`.
+  Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+  compileParts(llvm::ArrayRef<std::unique_ptr<llvm::Module>> parts,
+               CompileTimes &spent, const std::string &dumpAs) {
+    std::vector<llvm::SmallVector<char, 0>> bitcode;
+    std::vector<std::string> dumpNames;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      bitcode.push_back(bitcodeOf(*parts[p]));
+      dumpNames.push_back(dumpAs + (p ? ".part" + std::to_string(p) : "") +
+                          ".opt.ll");
+    }
+    return compileBitcode(bitcode, spent, dumpNames);
   }
 
   /// Links `group` into a new library of the kernel store, which finds
