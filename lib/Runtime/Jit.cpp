@@ -1139,7 +1139,12 @@ struct Jit::Impl {
         "harp-kernels-" + std::to_string(store.libraries++));
     if (!library)
       return library.takeError();
-    library->addToLinkOrder(store.jit->getMainJITDylib());
+    // The main library alone after this one, as an executable's own JIT
+    // searches: its runtime symbols (generated code's malloc and free are
+    // harp's block cache) come before the process's (a new library's
+    // default order searches the process's symbols first).
+    library->setLinkOrder({{&store.jit->getMainJITDylib(),
+                            llvm::orc::JITDylibLookupFlags::MatchAllSymbols}});
     library->addGenerator(std::make_unique<KernelGenerator>(store, strict));
     if (Error err = store.jit->addObjectFile(
             *library, llvm::MemoryBuffer::getMemBufferCopy(group->object,

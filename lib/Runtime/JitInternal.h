@@ -75,6 +75,10 @@ std::vector<KernelUnit>
 splitKernels(llvm::Module &module,
              llvm::function_ref<std::string(llvm::StringRef)> keyOf);
 
+/// How many times generated code has called malloc (harpMalloc) in this
+/// process: a test that the JIT binds it (JitTest).
+uint64_t generatedMallocs();
+
 } // namespace harp::jit
 
 /// An unranked memref as generated code passes it.

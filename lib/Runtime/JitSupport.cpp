@@ -9,6 +9,7 @@
 #include "BlockCache.h"
 #include "JitInternal.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -76,8 +77,13 @@ extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
 /// 1024 faults, about a millisecond). With $HARP_DEBUG_POISON set, every
 /// block is filled with 0xff bytes (NaN as floats), so a kernel that reads
 /// a temporary before writing it (a fill dropped by mistake) fails a test.
+static std::atomic<uint64_t> mallocs{0};
+
+uint64_t harp::jit::generatedMallocs() { return mallocs.load(); }
+
 extern "C" void *harpMalloc(size_t size) {
   static const bool poison = std::getenv("HARP_DEBUG_POISON") != nullptr;
+  mallocs.fetch_add(1, std::memory_order_relaxed);
   void *block = harp::detail::allocateBlock(size);
   if (poison && block)
     std::memset(block, 0xff, size);

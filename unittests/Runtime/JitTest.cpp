@@ -151,6 +151,11 @@ TEST(ArrayStorage, LargeBlocksAreReusedAlignedAndZeroedByAllocate) {
   EXPECT_NE(copy.data(), again.data());
 }
 
+// The calls of generated code to malloc (lib/Runtime/JitSupport.cpp).
+namespace harp::jit {
+uint64_t generatedMallocs();
+} // namespace harp::jit
+
 TEST(JitTemporaries, ReusedBlocksGiveFreshResults) {
   const char *matmul = R"(
 func.func @main(%a: tensor<8x64xf32>, %b: tensor<64x1024xf32>) -> tensor<8x1024xf32> {
@@ -186,6 +191,56 @@ func.func @main(%a: tensor<8x64xf32>, %b: tensor<64x1024xf32>) -> tensor<8x1024x
             << "call " << call << " at " << i << ", " << j;
       }
   }
+}
+
+// Generated code's malloc is harp's (the block cache, and the poison of
+// HARP_DEBUG_POISON), which the JIT binds before the process's wherever the
+// code is linked: an executable's own JIT, or the kernel store's libraries
+// (a library's default order would find libc's first). A row softmax keeps
+// its rows' partial sums in a scratch buffer allocated once per call.
+TEST(JitTemporaries, GeneratedCodeAllocatesThroughTheRuntime) {
+  const char *softmax = R"(
+func.func @main(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %m = harp.map_reduce ins(%x : tensor<64x1024xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(max, dims = [1], keepdim) : tensor<64x1xf32>
+  %mb = harp.view %m <(d0, d1) -> (d0, 0)> : tensor<64x1xf32> -> tensor<64x1024xf32>
+  %e = harp.map_reduce ins(%x, %mb : tensor<64x1024xf32>, tensor<64x1024xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %ex = math.exp %d : f32
+    harp.yield %ex : f32
+  } : tensor<64x1024xf32>
+  %s = harp.map_reduce ins(%e : tensor<64x1024xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } reduce(sum, dims = [1], keepdim) : tensor<64x1xf32>
+  %sb = harp.view %s <(d0, d1) -> (d0, 0)> : tensor<64x1xf32> -> tensor<64x1024xf32>
+  %y = harp.map_reduce ins(%e, %sb : tensor<64x1024xf32>, tensor<64x1024xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %q = arith.divf %a, %b : f32
+    harp.yield %q : f32
+  } : tensor<64x1024xf32>
+  return %y : tensor<64x1024xf32>
+}
+)";
+  Jit jit{JitOptions{3, "", /*diskCache=*/false}};
+  auto exe = jit.compile(softmax);
+  ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  Array x = Array::allocate(TensorType{ElementKind::F32, {64, 1024}});
+  for (int i = 0; i < 64 * 1024; ++i)
+    x.as<float>()[i] = float(i % 7) * 0.25f;
+  uint64_t before = jit::generatedMallocs();
+  for (int call = 0; call < 3; ++call) {
+    auto y = (*exe)->call("main", {x});
+    ASSERT_TRUE(bool(y)) << llvm::toString(y.takeError());
+    double row = 0;
+    for (int j = 0; j < 1024; ++j)
+      row += y->front().as<float>()[5 * 1024 + j];
+    EXPECT_NEAR(row, 1.0, 1e-4);
+  }
+  EXPECT_GE(jit::generatedMallocs(), before + 3);
 }
 
 // The in-memory cache is keyed by the exact text: the same text is a hit
