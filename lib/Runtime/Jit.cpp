@@ -1026,11 +1026,11 @@ struct Jit::Impl {
   /// holds every kernel group the module calls into and, last, its own
   /// object, so its disk entry loads alone.
   Expected<std::unique_ptr<llvm::MemoryBuffer>>
-  compileKernelsApart(std::unique_ptr<llvm::Module> module,
-                      CompileTimes &spent, const std::string &dumpAs) {
+  compileKernelsApart(std::unique_ptr<llvm::Module> module, CompileTimes &spent,
+                      const std::string &dumpAs) {
     stage = "moving kernels into units";
-    std::vector<jit::KernelUnit> units = jit::splitKernels(
-        *module, [&](StringRef text) { return keyOf(text); });
+    std::vector<jit::KernelUnit> units =
+        jit::splitKernels(*module, [&](StringRef text) { return keyOf(text); });
     // Kernels splitKernels left in the module (they use its variables).
     unsigned kept = 0;
     for (const llvm::Function &f : *module)
@@ -1135,8 +1135,8 @@ struct Jit::Impl {
         return jit.takeError();
       store.jit = std::move(*jit);
     }
-    auto library = store.jit->createJITDylib(
-        "harp-kernels-" + std::to_string(store.libraries++));
+    auto library = store.jit->createJITDylib("harp-kernels-" +
+                                             std::to_string(store.libraries++));
     if (!library)
       return library.takeError();
     // The main library alone after this one, as an executable's own JIT
