@@ -183,6 +183,7 @@ _SETTINGS = settings(max_examples=EXAMPLES, derandomize=not RANDOM, deadline=Non
                                             HealthCheck.data_too_large])
 
 
+@pytest.mark.heavy
 @_SETTINGS
 @given(programs())
 def test_random_programs_match_torch(program):

@@ -423,6 +423,7 @@ def test_digits_example_trains():
     assert accuracy >= 95.0
 
 
+@pytest.mark.heavy
 def test_cnn_digits_example_trains(tmp_path):
     # The main job, shortened: 4 epochs reach >= 97% (12 reach >= 98%); the
     # curves are written as PNG files.
@@ -439,6 +440,7 @@ def test_cnn_digits_example_trains(tmp_path):
             assert png.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.heavy
 def test_char_transformer_example_trains(tmp_path):
     # The second example, shortened: 160 of its 800 steps bring the held-out
     # loss to about 2.67 nats per character, below a bigram model's 2.74 and
