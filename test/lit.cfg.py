@@ -11,9 +11,9 @@ config.name = "HARP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test", ".py", ".c", ".graph"]
 # Integration/ and python/ are pytest suites, run by scripts/run-tests.sh
-# next to lit.
+# next to lit; conftest.py configures them.
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
-                   "Integration", "python", "FakeCuda"]
+                   "Integration", "python", "FakeCuda", "conftest.py"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.harp_obj_root, "test")

@@ -7,7 +7,7 @@
 Every run must end in exit code 0 (the mutant is still a valid program) or 1
 with an `error:` diagnostic, never a signal, a hang or another code. Mutants
 are run in batches through --split-input-file (mutations.py's driver); a
-batch that fails otherwise is rerun one input at a time to name the culprit.
+batch that fails otherwise is halved until the culprit is found.
 """
 
 import os
@@ -93,17 +93,15 @@ def run(tool, text):
 
 
 def main():
-    args = fuzz_arguments("harp-translate", 20261126, 100)
+    args = fuzz_arguments("harp-translate", 20261126, 500)
     originals, inputs = mutants(args, ".graph", chunks_of, mutate)
     # A mutant must not contain the split marker itself.
     inputs = [m.replace("//", "/ /") for m in inputs]
 
+    errors = []
     crashes = find_crashes(inputs, lambda text: run(args.harp_translate, text),
-                           args.batch)
-
-    joined = ("\n" + SPLIT + "\n").join(inputs)
-    _, err = run(args.harp_translate, joined)
-    rejected = len(re.findall(r":\d+:\d+: error:", err))
+                           args.batch, errors)
+    rejected = sum(len(re.findall(r":\d+:\d+: error:", err)) for err in errors)
     for rc, text, err in crashes[:5]:
         sys.stdout.write("CRASH (exit %s):\n%s\n--- stderr ---\n%s\n" %
                          (rc, text, err[-2000:]))

@@ -9,7 +9,7 @@ Every run must end in exit code 0 (the mutant is still valid IR) or 1 with an
 verified, then canonicalized and lowered to LLVM (folders and lowering must
 survive strange but valid IR).
 Mutants are run in batches through --split-input-file; a batch that crashes is
-rerun one input at a time to name the culprit.
+halved until the culprit is found.
 """
 
 import argparse
@@ -125,20 +125,36 @@ def acceptable(rc, stderr):
     return rc == 0 or (rc == 1 and "error:" in stderr)
 
 
-def find_crashes(inputs, run_text, batch):
+def find_crashes(inputs, run_text, batch, errors=None):
     """Runs `inputs` in batches joined by the split marker through
     `run_text(text) -> (rc, stderr)`; a batch that ends otherwise than
-    acceptably is rerun one input at a time. Returns (rc, text, stderr) of
-    each culprit."""
+    acceptably is halved until the inputs that do are found (a batch whose
+    halves both pass is itself the culprit). Returns (rc, text, stderr) of
+    each culprit. `errors`, a list, gets the stderr of each batch that
+    passed.
+
+    A batch is a process: each costs about 80 ms before it parses anything
+    (loading harp-opt's libraries), several times that under the
+    sanitizers, so batches are large and a crash is found by bisection."""
     crashes = []
+
+    def check(chunk):
+        rc, err = run_text(("\n" + SPLIT + "\n").join(chunk))
+        if acceptable(rc, err):
+            if errors is not None:
+                errors.append(err)
+            return False
+        if len(chunk) > 1:
+            half = len(chunk) // 2
+            found = check(chunk[:half])
+            found = check(chunk[half:]) or found
+            if found:
+                return True
+        crashes.append((rc, ("\n" + SPLIT + "\n").join(chunk), err))
+        return True
+
     for i in range(0, len(inputs), batch):
-        chunk = inputs[i:i + batch]
-        if acceptable(*run_text(("\n" + SPLIT + "\n").join(chunk))):
-            continue
-        for text in chunk:
-            rc, err = run_text(text)
-            if not acceptable(rc, err):
-                crashes.append((rc, text, err))
+        check(inputs[i:i + batch])
     return crashes
 
 
@@ -178,18 +194,18 @@ def mutants(args, extension, chunks, mutate_text):
 
 
 def main():
-    args = fuzz_arguments("harp-opt", 20261122, 60)
+    args = fuzz_arguments("harp-opt", 20261122, 600)
     originals, inputs = mutants(args, ".mlir", chunks_of, mutate)
 
     crashes = []
+    # The plain (parse and verify) run also counts the diagnostics produced.
+    errors = []
     for extra in ([], ["--canonicalize"], ["--harp-to-llvm"]):
         crashes += [(rc, extra, text, err) for rc, text, err in find_crashes(
-            inputs, lambda text: run(args.harp_opt, text, extra), args.batch)]
-
-    # One more plain run of everything counts the diagnostics produced.
-    joined = ("\n" + SPLIT + "\n").join(inputs)
-    _, err = run(args.harp_opt, joined, [])
-    rejected = len(re.findall(r"^<stdin>:\d+:\d+: error:", err, re.M))
+            inputs, lambda text: run(args.harp_opt, text, extra), args.batch,
+            errors if not extra else None)]
+    rejected = sum(len(re.findall(r"^<stdin>:\d+:\d+: error:", err, re.M))
+                   for err in errors)
     for rc, extra, text, err in crashes[:5]:
         sys.stdout.write("CRASH (exit %d, %s):\n%s\n--- stderr ---\n%s\n" %
                          (rc, " ".join(extra) or "parse", text, err[-2000:]))
