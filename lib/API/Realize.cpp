@@ -483,6 +483,61 @@ gradientCuts(const std::vector<NodePtr> &roots) {
   return cuts;
 }
 
+/// The most intermediates backward() computes beside the loss.
+static constexpr size_t maxHeldIntermediates = 128;
+
+/// The computed float tensors of `loss`'s graph (below it, above `cuts`,
+/// without a fresh value) that something besides the graph holds: a user's
+/// tensor (a model's output, an OpInfo sample's result). backward()
+/// computes them with the loss, as auxiliary results of its forward, so
+/// that reading them afterwards runs nothing; PyTorch's eager forward had
+/// computed them already, and realizing one after backward() would compute
+/// its whole forward again. A node's holders are counted from its
+/// reference count: what the graph's own nodes hold of it is subtracted.
+/// Views and constants (`full`, `arange`, `rand`) are left alone: computing
+/// them again is a copy or cheaper, and a view of a weight kept by a module
+/// would otherwise be copied at every step.
+static std::vector<NodePtr>
+heldIntermediates(const NodePtr &loss,
+                  const std::unordered_set<const Node *> &cuts) {
+  std::unordered_map<const Node *, long> internal;
+  std::vector<NodePtr> nodes = {loss};
+  std::unordered_set<const Node *> seen = {loss.get()};
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node *n = nodes[i].get();
+    if (n->kind == Kind::Leaf || (i && cuts.count(n)))
+      continue;
+    for (const NodePtr &in : n->inputs) {
+      ++internal[in.get()];
+      if (seen.insert(in.get()).second)
+        nodes.push_back(in);
+    }
+  }
+  std::vector<NodePtr> held;
+  std::map<const Node *, uint64_t> memo;
+  for (size_t i = 1; i < nodes.size() && held.size() < maxHeldIntermediates;
+       ++i) {
+    const NodePtr &n = nodes[i];
+    switch (n->kind) {
+    case Kind::Leaf:
+    case Kind::View:
+    case Kind::Full:
+    case Kind::Arange:
+    case Kind::Rand:
+      continue;
+    default:
+      break;
+    }
+    // One reference is `nodes`'s own.
+    if (!isFloat(n->dtype) || cuts.count(n.get()) ||
+        n->backend != loss->backend || n.use_count() - 1 <= internal[n.get()] ||
+        (n->data && isFresh(n.get(), memo)))
+      continue;
+    held.push_back(n);
+  }
+  return held;
+}
+
 void harp::detail::backward(const NodePtr &loss,
                             const CompileOptions &options) {
   if (!loss->shape.empty() || !isFloat(loss->dtype))
@@ -506,6 +561,8 @@ void harp::detail::backward(const NodePtr &loss,
     if (write.second->backend == loss->backend)
       roots.push_back(write.second);
   std::unordered_set<const Node *> cuts = gradientCuts(roots);
+  std::vector<NodePtr> held = heldIntermediates(loss, cuts);
+  roots.insert(roots.end(), held.begin(), held.end());
   std::unordered_set<const Node *> lossArgs;
   if (roots.size() > 1)
     for (const NodePtr &arg :
@@ -578,6 +635,13 @@ void harp::detail::backward(const NodePtr &loss,
     loss->data = results[0];
     loss->epoch = nextEpoch();
   }
+  // The intermediates users hold follow the loss and the writes of its
+  // backend.
+  size_t heldFirst = roots.size() - held.size();
+  for (size_t i = 0; i < held.size(); ++i) {
+    held[i]->data = results[heldFirst + i];
+    held[i]->epoch = nextEpoch();
+  }
   // The writes: those of the loss's backend from the results, the others
   // (another device's) realized on their own. The values computed here are
   // dropped first: their graphs need no snapshot of the leaves they read
@@ -600,7 +664,7 @@ void harp::detail::backward(const NodePtr &loss,
   std::vector<NodePtr> reached;
   for (size_t j = 0; j < wrt.size(); ++j) {
     const NodePtr &leaf = plan.args[wrt[j]];
-    Array &gradient = results[j + 1 + here.size()];
+    Array &gradient = results[j + 1 + here.size() + held.size()];
     if (!leaf->gradient) {
       leaf->gradient = gradient;
     } else if (!leaf->gradientNode) {

@@ -6,6 +6,7 @@ compile options come from Python."""
 import inspect
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -206,3 +207,67 @@ def test_options_from_python():
     with pytest.raises(TypeError):
         harp.set_options(True)  # keyword-only
     assert harp.get_options() == saved
+
+
+def _runs():
+    """Modules compiled or found compiled so far (in memory or on disk)."""
+    s = harp.compile_stats()
+    return s["compiles"] + s["disk_hits"] + s["memory_hits"]
+
+
+def test_backward_computes_the_intermediates_a_user_holds():
+    # A model's output read after backward() (an accuracy, a log line) comes
+    # from backward()'s module: reading it runs nothing, where it used to
+    # compute the whole forward again.
+    a = np.random.default_rng(3).standard_normal((5, 7)).astype(np.float32)
+    x = harp.tensor(a, requires_grad=True)
+    hidden = (x * 2).relu()
+    out = hidden.exp()
+    loss = (out * 3).sum()
+    loss.backward()
+    before = _runs()
+    relu = np.maximum(2 * a, 0)
+    np.testing.assert_allclose(hidden.numpy(), relu, rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), np.exp(relu), rtol=1e-6)
+    assert loss.item() == pytest.approx(float((3 * np.exp(relu)).sum()), rel=1e-5)
+    assert _runs() == before
+    np.testing.assert_allclose(x.grad.numpy(), 6 * np.exp(relu) * (a > 0), rtol=1e-5)
+
+
+def _backward_results(tmp_path, monkeypatch, hold):
+    """The results of the module backward() compiles for a loss over a 3 x 11
+    graph, with its intermediates held or dropped as `hold` says."""
+    tmp_path.mkdir()
+    monkeypatch.setenv("HARP_DEBUG_DUMP_IR", str(tmp_path))
+    a = np.linspace(-1, 1, 33).reshape(3, 11)
+    x = harp.tensor(a, requires_grad=True)
+    hidden = (x * 2).relu()
+    view = (x + 1).t()
+    loss = (hidden.exp().sum() + view.sum()) * 0.5
+    kept = hold(hidden, view)
+    del hidden, view
+    loss.backward()
+    monkeypatch.delenv("HARP_DEBUG_DUMP_IR")
+    [dumped] = [p for p in tmp_path.iterdir() if "@loss" in p.read_text()]
+    signature = re.search(r"func\.func @main\(.*?\) -> \((.*?)\) \{",
+                          dumped.read_text()).group(1)
+    np.testing.assert_allclose(x.grad.numpy(), 0.5 * (2 * np.exp(2 * a) * (a > 0) + 1))
+    return signature.count("tensor<"), kept
+
+
+def test_backward_computes_held_intermediates_only(tmp_path, monkeypatch):
+    # Held: the loss, `hidden` and the gradient. Not the view: computing it
+    # again is a copy (a module keeping a view of its weight would otherwise
+    # copy it at every step).
+    results, (hidden, view) = _backward_results(tmp_path / "held", monkeypatch,
+                                                lambda h, v: (h, v))
+    assert results == 3
+    before = _runs()
+    hidden.numpy()
+    assert _runs() == before
+    a = np.linspace(-1, 1, 33).reshape(3, 11)
+    np.testing.assert_allclose(view.numpy(), (a + 1).T)
+    assert _runs() == before + 1
+    # Dropped: the loss and the gradient.
+    results, _ = _backward_results(tmp_path / "dropped", monkeypatch, lambda h, v: None)
+    assert results == 2

@@ -17,8 +17,8 @@ name; docs/OpInfo.md is the table of all of it (utils/opinfo-table.py).
 Under a CPU profile (HARP_CPU) a third of each op's samples run, a different
 third per profile, so every sample's code runs natively and under one
 vector width without tripling the time. Samples are computed GROUP at a time
-(one harp.realize, one backward()), each compared on its own
-(docs/Testing.md)."""
+(one backward(), which computes their results too, then one harp.realize for
+what it left), each compared on its own (docs/Testing.md)."""
 
 import os
 import re
@@ -297,6 +297,7 @@ class _Sample:
     def __init__(self, index, sample):
         self.index, self.sample = index, sample
         self.loss = None
+        self.done = False  # backward() ran (_backward_first)
 
 
 def _own(value, memo):
@@ -490,6 +491,23 @@ def _forget_grads(state):
         h.grad = None
 
 
+def _backward_first(op, group):
+    """The losses of `group` and one backward() of their sum, before the
+    forward results are checked; raises where any sample's does."""
+    for state in group:
+        state.loss = gradient_loss(op, state)
+    if any(s.loss is not None for s in group):
+        _backward([s for s in group if s.loss is not None])
+    for state in group:
+        state.done = True
+
+
+def _not_first(state):
+    """Undoes _backward_first for a sample of a group that raised."""
+    _forget_grads(state)
+    state.loss, state.done = None, False
+
+
 def run_op(name, tdtype):
     """Runs every sample of `name` in `tdtype`: (passed, {why: count}, failures)."""
     op = NAMED[name]
@@ -526,12 +544,25 @@ def run_op(name, tdtype):
         state = _Sample(index, sample)
         if attempt(state, lambda: prepare_sample(op, fn, state, tdtype)):
             states.append(state)
+    if grads:
+        # backward() first, a group at a time: it computes the results the
+        # samples hold beside the loss (a user's tensors in the graph:
+        # docs/TensorAPI.md), so realizing them next compiles nothing for them. A
+        # group whose losses or backward() raise is left to the steps below,
+        # which give each error to its sample.
+        _together(states, lambda group: _backward_first(op, group), _not_first)
     _together(states, _realize, lambda state: None)
     states = [s for s in states if attempt(s, lambda: check_forward(op, s, tdtype))]
     if not grads:
         return passed + len(states), not_taken, failures
     pending = []
+    done = [s for s in states if s.done]
+    for state in done:
+        if state.loss is None:
+            passed += 1
     for state in states:
+        if state.done:
+            continue
         if attempt(state, lambda: setattr(state, "loss", gradient_loss(op, state))):
             if state.loss is None:
                 passed += 1
@@ -545,7 +576,7 @@ def run_op(name, tdtype):
             unfinished.add(state.index)
 
     _together(pending, _backward, alone)
-    for state in pending:
+    for state in [s for s in done if s.loss is not None] + pending:
         if state.index not in unfinished and attempt(state, lambda: check_gradients(op, state, tdtype)):
             passed += 1
     return passed, not_taken, failures
@@ -564,7 +595,8 @@ HEAVY = 192
 def _heavy(name, tdtype):
     op = NAMED[name]
     grads = op.supports_autograd and tdtype.is_floating_point
-    return sum(1 for _ in op.sample_inputs("cpu", tdtype, requires_grad=grads)) > HEAVY
+    with torch.random.fork_rng(devices=[]):  # collection leaves torch's RNG alone
+        return sum(1 for _ in op.sample_inputs("cpu", tdtype, requires_grad=grads)) > HEAVY
 
 
 def _cases():
