@@ -231,7 +231,7 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
   // The rest in one dialect conversion (the dialects' ConvertToLLVM
   // interfaces, registered in InitAllHarp.cpp): one walk of the module
   // instead of one per dialect, which were a quarter of the MLIR pipeline's
-  // time on the OpInfo suite's modules (docs/Lowering.md).
+  // time on the OpInfo suite's modules (docs/Performance.md, compile time).
   ConvertToLLVMPassOptions toLLVM;
   toLLVM.filterDialects = {"memref", "arith", "complex", "index",
                            "func",   "cf",    "ub"};
