@@ -487,8 +487,9 @@ gradientCuts(const std::vector<NodePtr> &roots) {
 static constexpr size_t maxHeldIntermediates = 128;
 
 /// The computed float tensors of `loss`'s graph (below it, above `cuts`,
-/// without a fresh value) that something besides the graph holds: a user's
-/// tensor (a model's output, an OpInfo sample's result). backward()
+/// without a fresh value) that something besides the graph of `roots` (the
+/// loss and the deferred writes' values) holds: a user's tensor (a model's
+/// output, an OpInfo sample's result). backward()
 /// computes them with the loss, as auxiliary results of its forward, so
 /// that reading them afterwards runs nothing; PyTorch's eager forward had
 /// computed them already, and realizing one after backward() would compute
@@ -498,14 +499,17 @@ static constexpr size_t maxHeldIntermediates = 128;
 /// them again is a copy or cheaper, and a view of a weight kept by a module
 /// would otherwise be copied at every step.
 static std::vector<NodePtr>
-heldIntermediates(const NodePtr &loss,
+heldIntermediates(const std::vector<NodePtr> &roots,
                   const std::unordered_set<const Node *> &cuts) {
+  const NodePtr &loss = roots.front();
   std::unordered_map<const Node *, long> internal;
-  std::vector<NodePtr> nodes = {loss};
-  std::unordered_set<const Node *> seen = {loss.get()};
+  std::vector<NodePtr> nodes(roots.begin(), roots.end());
+  std::unordered_set<const Node *> seen;
+  for (const NodePtr &root : roots)
+    seen.insert(root.get());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node *n = nodes[i].get();
-    if (n->kind == Kind::Leaf || (i && cuts.count(n)))
+    if (n->kind == Kind::Leaf || (i >= roots.size() && cuts.count(n)))
       continue;
     for (const NodePtr &in : n->inputs) {
       ++internal[in.get()];
@@ -513,10 +517,22 @@ heldIntermediates(const NodePtr &loss,
         nodes.push_back(in);
     }
   }
+  // Only what the loss reads: the writes' own nodes are the writes'.
+  std::unordered_set<const Node *> underLoss = {loss.get()};
+  std::vector<const Node *> stack = {loss.get()};
+  while (!stack.empty()) {
+    const Node *n = stack.back();
+    stack.pop_back();
+    if (n->kind == Kind::Leaf || (n != loss.get() && cuts.count(n)))
+      continue;
+    for (const NodePtr &in : n->inputs)
+      if (underLoss.insert(in.get()).second)
+        stack.push_back(in.get());
+  }
   std::vector<NodePtr> held;
   std::map<const Node *, uint64_t> memo;
-  for (size_t i = 1; i < nodes.size() && held.size() < maxHeldIntermediates;
-       ++i) {
+  for (size_t i = roots.size();
+       i < nodes.size() && held.size() < maxHeldIntermediates; ++i) {
     const NodePtr &n = nodes[i];
     switch (n->kind) {
     case Kind::Leaf:
@@ -529,8 +545,9 @@ heldIntermediates(const NodePtr &loss,
       break;
     }
     // One reference is `nodes`'s own.
-    if (!isFloat(n->dtype) || cuts.count(n.get()) ||
-        n->backend != loss->backend || n.use_count() - 1 <= internal[n.get()] ||
+    if (!underLoss.count(n.get()) || !isFloat(n->dtype) ||
+        cuts.count(n.get()) || n->backend != loss->backend ||
+        n.use_count() - 1 <= internal[n.get()] ||
         (n->data && isFresh(n.get(), memo)))
       continue;
     held.push_back(n);
@@ -561,7 +578,7 @@ void harp::detail::backward(const NodePtr &loss,
     if (write.second->backend == loss->backend)
       roots.push_back(write.second);
   std::unordered_set<const Node *> cuts = gradientCuts(roots);
-  std::vector<NodePtr> held = heldIntermediates(loss, cuts);
+  std::vector<NodePtr> held = heldIntermediates(roots, cuts);
   roots.insert(roots.end(), held.begin(), held.end());
   std::unordered_set<const Node *> lossArgs;
   if (roots.size() > 1)

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+import torch
 
 import harp
 
@@ -271,3 +272,26 @@ def test_backward_computes_held_intermediates_only(tmp_path, monkeypatch):
     # Dropped: the loss and the gradient.
     results, _ = _backward_results(tmp_path / "dropped", monkeypatch, lambda h, v: None)
     assert results == 2
+
+
+def test_backward_does_not_count_the_running_statistics_as_holders(tmp_path, monkeypatch):
+    # A training-mode batch norm's running statistics are deferred writes
+    # computed from the batch's mean and variance: those graphs hold the
+    # batch statistics, which are the writes' own, not a user's.
+    monkeypatch.setenv("HARP_DEBUG_DUMP_IR", str(tmp_path))
+    x = harp.tensor(np.linspace(-1, 1, 4 * 6).reshape(4, 6), requires_grad=True)
+    norm = harp.nn.BatchNorm1d(6).double()
+    loss = (norm(x) * harp.tensor(np.arange(6.0))).sum()
+    loss.backward()
+    monkeypatch.delenv("HARP_DEBUG_DUMP_IR")
+    [dumped] = [p for p in tmp_path.iterdir() if "@loss" in p.read_text()]
+    signature = re.search(r"func\.func @main\(.*?\) -> \((.*?)\) \{",
+                          dumped.read_text()).group(1)
+    # The loss, the two running statistics, and the gradients of x, the
+    # weight and the bias.
+    assert signature.count("tensor<") == 6, signature
+    t = torch.nn.BatchNorm1d(6).double()
+    tx = torch.tensor(np.linspace(-1, 1, 4 * 6).reshape(4, 6), requires_grad=True)
+    (t(tx) * torch.arange(6.0, dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(norm.running_mean.numpy(), t.running_mean.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), atol=1e-12)
