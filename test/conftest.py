@@ -10,7 +10,7 @@ one worker while the other runs out of work: on the AMD EPYC Zen 5 of
 (445 s in all). Here a worker holds at most `QUEUE` cases at a time,
 so no worker waits on another for longer than about one case, and cases
 marked `heavy` run first, when the other worker still has many short ones
-to balance them (docs/Testing.md, "Where the time goes").
+to balance them (docs/Testing.md, "Spreading the cases over the workers").
 """
 
 import pytest
