@@ -66,7 +66,7 @@ suites=(test/python test/Integration/CPU/test_gradients.py
   test/Integration/CPU/test_harp_run.py)
 if [ "$what" = ci ]; then
   suites=(test/python/test_api.py test/python/test_regressions.py
-    test/python/test_losses_reductions.py test/python/test_scatter.py
+    test/python/test_builders.py test/python/test_losses_reductions.py test/python/test_scatter.py
     test/python/test_torch_surface.py test/python/test_setitem.py
     test/python/test_dlpack.py test/python/test_safetensors.py)
 fi
