@@ -273,6 +273,8 @@ void mlir::harp::buildHarpToGPUPipeline(OpPassManager &pm,
   // kernels see sizes as constants, not as arguments).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // One gpu.module (one ptxas run, one module load) for all the kernels.
+  pm.addPass(createHarpMergeGPUModulesPass());
   // Launches, copies and (de)allocations in order on a stream (the CUDA
   // runtime hands every call its one stream), synchronized once before the
   // function returns.

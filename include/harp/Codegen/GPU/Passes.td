@@ -97,4 +97,22 @@ def HarpGPUHostPass : Pass<"harp-gpu-host", "func::FuncOp"> {
   ];
 }
 
+def HarpMergeGPUModulesPass : Pass<"harp-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Put a module's GPU kernels in one gpu.module";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, which gives every kernel a
+    `gpu.module` of its own: each becomes a `gpu.binary` of its own, one
+    `ptxas` process and one module load at run time each. This pass moves
+    every kernel (and what it reads: the globals outlining copied in) into
+    the first `gpu.module` and points the launches at it. A symbol that
+    clashes with one already there is renamed, uses in its own module
+    with it; a `memref.global` equal to the one already there is dropped
+    and its uses read that one.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // HARP_CODEGEN_GPU_PASSES_TD
