@@ -22,15 +22,6 @@ namespace mlir::harp {
 
 using namespace mlir;
 
-/// Whether two globals are the same constant: the same type, initial
-/// value, constness and alignment (their names may differ).
-static bool sameGlobal(memref::GlobalOp a, memref::GlobalOp b) {
-  return a.getType() == b.getType() &&
-         a.getInitialValueAttr() == b.getInitialValueAttr() &&
-         a.getConstant() == b.getConstant() &&
-         a.getAlignmentAttr() == b.getAlignmentAttr();
-}
-
 namespace {
 struct HarpMergeGPUModulesPass
     : public harp::impl::HarpMergeGPUModulesPassBase<HarpMergeGPUModulesPass> {
@@ -41,6 +32,8 @@ struct HarpMergeGPUModulesPass
       return;
     gpu::GPUModuleOp into = gpuModules.front();
     SymbolTable intoSymbols(into);
+    // The kernels of each merged module, by module name: their renames.
+    llvm::DenseMap<StringAttr, llvm::DenseMap<StringAttr, StringAttr>> moved;
     for (gpu::GPUModuleOp from : llvm::drop_begin(gpuModules)) {
       if (from.getTargetsAttr() != into.getTargetsAttr() ||
           from.getOffloadingHandlerAttr() != into.getOffloadingHandlerAttr())
@@ -56,9 +49,10 @@ struct HarpMergeGPUModulesPass
         Operation *there = intoSymbols.lookup(name);
         if (!there)
           continue;
-        auto global = dyn_cast<memref::GlobalOp>(op);
-        auto thereGlobal = dyn_cast<memref::GlobalOp>(there);
-        if (global && thereGlobal && sameGlobal(global, thereGlobal)) {
+        // The same global (type, value, constness, alignment; the same name).
+        if (isa<memref::GlobalOp>(op) &&
+            OperationEquivalence::isEquivalentTo(
+                &op, there, OperationEquivalence::IgnoreLocations)) {
           fromSymbols.erase(&op); // its uses read the one there, by name
           continue;
         }
@@ -76,18 +70,19 @@ struct HarpMergeGPUModulesPass
         if (isa<SymbolOpInterface>(op))
           intoSymbols.insert(&op);
       }
-      StringAttr fromName = from.getNameAttr();
-      module.walk([&](gpu::LaunchFuncOp launch) {
-        if (launch.getKernelModuleName() != fromName)
-          return;
-        StringAttr kernel = launch.getKernelName();
-        if (auto it = renamed.find(kernel); it != renamed.end())
-          kernel = it->second;
-        launch.setKernelAttr(SymbolRefAttr::get(
-            into.getNameAttr(), {FlatSymbolRefAttr::get(kernel)}));
-      });
+      moved[from.getNameAttr()] = std::move(renamed);
       from.erase();
     }
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      auto it = moved.find(launch.getKernelModuleName());
+      if (it == moved.end())
+        return;
+      StringAttr kernel = launch.getKernelName();
+      if (auto renamed = it->second.find(kernel); renamed != it->second.end())
+        kernel = renamed->second;
+      launch.setKernelAttr(SymbolRefAttr::get(
+          into.getNameAttr(), {FlatSymbolRefAttr::get(kernel)}));
+    });
   }
 };
 } // namespace
