@@ -13,7 +13,8 @@ foreach(lib ${HARP_EXPORTED_LIBRARIES})
 endforeach()
 install(TARGETS ${HARP_EXPORTED_LIBRARIES} EXPORT HarpTargets
   ARCHIVE DESTINATION lib LIBRARY DESTINATION lib)
-install(TARGETS harp-opt harp-run harp-reduce harp-lsp-server
+install(TARGETS HarpLibraryRuntime ARCHIVE DESTINATION lib)
+install(TARGETS harp-opt harp-run harp-compile harp-reduce harp-lsp-server
   RUNTIME DESTINATION bin)
 install(TARGETS HarpPlugin LIBRARY DESTINATION lib)
 

@@ -29,7 +29,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.harp_tools_dir, config.llvm_tools_dir]
-tools = ["harp-opt", "harp-run", "harp-translate", "harp-reduce", "harp-lsp-server",
+tools = ["harp-opt", "harp-run", "harp-compile", "harp-translate", "harp-reduce", "harp-lsp-server",
          "harp-capi-test",
          "harp-capi-jit-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
@@ -45,6 +45,11 @@ llvm_config.with_environment("PATH", config.harp_tools_dir, append_path=True)
 # driver answer, so GPU execution tests run.
 import ctypes
 import shutil
+
+# A C compiler: the tests of libraries harp compiles ahead of time link C
+# programs with it (test/Runtime/library.test).
+if shutil.which("cc"):
+    config.available_features.add("cc")
 
 ptxas = shutil.which("ptxas") or (
     "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")

@@ -18,7 +18,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <set>
 
@@ -190,6 +192,26 @@ harp::graph::importGraph(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
     return nullptr;
   }
   return importGraph(*program, context, options);
+}
+
+llvm::Expected<std::string>
+harp::graph::importGraphText(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                             mlir::MLIRContext *context,
+                             const ImportOptions &options) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      importGraph(sourceMgr, context, options);
+  if (!module)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   llvm::StringRef(diagnostics).trim());
+  std::string text;
+  llvm::raw_string_ostream textStream(text);
+  module->print(textStream, mlir::OpPrintingFlags().enableDebugInfo());
+  return text;
 }
 
 std::optional<std::string>

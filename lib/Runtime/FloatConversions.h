@@ -43,4 +43,14 @@ uint16_t f16FromDouble(double value);
 
 } // namespace harp
 
+// The definitions, by harp's names (the JIT binds LLVM's to them; an
+// exported library's runtime defines LLVM's names over them). A bf16 or f16
+// travels in a float register's low 16 bits.
+extern "C" float harpTruncSFBF2(float value);
+extern "C" float harpTruncDFBF2(double value);
+extern "C" float harpExtendHFSF2(float arg);
+extern "C" double harpExtendHFDF2(float arg);
+extern "C" float harpTruncSFHF2(float value);
+extern "C" float harpTruncDFHF2(double value);
+
 #endif // HARP_RUNTIME_FLOATCONVERSIONS_H

@@ -79,6 +79,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -642,6 +643,13 @@ struct Jit::Impl {
   std::string stage;
   /// HARP_DEBUG_CRASH_COMPILER, read once per compile.
   std::string crashIn;
+  /// While compileLibraryObject compiles: the functions and the prefix of
+  /// the library's entry points.
+  struct LibraryTarget {
+    std::vector<FunctionSignature> functions;
+    std::string prefix;
+  };
+  std::optional<LibraryTarget> library;
   /// Held while the context and the caches are used.
   std::unique_ptr<std::recursive_mutex> ownedMutex;
   std::recursive_mutex *mutex;
@@ -803,6 +811,9 @@ struct Jit::Impl {
     builder.setCodeGenOptLevel(options.optLevel >= 3
                                    ? llvm::CodeGenOptLevel::Aggressive
                                    : llvm::CodeGenOptLevel::Default);
+    // A library's object is linked into a shared library.
+    if (library)
+      builder.setRelocationModel(llvm::Reloc::PIC_);
     return builder.createTargetMachine();
   }
 
@@ -948,7 +959,7 @@ struct Jit::Impl {
       pipelineOptions.fma = target.fma;
       pipelineOptions.vectorize = options.vectorize;
       pipelineOptions.threads = options.threads;
-      pipelineOptions.profile = options.profile;
+      pipelineOptions.profile = options.profile && !library;
       if (mlir::failed(
               mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions)))
         return makeError("cannot build harp-to-llvm");
@@ -977,7 +988,15 @@ struct Jit::Impl {
     spent.translateSeconds = secondsSince(start);
     if (Error err = addPackedWrappers(*llvmModule))
       return std::move(err);
-    exportInitializers(*llvmModule);
+    if (library) {
+      // The library's loader runs its constructors; only the entry points
+      // stay global.
+      if (Error err = jit::addLibraryEntries(*llvmModule, library->functions,
+                                             library->prefix))
+        return std::move(err);
+    } else {
+      exportInitializers(*llvmModule);
+    }
     // HARP_DEBUG_DUMP_LLVM=DIR: the LLVM IR handed to LLVM's optimizer, as
     // DIR/<key>.ll, and what code generation gets, as DIR/<key>.opt.ll
     // (DIR/<key>.part<n>.opt.ll when compiled in parts); "module" for the
@@ -1602,17 +1621,22 @@ unsigned Jit::vectorBits() const {
   return impl->targetError.empty() ? impl->target.vectorBits : 0;
 }
 
-Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
-  std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
+/// Verifies a module built by a caller (text is verified as it is parsed).
+static Error verifyModule(mlir::ModuleOp module) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
-  {
-    mlir::ScopedDiagnosticHandler handler(
-        module.getContext(),
-        [&](mlir::Diagnostic &diag) { return collectDiagnostic(diag, os); });
-    if (mlir::failed(mlir::verify(module)))
-      return makeError("invalid IR:\n" + diagnostics);
-  }
+  mlir::ScopedDiagnosticHandler handler(
+      module.getContext(),
+      [&](mlir::Diagnostic &diag) { return collectDiagnostic(diag, os); });
+  if (mlir::failed(mlir::verify(module)))
+    return makeError("invalid IR:\n" + diagnostics);
+  return Error::success();
+}
+
+Expected<std::shared_ptr<Executable>> Jit::compile(mlir::ModuleOp module) {
+  std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
+  if (Error err = verifyModule(module))
+    return std::move(err);
   return impl->compile(module);
 }
 
@@ -1626,6 +1650,38 @@ Expected<std::string> Jit::compileObject(StringRef source) {
   if (!object)
     return object.takeError();
   return (*object)->getBuffer().str();
+}
+
+Expected<LibraryObject> Jit::compileLibraryObject(StringRef source,
+                                                  StringRef sourceName,
+                                                  StringRef prefix) {
+  std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
+  // Parsing verifies the module.
+  Expected<mlir::OwningOpRef<mlir::ModuleOp>> module =
+      impl->parse(source, sourceName);
+  if (!module)
+    return module.takeError();
+  return compileLibraryObject(**module, prefix);
+}
+
+Expected<LibraryObject> Jit::compileLibraryObject(mlir::ModuleOp module,
+                                                  StringRef prefix) {
+  std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
+  if (impl->options.device != Device::CPU)
+    return makeError("a library can only be compiled for the cpu device");
+  if (Error err = verifyModule(module))
+    return std::move(err);
+  auto functions = harp::jit::signaturesOf(module);
+  if (!functions)
+    return functions.takeError();
+  if (functions->empty())
+    return makeError("the module has no public function to export");
+  impl->library = Impl::LibraryTarget{*functions, prefix.str()};
+  auto object = impl->compileObject(module, "");
+  impl->library.reset();
+  if (!object)
+    return object.takeError();
+  return LibraryObject{(*object)->getBuffer().str(), std::move(*functions)};
 }
 
 Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source,

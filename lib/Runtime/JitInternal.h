@@ -10,8 +10,10 @@
 #ifndef HARP_LIB_RUNTIME_JITINTERNAL_H
 #define HARP_LIB_RUNTIME_JITINTERNAL_H
 
+#include "RuntimeAbi.h"
 #include "harp/Runtime/Jit.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
@@ -75,21 +77,21 @@ std::vector<KernelUnit>
 splitKernels(llvm::Module &module,
              llvm::function_ref<std::string(llvm::StringRef)> keyOf);
 
+/// Makes `module` (translated, with its packed entries) the object of a
+/// library: a constant description of each of `functions`, an entry
+/// `i32 <prefix>_<name>(ptr...)` per function passing its tensors to
+/// harp_lib_call, `<prefix>_last_error`, and every other definition made
+/// internal (Library/LibraryAbi.h). Export.cpp.
+llvm::Error addLibraryEntries(llvm::Module &module,
+                              llvm::ArrayRef<FunctionSignature> functions,
+                              llvm::StringRef prefix);
+
 /// How many times generated code has called malloc (harpMalloc) in this
 /// process: a test that the JIT binds it (JitTest).
 uint64_t generatedMallocs();
 
 } // namespace harp::jit
 
-/// An unranked memref as generated code passes it.
-struct UnrankedMemRef {
-  int64_t rank;
-  void *descriptor;
-};
-
-/// memref.copy of non-contiguous memrefs (`memrefCopy`).
-extern "C" void harpMemrefCopy(int64_t elementSize, UnrankedMemRef *src,
-                               UnrankedMemRef *dst);
 /// malloc and free of generated code, with reuse of large blocks.
 extern "C" void *harpMalloc(size_t size);
 extern "C" void harpFree(void *ptr);

@@ -393,21 +393,8 @@ importGraphFile(std::unique_ptr<llvm::MemoryBuffer> buffer) {
     for (const Array &array : *arrays)
       options.inputShapes->push_back(array.type().shape);
   }
-  mlir::MLIRContext &context = Jit::sharedContext();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      graph::importGraph(sourceMgr, &context, options);
-  if (!module)
-    return error(llvm::StringRef(diagnostics).trim());
-  std::string text;
-  llvm::raw_string_ostream textStream(text);
-  // With locations: compile errors then point into the graph program.
-  module->print(textStream, mlir::OpPrintingFlags().enableDebugInfo());
-  return text;
+  return graph::importGraphText(std::move(buffer), &Jit::sharedContext(),
+                                options);
 }
 
 static void reportStats(const Jit &jit) {

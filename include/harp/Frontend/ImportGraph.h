@@ -16,10 +16,12 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 
 namespace llvm {
+class MemoryBuffer;
 class SourceMgr;
 } // namespace llvm
 
@@ -45,6 +47,13 @@ mlir::OwningOpRef<mlir::ModuleOp> importGraph(const Program &program,
 mlir::OwningOpRef<mlir::ModuleOp> importGraph(llvm::SourceMgr &sourceMgr,
                                               mlir::MLIRContext *context,
                                               const ImportOptions &options);
+
+/// importGraph of the program in `buffer`, printed with its locations (so
+/// that later errors point into the graph program), for tools that take
+/// .graph files; the diagnostics are the error.
+llvm::Expected<std::string>
+importGraphText(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                mlir::MLIRContext *context, const ImportOptions &options);
 
 /// Parses `--bind` text, "B=32,N=64", into `bindings`; an error message
 /// otherwise.

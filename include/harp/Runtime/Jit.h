@@ -140,6 +140,13 @@ struct CompileTimes {
          codegenSeconds = 0;
 };
 
+/// The object of a library compiled ahead of time (Jit::compileLibraryObject)
+/// and the functions it exports.
+struct LibraryObject {
+  std::string object;
+  std::vector<FunctionSignature> functions;
+};
+
 class Jit {
 public:
   explicit Jit(JitOptions options = {});
@@ -160,6 +167,18 @@ public:
   /// loading it: no device is needed, so CUDA code can be checked on a
   /// machine without a GPU. Bypasses the caches.
   llvm::Expected<std::string> compileObject(llvm::StringRef source);
+  /// Compiles `module` to a position-independent object for a library that
+  /// runs without harp (harp/Runtime/Export.h, which links it): its global
+  /// symbols are the typed entry points `<prefix>_<function>` and
+  /// `<prefix>_last_error`, everything else is internal. CPU only; bypasses
+  /// the caches; the kernel profile is off.
+  llvm::Expected<LibraryObject> compileLibraryObject(mlir::ModuleOp module,
+                                                     llvm::StringRef prefix);
+  /// compileLibraryObject of harp IR given as text (parsed in this Jit's
+  /// context; diagnostics name `sourceName`).
+  llvm::Expected<LibraryObject> compileLibraryObject(llvm::StringRef source,
+                                                     llvm::StringRef sourceName,
+                                                     llvm::StringRef prefix);
 
   /// The process-wide JIT of `device` and CPU target `cpu` (as
   /// JitOptions::cpu; default options otherwise), shared by the Tensor API
