@@ -13,6 +13,7 @@
 
 #include "harp/API/Random.h"
 #include "harp/Runtime/Cuda.h"
+#include "harp/Runtime/Export.h"
 #include "harp/Runtime/Jit.h"
 #include "harp/Runtime/Profile.h"
 
@@ -641,6 +642,28 @@ PYBIND11_MODULE(_harp, m) {
       "share computed once), as calling realize() on each would; returns "
       "them as a tuple. Keyword arguments override harp.set_options for "
       "this computation.");
+  m.def(
+      "_export_library",
+      [](const std::vector<NodePtr> &outputs,
+         const std::vector<NodePtr> &inputs, const std::string &path,
+         const std::string &name, const std::string &header,
+         const std::string &prefix, const std::string &linker,
+         const py::object &threads, const py::object &vectorize,
+         const py::object &cpu, const std::vector<int64_t> &gradients) {
+        ExportOptions exportOptions;
+        exportOptions.headerPath = header;
+        exportOptions.prefix = prefix;
+        exportOptions.linker = linker;
+        CompileOptions options = optionsOf(threads, vectorize, cpu);
+        options.profile = false;
+        py::gil_scoped_release release;
+        detail::exportGraphLibrary(outputs, inputs, path, name, exportOptions,
+                                   options, gradients);
+      },
+      py::arg("outputs"), py::arg("inputs"), py::arg("path"), py::arg("name"),
+      py::arg("header"), py::arg("prefix"), py::arg("linker"),
+      py::arg("threads"), py::arg("vectorize"), py::arg("cpu"),
+      py::arg("gradients"), "harp.export's compile (harp/Runtime/Export.h).");
   m.def(
       "_cuda_memory_stats",
       [] {

@@ -10,6 +10,7 @@
 #include "Node.h"
 
 #include "harp/Dialect/Harp/IR/HarpBuilders.h"
+#include "harp/Runtime/Export.h"
 #include "harp/Runtime/Jit.h"
 #include "harp/Target/CPU.h"
 
@@ -17,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -196,6 +198,77 @@ std::string harp::detail::moduleText(const NodePtr &node, bool debugInfo) {
   llvm::raw_string_ostream os(text);
   module->print(os, mlir::OpPrintingFlags().enableDebugInfo(debugInfo));
   return text;
+}
+
+void harp::detail::exportGraphLibrary(const std::vector<NodePtr> &outputs,
+                                      const std::vector<NodePtr> &inputs,
+                                      const std::string &path,
+                                      const std::string &name,
+                                      const ExportOptions &export_,
+                                      const CompileOptions &options,
+                                      const std::vector<int64_t> &gradients) {
+  if (outputs.empty())
+    throw Error("export: the function returns no tensor");
+  if (!gradients.empty() &&
+      (!outputs.front()->shape.empty() || !isFloat(outputs.front()->dtype)))
+    throw Error("export: gradients are of the first result, which must be a "
+                "0-d float loss, but it is " +
+                dtypeName(outputs.front()->dtype) + " " +
+                shapeStr(outputs.front()->shape));
+  std::unordered_set<int64_t> differentiated;
+  for (int64_t i : gradients) {
+    if (i < 0 || i >= static_cast<int64_t>(inputs.size()))
+      throw Error("export: gradients names input #" + std::to_string(i) +
+                  ", but the function has " + std::to_string(inputs.size()) +
+                  " inputs");
+    if (!isFloat(inputs[i]->dtype))
+      throw Error("export: input #" + std::to_string(i) + " is " +
+                  dtypeName(inputs[i]->dtype) +
+                  ", which has no gradient (it needs a float tensor)");
+    if (!differentiated.insert(i).second)
+      throw Error("export: gradients names input #" + std::to_string(i) +
+                  " twice");
+  }
+  std::unordered_set<const Node *> seen;
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    if (input->kind != Kind::Leaf)
+      throw Error("export: input #" + std::to_string(i) + " (" +
+                  dtypeName(input->dtype) + " " + shapeStr(input->shape) +
+                  ") is computed, not a leaf tensor");
+    if (!seen.insert(input.get()).second)
+      throw Error("export: input #" + std::to_string(i) +
+                  " is the same tensor as an earlier input");
+  }
+  for (const NodePtr &output : outputs)
+    if (output->backend && output->backend->name() != "cpu")
+      throw Error("export: libraries run on the cpu, but an output is on " +
+                  output->backend->name());
+  for (const NodePtr &output : outputs)
+    if (readsDeferredWrite(*output)) {
+      flushDeferredWrites();
+      break;
+    }
+  // Every leaf is planned as an argument; the inputs are the function's,
+  // the others constants of it (buildNodes builds a leaf that is not an
+  // argument from its values).
+  GraphPlan plan = planGraph(outputs, /*cutAtValues=*/false);
+  plan.args = inputs;
+  Jit &jit = jitFor(outputs.front()->backend, options);
+  ContextLock lock;
+  mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+  mlir::OpBuilder b(module->getBodyRegion());
+  if (gradients.empty()) {
+    buildFunction(b, plan, outputs, name, /*isPrivate=*/false);
+  } else {
+    // The outputs' function, private, and the step returning them and the
+    // loss's gradients (as backward() builds its module).
+    mlir::func::FuncOp forward = buildFunction(b, plan, outputs, name + "_loss",
+                                               /*isPrivate=*/true);
+    mlir::harp::buildGradientFunction(b, forward.getLoc(), name, forward,
+                                      gradients, /*seeded=*/false);
+  }
+  if (llvm::Error err = harp::exportLibrary(jit, *module, path, export_))
+    throw Error("export: " + llvm::toString(std::move(err)));
 }
 
 bool harp::detail::hasValue(const NodePtr &node) {

@@ -84,6 +84,7 @@ from ._numeric import *  # noqa: E402,F401,F403
 from . import _numeric  # noqa: E402
 from . import linalg, special  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from ._export import export  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from . import safetensors  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401

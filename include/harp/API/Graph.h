@@ -27,6 +27,8 @@
 
 namespace harp {
 
+struct ExportOptions; // harp/Runtime/Export.h
+
 /// Misuse of the API: the message names the op, the shapes and the argument.
 class Error : public std::runtime_error {
 public:
@@ -603,6 +605,22 @@ NodePtr to(const NodePtr &node, const BackendPtr &backend);
 /// The harp IR realize() would compile for this node, printed (with the
 /// user's file:line locations when `debugInfo`).
 std::string moduleText(const NodePtr &node, bool debugInfo = false);
+
+/// Compiles the function from `inputs` (leaves, its arguments in order) to
+/// `outputs` ahead of time into the library `path` (harp/Runtime/Export.h):
+/// every other leaf the outputs read is a constant of the library (a
+/// model's weights). `name` is the function's (its C entry point is
+/// `<prefix>_<name>`); `options` pick the CPU code (cpu, threads,
+/// vectorize). With `gradients` (indices of float inputs), the function is
+/// a training step: it returns the outputs and then the gradient of the
+/// first output (a 0-d float loss) with respect to each of those inputs,
+/// computed by harp.autodiff. Throws harp::Error naming what is wrong.
+void exportGraphLibrary(const std::vector<NodePtr> &outputs,
+                        const std::vector<NodePtr> &inputs,
+                        const std::string &path, const std::string &name,
+                        const ExportOptions &export_,
+                        const CompileOptions &options = {},
+                        const std::vector<int64_t> &gradients = {});
 
 /// How the API's realize() and backward() calls found their code since the
 /// process started: compiled, found in memory (by the graph's structure, no

@@ -1301,6 +1301,34 @@ Tensor<T, D> normalize(const Tensor<T, D> &x, double p = 2.0, int64_t dim = 1,
 }
 } // namespace nn
 
+/// The graph nodes of tensors of any element types and ranks, for
+/// exportLibrary: `graphNodes(x, w)`.
+template <typename... Ts>
+std::vector<detail::NodePtr> graphNodes(const Ts &...tensors) {
+  return {tensors.graphNode()...};
+}
+
+/// Compiles the function from `inputs` (leaf tensors: its arguments, in
+/// order) to `outputs` ahead of time into the library `path` (`.so`, `.a`
+/// or `.o`; harp/Runtime/Export.h): every other tensor the outputs read (a
+/// model's weights) is a constant of the library. Its C entry point is
+/// `<prefix>_<name>`.
+///
+///   harp::exportLibrary(harp::graphNodes(logits), harp::graphNodes(x),
+///                       "libmodel.so", "forward", options);
+/// With `gradients` (indices of float inputs) the function is a training
+/// step returning the outputs and the gradients of the first (a 0-d loss)
+/// with respect to those inputs.
+inline void exportLibrary(const std::vector<detail::NodePtr> &outputs,
+                          const std::vector<detail::NodePtr> &inputs,
+                          const std::string &path, const std::string &name,
+                          const ExportOptions &exportOptions,
+                          const CompileOptions &options = {},
+                          const std::vector<int64_t> &gradients = {}) {
+  detail::exportGraphLibrary(outputs, inputs, path, name, exportOptions,
+                             options, gradients);
+}
+
 } // namespace harp
 
 #endif // HARP_API_TENSOR_H
