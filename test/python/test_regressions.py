@@ -416,3 +416,43 @@ def test_tensor_of_a_numpy_scalar_keeps_its_dtype():
         assert harp.tensor(value).dtype.name == torch.tensor(value).dtype.__str__()[6:]
         assert harp.tensor(value).item() == value
     assert harp.tensor(1.5).dtype == harp.float32 and harp.tensor(1j).dtype == harp.complex64
+
+
+def test_lstm_cells_unrolled_into_a_concatenation_differentiate():
+    # pytorch/examples' time_sequence_prediction (two LSTMCells and a linear
+    # layer of one output, unrolled, the steps' outputs concatenated): the
+    # gradient's kernel read the last step's column of the concatenation
+    # broadcast into a vector, a 0-d vector read of a column strided by the
+    # sequence length, which no lowering took ("LLVM Translation failed for
+    # operation: builtin.unrealized_conversion_cast"). harp-vector-cleanup
+    # now reads such an element as a scalar (test/Codegen/CPU/scalar-reads.mlir).
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((3, 6))
+    weights = [rng.standard_normal(s) * 0.3 for s in
+               [(20, 1), (20, 5), (20,), (20,), (20, 5), (20, 5), (20,), (20,), (1, 5), (1,)]]
+
+    def run(lib, tensor):
+        w = [tensor(v) for v in weights]
+        for v in w:
+            v.requires_grad = True
+        x = tensor(data)
+        h = c = h2 = c2 = lib.zeros(3, 5, dtype=lib.float64)
+        outputs = []
+        for step in x.split(1, dim=1):
+            gates = step @ w[0].T + h @ w[1].T + w[2] + w[3]
+            i, f, g, o = gates.chunk(4, 1)
+            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+            h = o.sigmoid() * c.tanh()
+            gates = h @ w[4].T + h2 @ w[5].T + w[6] + w[7]
+            i, f, g, o = gates.chunk(4, 1)
+            c2 = f.sigmoid() * c2 + i.sigmoid() * g.tanh()
+            h2 = o.sigmoid() * c2.tanh()
+            outputs.append(h2 @ w[8].T + w[9])
+        loss = ((lib.cat(outputs, dim=1) - x) ** 2).mean()
+        loss.backward()
+        return [loss.item()] + [v.grad.numpy() for v in w]
+
+    got = run(harp, lambda v: harp.tensor(v))
+    expected = run(torch, lambda v: torch.tensor(v))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-13)

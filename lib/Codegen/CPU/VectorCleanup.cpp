@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -125,6 +126,34 @@ struct InBoundsAlongTileLoops : OpRewritePattern<TransferOp> {
       return failure();
     rewriter.modifyOpInPlace(
         op, [&] { op.setInBoundsAttr(rewriter.getBoolArrayAttr(inBounds)); });
+    return success();
+  }
+};
+
+/// A 0-d read (`vector<f64>` from one element of a tensor or memref, what
+/// the permutation-map lowering leaves of a broadcasting read) becomes that
+/// element, extracted or loaded, and broadcast. Upstream's scalar transfer
+/// patterns take only reads that extracts use, and the LLVM lowering of a
+/// transfer needs a unit innermost stride: a 0-d read of a strided column
+/// (an LSTM's step output in its concatenation) was left unconverted. A 0-d
+/// read covers no vector dim, so its indices are in bounds by definition.
+struct ScalarReadToElement : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getVectorType();
+    if (type.getRank() != 0 || op.getMask())
+      return failure();
+    Value element;
+    if (isa<RankedTensorType>(op.getBase().getType()))
+      element = tensor::ExtractOp::create(rewriter, op.getLoc(), op.getBase(),
+                                          op.getIndices());
+    else if (isa<MemRefType>(op.getBase().getType()))
+      element = memref::LoadOp::create(rewriter, op.getLoc(), op.getBase(),
+                                       op.getIndices());
+    else
+      return failure();
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type, element);
     return success();
   }
 };
@@ -371,6 +400,7 @@ struct HarpVectorCleanupPass
     // matmul's last column computed as dot products) has none.
     vector::populateScalarVectorTransferLoweringPatterns(
         math, /*benefit=*/1, /*allowMultipleUses=*/true);
+    math.add<ScalarReadToElement>(context);
     if (!fma)
       harp::cpu::markExistingFmas(func);
     if (failed(applyPatternsGreedily(func, std::move(math))))

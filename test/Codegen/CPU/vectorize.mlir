@@ -671,11 +671,12 @@ func.func @left_scalar(%b: tensor<64xi1>, %z: tensor<64xcomplex<f32>>, %x: tenso
 
 // -----
 
-// An embedding lookup: the row index is read (and clamped) once per row,
-// outside the loop over the row's vectors, which only copies.
+// An embedding lookup: the row index is read (as a scalar: a 0-d read is
+// the element, harp-vector-cleanup) and clamped once per row, outside the
+// loop over the row's vectors, which only copies.
 // CHECK-LABEL: func.func @embedding
 // CHECK: scf.for %[[ROW:.*]] = %c0 to %c8 step %c1
-// CHECK: vector.transfer_read %{{.*}}[%[[ROW]]]{{.*}} : tensor<8xi64>, vector<i64>
+// CHECK: tensor.extract %{{.*}}[%[[ROW]]] : tensor<8xi64>
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
 // CHECK: %[[R:.*]] = vector.extract
