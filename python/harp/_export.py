@@ -14,8 +14,9 @@ def export(fn, example_inputs, path, *, header=None, prefix=None, name=None,
     """Compiles ``fn`` ahead of time into the library ``path``.
 
     ``fn`` (a function or an ``nn.Module``) is called once, under
-    ``no_grad``, on new tensors holding copies of ``example_inputs`` (harp
-    tensors, NumPy arrays or anything ``numpy.asarray`` takes). The tensors it
+    ``no_grad``, on new tensors holding copies of ``example_inputs`` (a
+    tuple or list of harp tensors, NumPy arrays or anything ``numpy.asarray``
+    takes; anything else is the one input). The tensors it
     returns (one, or a tuple or list of them) are the library function's
     results and the example inputs its arguments, with their shapes and
     dtypes; every other tensor it reads (a module's parameters and buffers) is
@@ -41,8 +42,8 @@ def export(fn, example_inputs, path, *, header=None, prefix=None, name=None,
     if not callable(fn):
         raise TypeError(
             f"export: fn must be callable, got {type(fn).__name__}")
-    if isinstance(example_inputs, (_harp.Tensor, _np.ndarray)):
-        example_inputs = (example_inputs,)
+    if not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)  # one input (a tensor, an array)
     if name is None:
         name = getattr(fn, "__name__", None) or "forward"
         if name == "<lambda>":

@@ -309,6 +309,11 @@ def test_export_errors(tmp_path):
     with pytest.raises(TypeError, match="gradients must be indices"):
         harp.export(f, (x, n), tmp_path / "a.so", gradients=["x"])
     assert not (tmp_path / "a.so").exists()
+    # One input given alone, here a torch tensor, is one input (not its rows).
+    import torch
+    harp.export(lambda t: t * 2, torch.ones(2, 3), tmp_path / "one.mlir")
+    assert "func.func @main(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32>" \
+        in (tmp_path / "one.mlir").read_text()
     # The process goes on: a good export after the failures.
     harp.export(lambda t: t * 2, (x,), tmp_path / "ok.o", header=tmp_path / "ok.h")
     assert (tmp_path / "ok.o").stat().st_size > 0
