@@ -31,13 +31,10 @@
 #include <cstdlib>
 
 using namespace harp;
+using harp::jit::makeError;
 using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
-
-static Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 static const unsigned char kLibraryRuntime[] = {
 #include "LibraryRuntimeArchive.inc"
@@ -109,6 +106,11 @@ static std::vector<TensorType> argumentsOf(const FunctionSignature &sig) {
   return all;
 }
 
+/// The C name of `sig`'s entry point.
+static std::string entryName(StringRef prefix, const FunctionSignature &sig) {
+  return (prefix + "_" + cIdentifier(sig.name)).str();
+}
+
 /// The entry point names of `functions`, or an error where two functions or
 /// one and `<prefix>_last_error` would share a C name.
 static Expected<std::vector<std::string>>
@@ -117,7 +119,7 @@ entryNames(llvm::ArrayRef<FunctionSignature> functions, StringRef prefix) {
   llvm::StringMap<std::string> seen;
   seen[(prefix + "_last_error").str()] = "the library's error function";
   for (const FunctionSignature &sig : functions) {
-    std::string name = (prefix + "_" + cIdentifier(sig.name)).str();
+    std::string name = entryName(prefix, sig);
     auto [it, fresh] = seen.try_emplace(name, "@" + sig.name);
     if (!fresh)
       return makeError("@" + sig.name + " and " + it->second +
@@ -292,7 +294,7 @@ std::string harp::libraryHeader(llvm::ArrayRef<FunctionSignature> functions,
     return t + "}";
   };
   for (const FunctionSignature &sig : functions) {
-    std::string entry = (prefix + "_" + cIdentifier(sig.name)).str();
+    std::string entry = entryName(prefix, sig);
     std::vector<TensorType> types = argumentsOf(sig);
     os << "\n/* @" << sig.name << "(";
     for (size_t i = 0; i < sig.inputs.size(); ++i)

@@ -1372,6 +1372,24 @@ struct Jit::Impl {
     return std::move(*jit);
   }
 
+  /// compileLibraryObject of a verified module.
+  Expected<LibraryObject> compileLibrary(mlir::ModuleOp module,
+                                         StringRef prefix) {
+    if (options.device != Device::CPU)
+      return makeError("a library can only be compiled for the cpu device");
+    auto functions = harp::jit::signaturesOf(module);
+    if (!functions)
+      return functions.takeError();
+    if (functions->empty())
+      return makeError("the module has no public function to export");
+    library = LibraryTarget{*functions, prefix.str()};
+    auto object = compileObject(module, "");
+    library.reset();
+    if (!object)
+      return object.takeError();
+    return LibraryObject{(*object)->getBuffer().str(), std::move(*functions)};
+  }
+
   /// Loads an object into a fresh LLJIT and finds the packed entries.
   Expected<std::shared_ptr<Executable>>
   load(std::unique_ptr<llvm::MemoryBuffer> object,
@@ -1661,27 +1679,15 @@ Expected<LibraryObject> Jit::compileLibraryObject(StringRef source,
       impl->parse(source, sourceName);
   if (!module)
     return module.takeError();
-  return compileLibraryObject(**module, prefix);
+  return impl->compileLibrary(**module, prefix);
 }
 
 Expected<LibraryObject> Jit::compileLibraryObject(mlir::ModuleOp module,
                                                   StringRef prefix) {
   std::lock_guard<std::recursive_mutex> lock(*impl->mutex);
-  if (impl->options.device != Device::CPU)
-    return makeError("a library can only be compiled for the cpu device");
   if (Error err = verifyModule(module))
     return std::move(err);
-  auto functions = harp::jit::signaturesOf(module);
-  if (!functions)
-    return functions.takeError();
-  if (functions->empty())
-    return makeError("the module has no public function to export");
-  impl->library = Impl::LibraryTarget{*functions, prefix.str()};
-  auto object = impl->compileObject(module, "");
-  impl->library.reset();
-  if (!object)
-    return object.takeError();
-  return LibraryObject{(*object)->getBuffer().str(), std::move(*functions)};
+  return impl->compileLibrary(module, prefix);
 }
 
 Expected<std::shared_ptr<Executable>> Jit::compile(StringRef source,
