@@ -6,6 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build ccache lld g++ git
+  gcc binutils  # cc links the libraries harp-compile writes; nm, readelf test them
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   python3 python3-dev python3-numpy python3-pytest python3-pytest-xdist
   python3-hypothesis pybind11-dev python3-torch
