@@ -55,6 +55,10 @@ ninja -C "$build" -j"$jobs" all
 export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=1:abort_on_error=1:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export HARP_CACHE_DIR="$root/$build/harp-cache"
+# The JIT verifies a module once after lowering; here after every pass, as
+# harp-opt does, so a pass that leaves invalid IR fails by its own name
+# (docs/Runtime.md).
+export HARP_DEBUG_VERIFY_PASSES=1
 status=0
 if [ "$what" = all ] || [ "$what" = lit ] || [ "$what" = ci ]; then
   /usr/lib/llvm-22/bin/lit -sv "$build/test" || status=1

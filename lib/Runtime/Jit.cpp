@@ -267,6 +267,14 @@ static bool kernelCacheEnabled() {
   return !env || *env != "0";
 }
 
+/// Whether lowering verifies the module after every pass
+/// ($HARP_DEBUG_VERIFY_PASSES set and not 0), not only once at its end.
+static bool verifyEachPass() {
+  std::optional<std::string> env =
+      llvm::sys::Process::GetEnv("HARP_DEBUG_VERIFY_PASSES");
+  return env && !env->empty() && *env != "0";
+}
+
 /// The objects in `object`: its parts when it is a joined buffer, else
 /// itself; an error when a joined buffer is cut short.
 static Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
@@ -650,6 +658,13 @@ struct Jit::Impl {
     std::string prefix;
   };
   std::optional<LibraryTarget> library;
+  /// The lowering pipeline, built on the first compile and run again for
+  /// every module after it: a pass manager built anew initialized its
+  /// passes for each module (the canonicalizers' pattern sets, about 10 ms
+  /// a module). Rebuilt when its options change (a library compile without
+  /// profiling); dropped, not destroyed, after a crash inside it.
+  std::unique_ptr<mlir::PassManager> lowering;
+  bool loweringProfiles = false;
   /// Held while the context and the caches are used.
   std::unique_ptr<std::recursive_mutex> ownedMutex;
   std::recursive_mutex *mutex;
@@ -838,6 +853,9 @@ struct Jit::Impl {
             std::raise(SIGSEGV);
           result.emplace(lowerAndCompile(module, key));
         })) {
+      // The pass manager may be left mid-run: leaked, as the rest of the
+      // crashed compile's state, and built again for the next module.
+      (void)lowering.release();
       std::string where = stage.empty() ? "" : ", " + stage;
       std::string message = "harp crashed while compiling the module (signal " +
                             std::to_string(context.RetCode - 128) + where +
@@ -912,6 +930,43 @@ struct Jit::Impl {
     return flags;
   }
 
+  /// Builds `lowering`: harp-to-llvm for this Jit's target and options
+  /// (with harp-profile-kernels where `profiles`), or harp-to-gpu.
+  Error buildLowering(bool profiles) {
+    auto pm = std::make_unique<mlir::PassManager>(context);
+    if (options.device == Device::CUDA) {
+      if (options.cudaFormat != "ptx" && options.cudaFormat != "cubin")
+        return makeError("unknown CUDA kernel format '" + options.cudaFormat +
+                         "' (expected ptx or cubin)");
+      mlir::harp::HarpToGPUOptions pipelineOptions;
+      pipelineOptions.fuse = options.fuse;
+      pipelineOptions.chip = chip;
+      pipelineOptions.format = options.cudaFormat;
+      pipelineOptions.elementsPerThread = options.cudaElementsPerThread;
+      mlir::harp::buildHarpToGPUPipeline(*pm, pipelineOptions);
+    } else {
+      mlir::harp::HarpToLLVMOptions pipelineOptions;
+      pipelineOptions.fuse = options.fuse;
+      pipelineOptions.vectorBits = target.vectorBits;
+      pipelineOptions.vectorRegisters = target.vectorRegisters;
+      pipelineOptions.l1Cache = unsigned(target.l1Bytes);
+      pipelineOptions.l2Cache = unsigned(target.l2Bytes);
+      pipelineOptions.fmaPerCycle = target.fmaPerCycle;
+      pipelineOptions.fma = target.fma;
+      pipelineOptions.vectorize = options.vectorize;
+      pipelineOptions.threads = options.threads;
+      pipelineOptions.profile = profiles;
+      if (mlir::failed(
+              mlir::harp::buildHarpToLLVMPipeline(*pm, pipelineOptions)))
+        return makeError("cannot build harp-to-llvm");
+    }
+    pm->addInstrumentation(
+        std::make_unique<StageInstrumentation>(stage, crashIn));
+    lowering = std::move(pm);
+    loweringProfiles = profiles;
+    return Error::success();
+  }
+
   /// Lowers `module` through harp-to-llvm and compiles it to an object.
   Expected<std::unique_ptr<llvm::MemoryBuffer>>
   lowerAndCompile(mlir::ModuleOp module, const std::string &key) {
@@ -937,38 +992,26 @@ struct Jit::Impl {
       if (any)
         return makeError("lowering failed:\n" + diagnostics);
     }
-    mlir::PassManager pm(context);
-    if (options.device == Device::CUDA) {
-      if (options.cudaFormat != "ptx" && options.cudaFormat != "cubin")
-        return makeError("unknown CUDA kernel format '" + options.cudaFormat +
-                         "' (expected ptx or cubin)");
-      mlir::harp::HarpToGPUOptions pipelineOptions;
-      pipelineOptions.fuse = options.fuse;
-      pipelineOptions.chip = chip;
-      pipelineOptions.format = options.cudaFormat;
-      pipelineOptions.elementsPerThread = options.cudaElementsPerThread;
-      mlir::harp::buildHarpToGPUPipeline(pm, pipelineOptions);
-    } else {
-      mlir::harp::HarpToLLVMOptions pipelineOptions;
-      pipelineOptions.fuse = options.fuse;
-      pipelineOptions.vectorBits = target.vectorBits;
-      pipelineOptions.vectorRegisters = target.vectorRegisters;
-      pipelineOptions.l1Cache = unsigned(target.l1Bytes);
-      pipelineOptions.l2Cache = unsigned(target.l2Bytes);
-      pipelineOptions.fmaPerCycle = target.fmaPerCycle;
-      pipelineOptions.fma = target.fma;
-      pipelineOptions.vectorize = options.vectorize;
-      pipelineOptions.threads = options.threads;
-      pipelineOptions.profile = options.profile && !library;
-      if (mlir::failed(
-              mlir::harp::buildHarpToLLVMPipeline(pm, pipelineOptions)))
-        return makeError("cannot build harp-to-llvm");
+    bool profiles = options.profile && !library;
+    if (!lowering || loweringProfiles != profiles) {
+      if (Error err = buildLowering(profiles))
+        return std::move(err);
     }
-    pm.addInstrumentation(
-        std::make_unique<StageInstrumentation>(stage, crashIn));
+    mlir::PassManager &pm = *lowering;
+    // The module is verified before it is lowered (parsing or Jit::compile)
+    // and once after, not after every pass: between the pipeline's ~50
+    // passes the verifier took a quarter of lowering's time (docs/Runtime.md).
+    // HARP_DEBUG_VERIFY_PASSES=1 verifies after each pass, as harp-opt does.
+    bool verifyEach = verifyEachPass();
+    pm.enableVerifier(verifyEach);
     auto start = std::chrono::steady_clock::now();
     if (mlir::failed(pm.run(*clone)))
       return makeError("lowering failed:\n" + diagnostics);
+    if (!verifyEach && mlir::failed(mlir::verify(*clone)))
+      return makeError(
+          "lowering produced invalid IR (HARP_DEBUG_VERIFY_PASSES=1 "
+          "names the pass):\n" +
+          diagnostics);
     CompileTimes spent;
     spent.modules = 1;
     spent.lowerSeconds = secondsSince(start);

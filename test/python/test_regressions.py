@@ -164,6 +164,11 @@ func.func @main(%%x: tensor<5xf32>) -> tensor<5xf32> {
     with pytest.raises(harp.HarpError, match=r"realizing a f32 \[5\] tensor "
                        r"\(inputs: f32 \[5\]\): harp crashed while compiling"):
         (harp.tensor(x) * harp.constant(c + 1.0)).numpy()
+    # A crash inside a pass leaves the JIT's pass manager mid-run (it is
+    # built once and run for every module): the next compile builds another.
+    monkeypatch.setenv("HARP_DEBUG_CRASH_COMPILER", "harp-vector-cleanup")
+    with pytest.raises(ValueError, match="in pass harp-vector-cleanup"):
+        harp.ir.call(module, "main", [x])
     monkeypatch.delenv("HARP_DEBUG_CRASH_COMPILER")
     np.testing.assert_allclose(harp.ir.call(module, "main", [x])[0], x * np.float32(c),
                                rtol=1e-6)

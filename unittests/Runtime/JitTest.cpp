@@ -463,6 +463,35 @@ TEST(JitTarget, KeyedAndCheckedBeforeLoading) {
 // f32 and f64 to bf16 on a CPU without AVX512-BF16 call __truncsfbf2 and
 // __truncdfbf2, which the JIT provides: nearest, ties to even, rounded
 // once from f64.
+// A Jit builds its lowering pipeline once and runs it for every module:
+// no pass may carry state from one module into the next, so a module
+// compiles to the same object after others as in a fresh Jit.
+TEST(JitLowering, ReusedPipelineCompilesEachModuleAfresh) {
+  const char *rowSum = R"(
+func.func @row_sum(%x: tensor<19x37xf32>) -> tensor<19xf32> {
+  %s = harp.map_reduce ins(%x : tensor<19x37xf32>) {
+  ^bb0(%a: f32):
+    %sq = arith.mulf %a, %a : f32
+    harp.yield %sq : f32
+  } reduce(sum, dims = [1]) : tensor<19xf32>
+  return %s : tensor<19xf32>
+}
+)";
+  JitOptions options{3, "", /*diskCache=*/false};
+  options.cpu = "x86-64-v3";
+  Jit reused(options);
+  auto first = reused.compileObject(kAddOne);
+  auto other = reused.compileObject(rowSum);
+  auto again = reused.compileObject(kAddOne);
+  Jit fresh(options);
+  auto alone = fresh.compileObject(rowSum);
+  for (auto *object : {&first, &other, &again, &alone})
+    ASSERT_TRUE(bool(*object)) << llvm::toString(object->takeError());
+  EXPECT_EQ(*first, *again);
+  EXPECT_EQ(*other, *alone);
+  EXPECT_NE(*first, *other);
+}
+
 TEST(JitFloat, BF16ConversionsWithoutAVX512BF16) {
   const char *convert = R"(
 func.func @main(%x: tensor<8xf32>, %y: tensor<8xf64>) -> (tensor<8xf32>, tensor<8xf32>) {
