@@ -93,6 +93,9 @@ def test_einsum_matmul_is_one_contraction_kernel():
     # `a @ b` do; the 37 x 41 x 29 product is never materialized.
     a = harp.tensor(rng.normal(size=(37, 29)).astype(np.float32))
     b = harp.tensor(rng.normal(size=(29, 41)).astype(np.float32))
+    # In-place writes an earlier test left deferred are done by the next
+    # realization, as a program of its own: done here, not profiled below.
+    (harp.zeros(1) + 1).numpy()
     harp.set_options(profile=True)
     try:
         written = []
