@@ -904,21 +904,43 @@ it (once per graph structure) and run it.)");
            "location (the Python file and line that built it).");
 
   // Autograd.
-  t.def(
-       "backward",
-       [](const NodePtr &n, const py::object &threads,
-          const py::object &vectorize, const py::object &cpu) {
-         detail::backward(n, optionsOf(threads, vectorize, cpu));
-       },
-       py::kw_only(), py::arg("threads") = py::none(),
-       py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
-       "Accumulates d(self)/d(leaf) into .grad of every leaf that requires "
-       "a gradient (self must be a 0-d float tensor).")
-      .def_property_readonly(
-          "is_leaf", &detail::isLeaf,
-          "Whether the tensor holds values of its own (from data, "
-          "from_numpy, detach, a parameter) rather than being computed "
-          "from others; only leaves are written in place (copy_).")
+  // Tensor.backward and harp.autograd.grad are written in Python
+  // (harp/autograd.py) over these two.
+  m.def(
+      "_backward",
+      [](const NodePtr &loss, const std::optional<std::vector<NodePtr>> &inputs,
+         const py::object &threads, const py::object &vectorize,
+         const py::object &cpu) {
+        detail::backward(loss, optionsOf(threads, vectorize, cpu),
+                         inputs ? &*inputs : nullptr);
+      },
+      py::arg("loss"), py::arg("inputs") = py::none(), py::kw_only(),
+      py::arg("threads") = py::none(), py::arg("vectorize") = py::none(),
+      py::arg("cpu") = py::none(),
+      "Accumulates d(loss)/d(leaf) into .grad of every leaf that requires "
+      "a gradient, or of `inputs` only (loss: a 0-d float tensor).");
+  m.def(
+      "_gradients",
+      [](const NodePtr &loss, const std::vector<NodePtr> &inputs,
+         const py::object &threads, const py::object &vectorize,
+         const py::object &cpu) {
+        std::vector<NodePtr> found =
+            detail::gradients(loss, inputs, optionsOf(threads, vectorize, cpu));
+        py::list result;
+        for (const NodePtr &g : found)
+          result.append(g ? py::cast(g) : py::none());
+        return result;
+      },
+      py::arg("loss"), py::arg("inputs"), py::kw_only(),
+      py::arg("threads") = py::none(), py::arg("vectorize") = py::none(),
+      py::arg("cpu") = py::none(),
+      "d(loss)/d(input) for each input, None where the loss does not "
+      "depend on it; no .grad changes.");
+  t.def_property_readonly(
+       "is_leaf", &detail::isLeaf,
+       "Whether the tensor holds values of its own (from data, "
+       "from_numpy, detach, a parameter) rather than being computed "
+       "from others; only leaves are written in place (copy_).")
       .def_property("requires_grad", &detail::requiresGrad,
                     &detail::setRequiresGrad,
                     "Whether backward() accumulates a gradient here (float "

@@ -628,10 +628,74 @@ heldIntermediates(const std::vector<NodePtr> &roots,
   return held;
 }
 
-void harp::detail::backward(const NodePtr &loss,
-                            const CompileOptions &options) {
+/// Checks the tensors gradients are asked for (backward's `inputs`,
+/// gradients()'s): each requires a gradient (a leaf) or is computed; none
+/// twice. Returns the computed ones, which differentiate() cuts the graph
+/// at.
+static std::vector<NodePtr> checkGradientInputs(const char *what,
+                                                const std::vector<NodePtr> &in,
+                                                bool leavesOnly) {
+  std::unordered_set<const Node *> seen;
+  std::vector<NodePtr> computed;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const NodePtr &n = in[i];
+    std::string name = std::string(what) + ": input " + std::to_string(i) +
+                       " (" + dtypeName(n->dtype) + " " + shapeStr(n->shape) +
+                       ")";
+    if (!seen.insert(n.get()).second)
+      throw Error(name + " is given twice");
+    if (!isFloat(n->dtype))
+      throw Error(name + " is not a float tensor: it has no gradient");
+    if (n->kind == Kind::Leaf) {
+      if (!n->requiresGrad)
+        throw Error(name + " does not require a gradient "
+                           "(requires_grad_() it before building the graph)");
+      continue;
+    }
+    if (leavesOnly)
+      throw Error(name + " is computed, not a leaf: only leaves accumulate "
+                         "a gradient (harp.autograd.grad differentiates "
+                         "with respect to computed tensors)");
+    computed.push_back(n);
+  }
+  // A computed input becomes an argument of the differentiated function:
+  // an input under it would be reached through it no more.
+  for (const NodePtr &top : computed) {
+    std::unordered_set<const Node *> visited = {top.get()};
+    std::vector<const Node *> stack = {top.get()};
+    while (!stack.empty()) {
+      const Node *n = stack.back();
+      stack.pop_back();
+      for (const NodePtr &input : n->inputs) {
+        if (seen.count(input.get()))
+          throw Error(std::string(what) +
+                      ": an input is computed from another input; "
+                      "differentiating with respect to both at once is not "
+                      "supported (ask for them in two calls)");
+        if (visited.insert(input.get()).second)
+          stack.push_back(input.get());
+      }
+    }
+  }
+  return computed;
+}
+
+/// What differentiate() computed: the gradient of each argument it
+/// differentiated with respect to.
+using Gradients = std::vector<std::pair<NodePtr, Array>>;
+
+/// The shared work of backward() and gradients(): computes `loss` (a 0-d
+/// float tensor), the deferred writes and the intermediates users hold, and
+/// the gradients of the loss with respect to `only` (every leaf that
+/// requires a gradient where null; computed tensors in it are made
+/// arguments: `cutAt`).
+static Gradients differentiate(const char *what, const NodePtr &loss,
+                               const CompileOptions &options,
+                               const std::vector<NodePtr> *only,
+                               const std::vector<NodePtr> &cutAt) {
   if (!loss->shape.empty() || !isFloat(loss->dtype))
-    throw Error("backward: the loss must be a 0-d float tensor, got " +
+    throw Error(std::string(what) +
+                ": the loss must be a 0-d float tensor, got " +
                 dtypeName(loss->dtype) + " " + shapeStr(loss->shape));
   // The deferred writes (a batch norm's running statistics) are computed
   // with the loss, as auxiliary results of the same forward. Gradients go
@@ -651,6 +715,18 @@ void harp::detail::backward(const NodePtr &loss,
     if (write.second->backend == loss->backend)
       roots.push_back(write.second);
   std::unordered_set<const Node *> cuts = gradientCuts(roots);
+  // The computed tensors asked for hold their values (computed on their
+  // own first, where they do not) and are arguments.
+  for (const NodePtr &n : cutAt) {
+    if (n->backend != loss->backend)
+      continue;
+    realize(n);
+    cuts.insert(n.get());
+  }
+  std::unordered_set<const Node *> wanted;
+  if (only)
+    for (const NodePtr &n : *only)
+      wanted.insert(n.get());
   std::vector<NodePtr> held = heldIntermediates(roots, cuts);
   roots.insert(roots.end(), held.begin(), held.end());
   std::unordered_set<const Node *> lossArgs;
@@ -673,30 +749,32 @@ void harp::detail::backward(const NodePtr &loss,
           buildFunction(b, boundsPlan, bounds, "main", /*isPrivate=*/false);
           return module;
         },
-        "of backward()'s index checks", boundsPlan.args);
+        std::string("of ") + what + "'s index checks", boundsPlan.args);
     verifyChecks(checks, run(*exe, boundsPlan.args));
   }
   std::vector<int64_t> wrt;
   for (size_t i = 0; i < plan.args.size(); ++i) {
-    if (!plan.args[i]->requiresGrad ||
-        (roots.size() > 1 && !lossArgs.count(plan.args[i].get())))
+    const NodePtr &arg = plan.args[i];
+    if (only ? !wanted.count(arg.get()) : !arg->requiresGrad)
+      continue;
+    if (roots.size() > 1 && !lossArgs.count(arg.get()))
       continue;
     // Its gradient would belong to values the leaf no longer holds (or
     // will not once its deferred write is done: the graph was built before
     // it, since building on a leaf does its writes first).
-    if (plan.args[i]->snapshot || llvm::any_of(writes, [&](const auto &write) {
-          return write.first == plan.args[i];
+    if (arg->snapshot || llvm::any_of(writes, [&](const auto &write) {
+          return write.first == arg;
         }))
-      throw Error("backward: a " + dtypeName(plan.args[i]->dtype) + " " +
-                  shapeStr(plan.args[i]->shape) +
+      throw Error(std::string(what) + ": a " + dtypeName(arg->dtype) + " " +
+                  shapeStr(arg->shape) +
                   " tensor that requires a gradient was written in place "
                   "(copy_, an optimizer step) after this graph was built on "
                   "it; build the graph again from its new values");
     wrt.push_back(i);
   }
-  if (wrt.empty())
-    throw Error(std::string("backward: no tensor in the graph requires a "
-                            "gradient") +
+  if (wrt.empty() && !only)
+    throw Error(std::string(what) +
+                ": no tensor in the graph requires a gradient" +
                 (cuts.empty() ? ""
                               : " (what was built under no_grad is a "
                                 "constant to backward)"));
@@ -704,22 +782,40 @@ void harp::detail::backward(const NodePtr &loss,
   key.append(reinterpret_cast<const char *>(wrt.data()),
              wrt.size() * sizeof(int64_t));
   Jit &jit = jitFor(loss->backend, options);
-  std::shared_ptr<Executable> exe = executableFor(
-      jit, key,
-      [&] {
-        mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
-        mlir::OpBuilder b(module->getBodyRegion());
-        mlir::func::FuncOp lossFunc =
-            buildFunction(b, plan, roots, "loss", /*isPrivate=*/true);
-        // The loss value comes back too and is kept on the node, so
-        // reading it after backward() runs nothing.
-        mlir::harp::buildGradientFunction(b, lossFunc.getLoc(), "main",
-                                          lossFunc, wrt, /*seeded=*/false);
-        return module;
-      },
-      "of backward() (the gradients of a " + dtypeName(loss->dtype) + " loss)",
-      plan.args);
-  std::vector<Array> results = run(*exe, plan.args);
+  std::shared_ptr<Executable> exe;
+  std::vector<Array> results;
+  if (wrt.empty()) {
+    // Nothing asked for is under the loss: the loss and the writes alone.
+    exe = executableFor(
+        jit, plan.key,
+        [&] {
+          mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+          mlir::OpBuilder b(module->getBodyRegion());
+          buildFunction(b, plan, roots, "main", /*isPrivate=*/false);
+          return module;
+        },
+        std::string("of ") + what + " (a loss nothing asked for is under)",
+        plan.args);
+    results = run(*exe, plan.args);
+  } else {
+    exe = executableFor(
+        jit, key,
+        [&] {
+          mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+          mlir::OpBuilder b(module->getBodyRegion());
+          mlir::func::FuncOp lossFunc =
+              buildFunction(b, plan, roots, "loss", /*isPrivate=*/true);
+          // The loss value comes back too and is kept on the node, so
+          // reading it after backward() runs nothing.
+          mlir::harp::buildGradientFunction(b, lossFunc.getLoc(), "main",
+                                            lossFunc, wrt, /*seeded=*/false);
+          return module;
+        },
+        std::string("of ") + what + " (the gradients of a " +
+            dtypeName(loss->dtype) + " loss)",
+        plan.args);
+    results = run(*exe, plan.args);
+  }
   giveBack.writes = nullptr;
   if (loss->kind != Kind::Leaf) {
     loss->data = results[0];
@@ -741,6 +837,7 @@ void harp::detail::backward(const NodePtr &loss,
     (write.second->backend == loss->backend ? here : elsewhere)
         .push_back(std::move(write));
   writes.clear();
+  size_t resultsBeforeGradients = roots.size();
   roots.clear();
   for (auto &write : here)
     write.second = nullptr;
@@ -751,12 +848,22 @@ void harp::detail::backward(const NodePtr &loss,
     restoreDeferredWrites(std::move(elsewhere));
     flushDeferredWrites();
   }
+  Gradients gradients;
+  for (size_t j = 0; j < wrt.size(); ++j)
+    gradients.emplace_back(plan.args[wrt[j]],
+                           std::move(results[resultsBeforeGradients + j]));
+  return gradients;
+}
+
+void harp::detail::backward(const NodePtr &loss, const CompileOptions &options,
+                            const std::vector<NodePtr> *inputs) {
+  if (inputs)
+    checkGradientInputs("backward", *inputs, /*leavesOnly=*/true);
+  Gradients gradients = differentiate("backward", loss, options, inputs, {});
   std::vector<NodePtr> reached;
-  for (size_t j = 0; j < wrt.size(); ++j) {
-    const NodePtr &leaf = plan.args[wrt[j]];
-    Array &gradient = results[j + 1 + here.size() + held.size()];
+  for (auto &[leaf, gradient] : gradients) {
     if (!leaf->gradient) {
-      leaf->gradient = gradient;
+      leaf->gradient = std::move(gradient);
     } else if (!leaf->gradientNode) {
       accumulate(*leaf->gradient, gradient);
     } else {
@@ -768,6 +875,23 @@ void harp::detail::backward(const NodePtr &loss,
     reached.push_back(leaf);
   }
   runBackwardHooks(reached);
+}
+
+std::vector<NodePtr> harp::detail::gradients(const NodePtr &loss,
+                                             const std::vector<NodePtr> &inputs,
+                                             const CompileOptions &options) {
+  std::vector<NodePtr> computed =
+      checkGradientInputs("grad", inputs, /*leavesOnly=*/false);
+  Gradients found = differentiate("grad", loss, options, &inputs, computed);
+  std::vector<NodePtr> result(inputs.size());
+  for (auto &[arg, gradient] : found)
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i] == arg) {
+        DType dtype = arg->dtype;
+        result[i] = fromArray(dtype, std::move(gradient), arg->backend);
+        break;
+      }
+  return result;
 }
 
 static std::mutex hooksMutex;

@@ -26,6 +26,7 @@ from . import _harp
 from ._harp import DType, HarpError, Tensor
 from ._einsum import diagonal, select, tile
 from . import _extra, _scatter, _sort
+from . import autograd as _autograd
 from ._ops import multinomial as _multinomial
 
 __all__ = ["install", "install_forwarding"]
@@ -1018,6 +1019,7 @@ def _augmented(op, inplace, compute):
 
 
 _METHODS = {
+    "backward": _autograd._tensor_backward,
     "__iadd__": _augmented("__iadd__", add_, Tensor.__add__),
     "__isub__": _augmented("__isub__", sub_, Tensor.__sub__),
     "__imul__": _augmented("__imul__", mul_, Tensor.__mul__),

@@ -10,14 +10,31 @@ While gradient mode is off, every tensor built is a constant to
 once, when a leaf that requires a gradient is under it). The mode belongs to
 the calling thread, as torch's. `no_grad`, `enable_grad`, `set_grad_enabled`
 and `inference_mode` are context managers and function decorators.
+
+Gradients, as torch.autograd computes them:
+
+    loss.backward()                       # into .grad of every leaf
+    y.backward(v)                         # y not 0-d: the product v^T J
+    loss.backward(inputs=[w])             # into w.grad only
+    gw, gb = harp.autograd.grad(loss, [w, b])   # returned, .grad untouched
+    (gh,) = harp.autograd.grad(loss, [hidden])  # a computed tensor too
+
+harp keeps every graph (it is lazy), so `retain_graph` is accepted and has
+no effect. `create_graph=True` (gradients of gradients from the tensor API)
+is not supported yet: it raises NotImplementedError; nested `harp.autodiff`
+in IR computes them (docs/Autodiff.md).
 """
 
 import functools
+import numbers
+
+import numpy as np
 
 from . import _harp
+from ._harp import HarpError, Tensor
 
-__all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "no_grad",
-           "set_grad_enabled"]
+__all__ = ["backward", "enable_grad", "grad", "inference_mode",
+           "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 is_grad_enabled = _harp.is_grad_enabled
 
@@ -109,3 +126,156 @@ class _Scoped(_GradMode):
 
     def clone(self):
         return _Scoped(self._mode)
+
+
+# Gradients ---------------------------------------------------------------
+
+
+def _tensors(op, what, value, allow_empty=False):
+    """`value` (a Tensor or a sequence of them) as a list."""
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if not isinstance(item, Tensor):
+                raise TypeError("%s: %s[%d] must be a harp.Tensor, got %s"
+                                % (op, what, i, type(item).__name__))
+        if not value and not allow_empty:
+            raise ValueError("%s: %s must not be empty" % (op, what))
+        return list(value)
+    raise TypeError("%s: %s must be a harp.Tensor or a sequence of them, got %s"
+                    % (op, what, type(value).__name__))
+
+
+def _no_create_graph(op, create_graph):
+    if create_graph:
+        raise NotImplementedError(
+            "%s: create_graph=True (a graph of the gradients, for gradients "
+            "of gradients) is not supported by harp's tensor API yet; nested "
+            "harp.autodiff computes higher-order gradients in IR" % op)
+
+
+def _grad_output(op, i, output, given):
+    """The cotangent of outputs[i]: `given` as a constant of the output's
+    dtype and shape, or None for a 0-d output without one (its gradient is
+    1)."""
+    if given is None:
+        if output.dim() != 0:
+            raise HarpError(
+                "%s: outputs[%d] has shape %s: a gradient can be implicitly "
+                "created only for a 0-d output; pass the gradient of this "
+                "output (grad_outputs / gradient) of the same shape"
+                % (op, i, list(output.shape)))
+        return None
+    if isinstance(given, Tensor):
+        value = given.detach()
+    elif isinstance(given, (numbers.Number, np.ndarray, list, tuple)):
+        from . import tensor
+        array = np.asarray(given)
+        if isinstance(given, numbers.Number):
+            array = np.full(list(output.shape), given)
+        value = tensor(array, dtype=output.dtype)
+    else:
+        raise TypeError("%s: the gradient of outputs[%d] must be a harp.Tensor, "
+                        "got %s" % (op, i, type(given).__name__))
+    if list(value.shape) != list(output.shape):
+        raise HarpError("%s: the gradient of outputs[%d] has shape %s, the "
+                        "output %s" % (op, i, list(value.shape),
+                                       list(output.shape)))
+    if value.dtype != output.dtype:
+        value = value.to(output.dtype)
+    return value
+
+
+def _scalar_loss(op, outputs, grad_outputs):
+    """The 0-d loss whose gradients are the vector-Jacobian products asked
+    for: sum over i of <outputs[i], grad_outputs[i]>."""
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor) or not isinstance(
+            grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs]
+    if len(grad_outputs) != len(outputs):
+        raise ValueError("%s: %d gradients given for %d outputs"
+                         % (op, len(grad_outputs), len(outputs)))
+    loss = None
+    # Built with gradient mode on: under no_grad the terms would be
+    # constants to differentiation.
+    with enable_grad():
+        for i, (output, given) in enumerate(zip(outputs, grad_outputs)):
+            if not output.is_floating_point() or output.is_complex():
+                raise HarpError("%s: outputs[%d] is a %s tensor: only real "
+                                "float outputs are differentiated"
+                                % (op, i, output.dtype.name))
+            cotangent = _grad_output(op, i, output, given)
+            term = output if cotangent is None else (output * cotangent).sum()
+            loss = term if loss is None else loss + term
+    return loss
+
+
+def _options(threads, vectorize, cpu):
+    return dict(threads=threads, vectorize=vectorize, cpu=cpu)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None,
+             create_graph=False, grad_variables=None, inputs=None, *,
+             threads=None, vectorize=None, cpu=None):
+    """torch.autograd.backward: accumulates the gradient of the sum of
+    <tensors[i], grad_tensors[i]> into .grad of every leaf that requires a
+    gradient (of `inputs` only, where given). `grad_tensors[i]` may be None
+    for a 0-d tensor (its gradient is 1). `threads`, `vectorize` and `cpu`
+    override harp.set_options for this call."""
+    op = "backward"
+    _no_create_graph(op, create_graph)
+    if grad_variables is not None:
+        if grad_tensors is not None:
+            raise TypeError("backward: grad_tensors and grad_variables (its "
+                            "old name) both given")
+        grad_tensors = grad_variables
+    outputs = _tensors(op, "tensors", tensors)
+    leaves = None if inputs is None else _tensors(op, "inputs", inputs)
+    loss = _scalar_loss(op, outputs, grad_tensors)
+    _harp._backward(loss, leaves, **_options(threads, vectorize, cpu))
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None,
+                     create_graph=False, inputs=None, *, threads=None,
+                     vectorize=None, cpu=None):
+    """Tensor.backward (torch's): accumulates d(self)/d(leaf) into .grad of
+    every leaf that requires a gradient, or of `inputs` only. A tensor that
+    is not 0-d needs `gradient` (its shape): the leaves then receive the
+    product of it with the Jacobian. `retain_graph` is accepted (harp keeps
+    every graph); `create_graph=True` raises NotImplementedError.
+    `threads`, `vectorize` and `cpu` override harp.set_options for this
+    call."""
+    backward([self], None if gradient is None else [gradient], retain_graph,
+             create_graph, inputs=inputs, threads=threads,
+             vectorize=vectorize, cpu=cpu)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None,
+         create_graph=False, only_inputs=True, allow_unused=False,
+         is_grads_batched=False, *, threads=None, vectorize=None, cpu=None):
+    """torch.autograd.grad: the gradients of the sum of <outputs[i],
+    grad_outputs[i]> with respect to each of `inputs` (leaves that require a
+    gradient, or tensors computed in the outputs' graph), as a tuple; no
+    .grad changes. An input the outputs do not depend on raises, or gives
+    None with allow_unused=True. `create_graph=True` and
+    `is_grads_batched=True` raise NotImplementedError."""
+    op = "grad"
+    _no_create_graph(op, create_graph)
+    if is_grads_batched:
+        raise NotImplementedError("grad: is_grads_batched=True (a batch of "
+                                  "grad_outputs) is not supported yet")
+    outs = _tensors(op, "outputs", outputs)
+    wrt = _tensors(op, "inputs", inputs)
+    loss = _scalar_loss(op, outs, grad_outputs)
+    found = _harp._gradients(loss, wrt, **_options(threads, vectorize, cpu))
+    if not allow_unused:
+        for i, g in enumerate(found):
+            if g is None:
+                raise HarpError(
+                    "grad: inputs[%d] (%s %s) was not used to compute the "
+                    "outputs; pass allow_unused=True to get None for it"
+                    % (i, wrt[i].dtype.name, list(wrt[i].shape)))
+    return tuple(found)

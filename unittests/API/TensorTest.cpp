@@ -426,6 +426,47 @@ TEST(Tensor, NoGradBuildsConstantsForBackward) {
             "built under no_grad is a constant to backward)");
 }
 
+TEST(Tensor, GradReturnsGradientsOfLeavesAndIntermediates) {
+  using D1 = Tensor<double, Dim<1>>;
+  D1 w = D1::from_data({1.0, -2.0, 0.5}, {3});
+  D1 x = D1::from_data({3.0, 4.0, -1.0}, {3});
+  w.set_requires_grad();
+  x.set_requires_grad();
+  D1 h = w * x;
+  auto loss = (h * h).sum();
+  // d/dh = 2h; d/dw = 2 h x; d/dx = 2 h w.
+  std::vector<D1> g = grad(loss, std::vector<D1>{w, x});
+  ASSERT_EQ(g.size(), 2u);
+  expectNear(g[0].data(), {18.0, -64.0, 1.0}, 1e-12);
+  expectNear(g[1].data(), {6.0, 32.0, -0.5}, 1e-12);
+  std::vector<D1> gh = grad(loss, std::vector<D1>{h});
+  expectNear(gh[0].data(), {6.0, -16.0, -1.0}, 1e-12);
+  // Nothing was accumulated.
+  EXPECT_NE(errorOf([&] { (void)w.grad(); }), "");
+  // backward into w alone.
+  loss.backward(graphNodes(w));
+  expectNear(w.grad().data(), {18.0, -64.0, 1.0}, 1e-12);
+  EXPECT_NE(errorOf([&] { (void)x.grad(); }), "");
+  D1 unused = D1::from_data({1.0}, {1});
+  unused.set_requires_grad();
+  EXPECT_EQ(errorOf([&] { (void)grad(loss, std::vector<D1>{unused}); }),
+            "grad: input 0 was not used to compute the loss");
+  D1 constant = D1::from_data({1.0, 2.0, 3.0}, {3});
+  EXPECT_EQ(errorOf([&] { (void)grad(loss, std::vector<D1>{constant}); }),
+            "grad: input 0 (f64 [3]) does not require a gradient "
+            "(requires_grad_() it before building the graph)");
+  EXPECT_EQ(errorOf([&] { loss.backward(graphNodes(h)); }),
+            "backward: input 0 (f64 [3]) is computed, not a leaf: only "
+            "leaves accumulate a gradient (harp.autograd.grad "
+            "differentiates with respect to computed tensors)");
+  EXPECT_EQ(errorOf([&] {
+              (void)grad(loss, std::vector<D1>{h, w});
+            }),
+            "grad: an input is computed from another input; "
+            "differentiating with respect to both at once is not supported "
+            "(ask for them in two calls)");
+}
+
 TEST(Tensor, BackwardMatchesFiniteDifferences) {
   using D2 = Tensor<double, Dim<2>>;
   std::vector<double> xs = {0.3, -0.7, 1.2, 0.5, -0.1, 0.9};

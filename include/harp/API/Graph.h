@@ -569,8 +569,17 @@ void realizeMany(const std::vector<NodePtr> &nodes,
 bool hasValue(const NodePtr &node);
 void setRequiresGrad(const NodePtr &node, bool value);
 bool requiresGrad(const NodePtr &node);
-/// Accumulates d(loss)/d(leaf) into every leaf that requires a gradient.
-void backward(const NodePtr &loss, const CompileOptions &options = {});
+/// Accumulates d(loss)/d(leaf) into every leaf that requires a gradient,
+/// or only into `inputs` (leaves that require a gradient) where given.
+void backward(const NodePtr &loss, const CompileOptions &options = {},
+              const std::vector<NodePtr> *inputs = nullptr);
+/// d(loss)/d(input) for each of `inputs` (leaves that require a gradient,
+/// or tensors computed in the loss's graph), as new leaves; null for an
+/// input the loss does not depend on. No leaf's accumulated gradient
+/// changes (torch.autograd.grad).
+std::vector<NodePtr> gradients(const NodePtr &loss,
+                               const std::vector<NodePtr> &inputs,
+                               const CompileOptions &options = {});
 /// The accumulated gradient of a leaf, or null: a leaf sharing its storage
 /// (torch's .grad), the same node at every call until backward() first
 /// reaches the leaf again after zeroGrad() or setGradientArray(). Writing

@@ -1059,6 +1059,15 @@ public:
     static_assert(IsFloat<T>, "backward needs a float loss");
     detail::backward(node, options);
   }
+  /// backward() into the gradients of `inputs` only (leaves that require
+  /// a gradient; harp::graphNodes(w, b)), torch's backward(inputs=...).
+  void backward(const std::vector<detail::NodePtr> &inputs,
+                const CompileOptions &options = {},
+                SourceLocation loc = SourceLocation::current()) const {
+    LocationScope scope(loc);
+    static_assert(IsFloat<T>, "backward needs a float loss");
+    detail::backward(node, options, &inputs);
+  }
   /// The accumulated gradient itself (its storage shared, as torch's
   /// .grad; detail::grad); throws if backward() has not reached it.
   Tensor grad(SourceLocation loc = SourceLocation::current()) const {
@@ -1327,6 +1336,32 @@ inline void exportLibrary(const std::vector<detail::NodePtr> &outputs,
                           const std::vector<int64_t> &gradients = {}) {
   detail::exportGraphLibrary(outputs, inputs, path, name, exportOptions,
                              options, gradients);
+}
+
+/// The gradients of the 0-d `loss` with respect to each of `inputs`
+/// (leaves that require a gradient, or tensors computed in the loss's
+/// graph), returned without touching any leaf's accumulated gradient
+/// (torch.autograd.grad). Throws for an input the loss does not depend on.
+///
+///   std::vector<Tensor<float>> g = harp::grad(loss, {w, h});  // dW, dh
+template <typename L, typename LD, typename T, typename D>
+std::vector<Tensor<T, D>> grad(const Tensor<L, LD> &loss,
+                               const std::vector<Tensor<T, D>> &inputs,
+                               const CompileOptions &options = {}) {
+  static_assert(IsFloat<L> && IsFloat<T>, "grad needs float tensors");
+  std::vector<detail::NodePtr> nodes;
+  for (const Tensor<T, D> &input : inputs)
+    nodes.push_back(input.graphNode());
+  std::vector<detail::NodePtr> found =
+      detail::gradients(loss.graphNode(), nodes, options);
+  std::vector<Tensor<T, D>> result;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (!found[i])
+      throw Error("grad: input " + std::to_string(i) +
+                  " was not used to compute the loss");
+    result.push_back(Tensor<T, D>(found[i]));
+  }
+  return result;
 }
 
 } // namespace harp
