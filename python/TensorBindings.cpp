@@ -922,20 +922,21 @@ it (once per graph structure) and run it.)");
   m.def(
       "_gradients",
       [](const NodePtr &loss, const std::vector<NodePtr> &inputs,
-         const py::object &threads, const py::object &vectorize,
-         const py::object &cpu) {
-        std::vector<NodePtr> found =
-            detail::gradients(loss, inputs, optionsOf(threads, vectorize, cpu));
+         bool createGraph, const py::object &threads,
+         const py::object &vectorize, const py::object &cpu) {
+        std::vector<NodePtr> found = detail::gradients(
+            loss, inputs, optionsOf(threads, vectorize, cpu), createGraph);
         py::list result;
         for (const NodePtr &g : found)
           result.append(g ? py::cast(g) : py::none());
         return result;
       },
-      py::arg("loss"), py::arg("inputs"), py::kw_only(),
-      py::arg("threads") = py::none(), py::arg("vectorize") = py::none(),
-      py::arg("cpu") = py::none(),
+      py::arg("loss"), py::arg("inputs"), py::arg("create_graph") = false,
+      py::kw_only(), py::arg("threads") = py::none(),
+      py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
       "d(loss)/d(input) for each input, None where the loss does not "
-      "depend on it; no .grad changes.");
+      "depend on it; no .grad changes. With create_graph the gradients are "
+      "computed tensors (differentiable again), not values.");
   t.def_property_readonly(
        "is_leaf", &detail::isLeaf,
        "Whether the tensor holds values of its own (from data, "

@@ -72,7 +72,8 @@ if [ "$what" = ci ]; then
   suites=(test/python/test_api.py test/python/test_regressions.py
     test/python/test_builders.py test/python/test_losses_reductions.py test/python/test_scatter.py
     test/python/test_torch_surface.py test/python/test_setitem.py
-    test/python/test_dlpack.py test/python/test_safetensors.py)
+    test/python/test_dlpack.py test/python/test_safetensors.py
+    test/python/test_autograd_grad.py)
 fi
 if [ "$what" = all ] || [ "$what" = python ] || [ "$what" = ci ]; then
   asan=$(gcc -print-file-name=libasan.so)

@@ -143,6 +143,12 @@ harp::detail::planGraph(llvm::ArrayRef<NodePtr> roots, bool cutAtValues,
       key.put<uint8_t>(0);
       key.put(n->dim);
       break;
+    case Kind::Grad:
+      key.put<uint64_t>(n->grad->key.size());
+      key.append(n->grad->key);
+      key.put(n->grad->wrt);
+      key.put(n->dim);
+      break;
     case Kind::Leaf:
     case Kind::Contiguous:
       break;
@@ -213,12 +219,42 @@ static mlir::Value buildLeafConstant(mlir::OpBuilder &b, mlir::Location loc,
   return mlir::arith::ConstantOp::create(b, loc, attr);
 }
 
+/// The harp.autodiff op of Grad node `n`'s site, called with `ins` (the
+/// node's inputs' values): the loss's graph becomes a private function of
+/// the module (its own Grad nodes, if any, nest further).
+static mlir::Operation *buildGradients(mlir::OpBuilder &b, mlir::Location loc,
+                                       const Node &n,
+                                       llvm::ArrayRef<mlir::Value> ins) {
+  const GradSite &site = *n.grad;
+  GraphPlan plan = planGraph(site.loss, /*cutAtValues=*/false, &site.cuts);
+  if (plan.args.size() != n.inputs.size() ||
+      !std::equal(plan.args.begin(), plan.args.end(), n.inputs.begin()))
+    throw Error("grad: the graph of a gradient built with create_graph has "
+                "changed since (an internal error)");
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<mlir::ModuleOp>();
+  std::string name = "grad_loss";
+  for (unsigned i = 1; module.lookupSymbol(name); ++i)
+    name = "grad_loss_" + std::to_string(i);
+  mlir::OpBuilder moduleBuilder(b.getContext());
+  moduleBuilder.setInsertionPointToStart(module.getBody());
+  mlir::func::FuncOp loss =
+      buildFunction(moduleBuilder, plan, site.loss, name, /*isPrivate=*/true);
+  llvm::SmallVector<mlir::Type> types = {loss.getFunctionType().getResult(0)};
+  for (int64_t w : site.wrt)
+    types.push_back(loss.getFunctionType().getInput(w));
+  return mh::AutodiffOp::create(
+      b, loc, types, mlir::FlatSymbolRefAttr::get(loss.getSymNameAttr()), ins,
+      mlir::ValueRange(), b.getDenseI64ArrayAttr(site.wrt));
+}
+
 /// Builds the ops of `nodes` (operands first) at `b`'s insertion point;
 /// `values` holds the arguments and receives every node's value.
 static void buildNodes(mlir::OpBuilder &b, llvm::ArrayRef<const Node *> nodes,
                        std::unordered_map<const Node *, mlir::Value> &values) {
   mlir::MLIRContext *ctx = b.getContext();
   std::map<const CallSite *, mlir::Operation *> calls;
+  std::map<const GradSite *, mlir::Operation *> grads;
   for (const Node *n : nodes) {
     if (values.count(n))
       continue;
@@ -239,6 +275,14 @@ static void buildNodes(mlir::OpBuilder &b, llvm::ArrayRef<const Node *> nodes,
         call = mlir::func::CallOp::create(b, loc, n->call->callee, types, ins);
       }
       value = call->getResult(n->dim);
+      break;
+    }
+    case Kind::Grad: {
+      mlir::Operation *&autodiff = grads[n->grad.get()];
+      if (!autodiff)
+        autodiff = buildGradients(b, loc, *n, ins);
+      // The loss comes first.
+      value = autodiff->getResult(1 + n->dim);
       break;
     }
     case Kind::Full: {

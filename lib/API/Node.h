@@ -46,6 +46,18 @@ struct CallSite {
   std::vector<std::pair<DType, std::vector<int64_t>>> results;
 };
 
+/// The gradients a Grad node is one of (gradients() with create_graph):
+/// the gradient function of `loss`'s graph (cut at `cuts`), called with
+/// the nodes' inputs (that graph's arguments, in order) through one
+/// harp.autodiff op, differentiated with respect to the inputs at `wrt`.
+struct GradSite {
+  NodePtr loss;
+  std::unordered_set<const Node *> cuts;
+  std::vector<int64_t> wrt;
+  /// The structural key of the loss's graph (planGraph).
+  std::string key;
+};
+
 /// The range check of an index computed in the graph (checkIndexRange):
 /// `bounds` ([2] i64) is the smallest and largest of its entries that are
 /// indices.
@@ -73,7 +85,8 @@ struct Node {
     Contiguous,
     Gather,
     ScatterAdd,
-    Call
+    Call,
+    Grad
   };
   Kind kind;
   std::vector<NodePtr> inputs;
@@ -98,6 +111,8 @@ struct Node {
   /// Call: the call site, shared by the nodes of its results; `dim` is the
   /// result's index.
   std::shared_ptr<const CallSite> call;
+  /// Grad: the gradients it is one of; `dim` is its index in `wrt`.
+  std::shared_ptr<const GradSite> grad;
 
   std::optional<Array> data; // a leaf's data, or the realized value
   /// When `data` was set: a leaf's values, or a realization. A realized

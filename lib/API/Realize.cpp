@@ -281,16 +281,32 @@ bool harp::detail::hasValue(const NodePtr &node) {
 /// The range checks of the computed indices (Node::checks) that a function
 /// of `plan` computes.
 static std::vector<IndexCheckPtr> checksOf(const GraphPlan &plan) {
-  std::unordered_set<const Node *> args;
-  for (const NodePtr &arg : plan.args)
-    args.insert(arg.get());
   std::vector<IndexCheckPtr> checks;
   std::unordered_set<const IndexCheck *> seen;
-  for (const Node *n : plan.nodes)
-    if (!args.count(n))
+  // A gradient's function (a Grad node's loss graph) computes indices too.
+  std::unordered_set<const GradSite *> sites;
+  std::vector<GraphPlan> gradientPlans;
+  auto visit = [&](const GraphPlan &p) {
+    std::unordered_set<const Node *> args;
+    for (const NodePtr &arg : p.args)
+      args.insert(arg.get());
+    for (const Node *n : p.nodes) {
+      if (args.count(n))
+        continue;
       for (const IndexCheckPtr &check : n->checks)
         if (seen.insert(check.get()).second)
           checks.push_back(check);
+      if (n->kind == Kind::Grad && sites.insert(n->grad.get()).second)
+        gradientPlans.push_back(
+            planGraph(n->grad->loss, /*cutAtValues=*/false, &n->grad->cuts));
+    }
+  };
+  visit(plan);
+  while (!gradientPlans.empty()) {
+    GraphPlan next = std::move(gradientPlans.back());
+    gradientPlans.pop_back();
+    visit(next);
+  }
   return checks;
 }
 
@@ -749,7 +765,7 @@ static Gradients differentiate(const char *what, const NodePtr &loss,
           buildFunction(b, boundsPlan, bounds, "main", /*isPrivate=*/false);
           return module;
         },
-        std::string("of ") + what + "'s index checks", boundsPlan.args);
+        std::string("of ") + what + "()'s index checks", boundsPlan.args);
     verifyChecks(checks, run(*exe, boundsPlan.args));
   }
   std::vector<int64_t> wrt;
@@ -794,7 +810,7 @@ static Gradients differentiate(const char *what, const NodePtr &loss,
           buildFunction(b, plan, roots, "main", /*isPrivate=*/false);
           return module;
         },
-        std::string("of ") + what + " (a loss nothing asked for is under)",
+        std::string("of ") + what + "() (a loss nothing asked for is under)",
         plan.args);
     results = run(*exe, plan.args);
   } else {
@@ -811,7 +827,7 @@ static Gradients differentiate(const char *what, const NodePtr &loss,
                                             lossFunc, wrt, /*seeded=*/false);
           return module;
         },
-        std::string("of ") + what + " (the gradients of a " +
+        std::string("of ") + what + "() (the gradients of a " +
             dtypeName(loss->dtype) + " loss)",
         plan.args);
     results = run(*exe, plan.args);
@@ -877,11 +893,64 @@ void harp::detail::backward(const NodePtr &loss, const CompileOptions &options,
   runBackwardHooks(reached);
 }
 
+/// gradients() with create_graph: Grad nodes, computed when read (and
+/// differentiable again).
+static std::vector<NodePtr>
+gradientNodes(const NodePtr &loss, const std::vector<NodePtr> &inputs,
+              const std::vector<NodePtr> &computed) {
+  if (!loss->shape.empty() || !isFloat(loss->dtype))
+    throw Error("grad: the loss must be a 0-d float tensor, got " +
+                dtypeName(loss->dtype) + " " + shapeStr(loss->shape));
+  // The writes deferred into leaves are done first: done later, they would
+  // move the loss's graph onto snapshots of the leaves the nodes read.
+  if (readsDeferredWrite(*loss))
+    flushDeferredWrites();
+  auto site = std::make_shared<GradSite>();
+  site->loss = loss;
+  site->cuts = gradientCuts({loss});
+  // A computed input is an argument of the loss's function: it needs no
+  // value until the gradient is computed.
+  for (const NodePtr &n : computed)
+    site->cuts.insert(n.get());
+  GraphPlan plan = planGraph(loss, /*cutAtValues=*/false, &site->cuts);
+  site->key = plan.key;
+  std::unordered_map<const Node *, size_t> position;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    position[inputs[i].get()] = i;
+  std::vector<std::pair<size_t, size_t>> asked; // (input, wrt index)
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    auto it = position.find(plan.args[i].get());
+    if (it == position.end())
+      continue;
+    if (plan.args[i]->snapshot)
+      throw Error("grad: a " + dtypeName(plan.args[i]->dtype) + " " +
+                  shapeStr(plan.args[i]->shape) +
+                  " tensor that requires a gradient was written in place "
+                  "(copy_, an optimizer step) after this graph was built on "
+                  "it; build the graph again from its new values");
+    asked.push_back({it->second, site->wrt.size()});
+    site->wrt.push_back(static_cast<int64_t>(i));
+  }
+  std::vector<NodePtr> result(inputs.size());
+  for (auto [input, index] : asked) {
+    const NodePtr &arg = inputs[input];
+    NodePtr n = make(Kind::Grad, arg->shape, arg->dtype, plan.args);
+    n->grad = site;
+    n->dim = static_cast<int64_t>(index);
+    n->backend = loss->backend;
+    result[input] = std::move(n);
+  }
+  return result;
+}
+
 std::vector<NodePtr> harp::detail::gradients(const NodePtr &loss,
                                              const std::vector<NodePtr> &inputs,
-                                             const CompileOptions &options) {
+                                             const CompileOptions &options,
+                                             bool createGraph) {
   std::vector<NodePtr> computed =
       checkGradientInputs("grad", inputs, /*leavesOnly=*/false);
+  if (createGraph)
+    return gradientNodes(loss, inputs, computed);
   Gradients found = differentiate("grad", loss, options, &inputs, computed);
   std::vector<NodePtr> result(inputs.size());
   for (auto &[arg, gradient] : found)

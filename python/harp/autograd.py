@@ -19,10 +19,14 @@ Gradients, as torch.autograd computes them:
     gw, gb = harp.autograd.grad(loss, [w, b])   # returned, .grad untouched
     (gh,) = harp.autograd.grad(loss, [hidden])  # a computed tensor too
 
+    g, = harp.autograd.grad(loss, [w], create_graph=True)
+    (g * v).sum().backward()              # w.grad: the Hessian times v
+
 harp keeps every graph (it is lazy), so `retain_graph` is accepted and has
-no effect. `create_graph=True` (gradients of gradients from the tensor API)
-is not supported yet: it raises NotImplementedError; nested `harp.autodiff`
-in IR computes them (docs/Autodiff.md).
+no effect. With `create_graph=True`, grad() returns the gradients as
+computed tensors, a nested `harp.autodiff` in the IR (docs/Autodiff.md);
+`Tensor.backward(create_graph=True)` (a differentiable .grad) raises
+NotImplementedError.
 """
 
 import functools
@@ -150,9 +154,9 @@ def _tensors(op, what, value, allow_empty=False):
 def _no_create_graph(op, create_graph):
     if create_graph:
         raise NotImplementedError(
-            "%s: create_graph=True (a graph of the gradients, for gradients "
-            "of gradients) is not supported by harp's tensor API yet; nested "
-            "harp.autodiff computes higher-order gradients in IR" % op)
+            "%s: create_graph=True (.grad as a differentiable tensor) is not "
+            "supported; harp.autograd.grad(..., create_graph=True) returns "
+            "gradients that can be differentiated again" % op)
 
 
 def _grad_output(op, i, output, given):
@@ -260,17 +264,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None,
     grad_outputs[i]> with respect to each of `inputs` (leaves that require a
     gradient, or tensors computed in the outputs' graph), as a tuple; no
     .grad changes. An input the outputs do not depend on raises, or gives
-    None with allow_unused=True. `create_graph=True` and
-    `is_grads_batched=True` raise NotImplementedError."""
+    None with allow_unused=True. With `create_graph=True` the gradients are
+    computed tensors (a harp.autodiff of the outputs' graph, computed when
+    read) that backward() and grad() differentiate again: Hessian-vector
+    products, gradient penalties. `is_grads_batched=True` raises
+    NotImplementedError."""
     op = "grad"
-    _no_create_graph(op, create_graph)
     if is_grads_batched:
         raise NotImplementedError("grad: is_grads_batched=True (a batch of "
                                   "grad_outputs) is not supported yet")
     outs = _tensors(op, "outputs", outputs)
     wrt = _tensors(op, "inputs", inputs)
     loss = _scalar_loss(op, outs, grad_outputs)
-    found = _harp._gradients(loss, wrt, **_options(threads, vectorize, cpu))
+    found = _harp._gradients(loss, wrt, bool(create_graph),
+                             **_options(threads, vectorize, cpu))
     if not allow_unused:
         for i, g in enumerate(found):
             if g is None:

@@ -467,6 +467,19 @@ TEST(Tensor, GradReturnsGradientsOfLeavesAndIntermediates) {
             "(ask for them in two calls)");
 }
 
+TEST(Tensor, GradWithCreateGraphDifferentiatesAgain) {
+  using D1 = Tensor<double, Dim<1>>;
+  D1 x = D1::from_data({0.5, -1.5, 2.0}, {3});
+  x.set_requires_grad();
+  auto loss = (x * x * x).sum();
+  // d/dx sum x^3 = 3x^2; the gradient of <3x^2, v> is 6 x v.
+  D1 g = grad(loss, std::vector<D1>{x}, {}, /*createGraph=*/true)[0];
+  expectNear(g.data(), {0.75, 6.75, 12.0}, 1e-12);
+  D1 v = D1::from_data({1.0, 2.0, -1.0}, {3});
+  (g * v).sum().backward();
+  expectNear(x.grad().data(), {3.0, -18.0, -12.0}, 1e-12);
+}
+
 TEST(Tensor, BackwardMatchesFiniteDifferences) {
   using D2 = Tensor<double, Dim<2>>;
   std::vector<double> xs = {0.3, -0.7, 1.2, 0.5, -0.1, 0.9};

@@ -576,10 +576,13 @@ void backward(const NodePtr &loss, const CompileOptions &options = {},
 /// d(loss)/d(input) for each of `inputs` (leaves that require a gradient,
 /// or tensors computed in the loss's graph), as new leaves; null for an
 /// input the loss does not depend on. No leaf's accumulated gradient
-/// changes (torch.autograd.grad).
+/// changes (torch.autograd.grad). With `createGraph` the gradients are
+/// computed tensors instead (a harp.autodiff of the loss's graph, computed
+/// when read), which backward() and gradients() differentiate again.
 std::vector<NodePtr> gradients(const NodePtr &loss,
                                const std::vector<NodePtr> &inputs,
-                               const CompileOptions &options = {});
+                               const CompileOptions &options = {},
+                               bool createGraph = false);
 /// The accumulated gradient of a leaf, or null: a leaf sharing its storage
 /// (torch's .grad), the same node at every call until backward() first
 /// reaches the leaf again after zeroGrad() or setGradientArray(). Writing

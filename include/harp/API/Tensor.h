@@ -1342,18 +1342,20 @@ inline void exportLibrary(const std::vector<detail::NodePtr> &outputs,
 /// (leaves that require a gradient, or tensors computed in the loss's
 /// graph), returned without touching any leaf's accumulated gradient
 /// (torch.autograd.grad). Throws for an input the loss does not depend on.
+/// With `createGraph` the gradients are computed tensors, differentiable
+/// again (a Hessian-vector product: grad of (g * v).sum()).
 ///
 ///   std::vector<Tensor<float>> g = harp::grad(loss, {w, h});  // dW, dh
 template <typename L, typename LD, typename T, typename D>
-std::vector<Tensor<T, D>> grad(const Tensor<L, LD> &loss,
-                               const std::vector<Tensor<T, D>> &inputs,
-                               const CompileOptions &options = {}) {
+std::vector<Tensor<T, D>>
+grad(const Tensor<L, LD> &loss, const std::vector<Tensor<T, D>> &inputs,
+     const CompileOptions &options = {}, bool createGraph = false) {
   static_assert(IsFloat<L> && IsFloat<T>, "grad needs float tensors");
   std::vector<detail::NodePtr> nodes;
   for (const Tensor<T, D> &input : inputs)
     nodes.push_back(input.graphNode());
   std::vector<detail::NodePtr> found =
-      detail::gradients(loss.graphNode(), nodes, options);
+      detail::gradients(loss.graphNode(), nodes, options, createGraph);
   std::vector<Tensor<T, D>> result;
   for (size_t i = 0; i < found.size(); ++i) {
     if (!found[i])
