@@ -219,6 +219,35 @@ static mlir::Value buildLeafConstant(mlir::OpBuilder &b, mlir::Location loc,
   return mlir::arith::ConstantOp::create(b, loc, attr);
 }
 
+namespace {
+/// The loss functions of the Grad nodes built into one module, by the
+/// structural key of their graphs: gradients of graphs of one structure
+/// (a Jacobian's rows, each with its own cotangent argument) call one
+/// function, which harp-autodiff differentiates once.
+struct ModuleGradients {
+  mlir::Operation *module = nullptr;
+  std::unordered_map<std::string, mlir::func::FuncOp> functions;
+};
+thread_local ModuleGradients *currentGradients = nullptr;
+
+/// Makes a ModuleGradients current while a function of `module` is built
+/// (the outermost build of a module; functions built inside it share it).
+class GradientScope {
+public:
+  explicit GradientScope(mlir::Operation *module) : saved(currentGradients) {
+    if (!currentGradients || currentGradients->module != module) {
+      own.module = module;
+      currentGradients = &own;
+    }
+  }
+  ~GradientScope() { currentGradients = saved; }
+
+private:
+  ModuleGradients own;
+  ModuleGradients *saved;
+};
+} // namespace
+
 /// The harp.autodiff op of Grad node `n`'s site, called with `ins` (the
 /// node's inputs' values): the loss's graph becomes a private function of
 /// the module (its own Grad nodes, if any, nest further).
@@ -226,20 +255,24 @@ static mlir::Operation *buildGradients(mlir::OpBuilder &b, mlir::Location loc,
                                        const Node &n,
                                        llvm::ArrayRef<mlir::Value> ins) {
   const GradSite &site = *n.grad;
-  GraphPlan plan = planGraph(site.loss, /*cutAtValues=*/false, &site.cuts);
-  if (plan.args.size() != n.inputs.size() ||
-      !std::equal(plan.args.begin(), plan.args.end(), n.inputs.begin()))
-    throw Error("grad: the graph of a gradient built with create_graph has "
-                "changed since (an internal error)");
   auto module =
       b.getInsertionBlock()->getParentOp()->getParentOfType<mlir::ModuleOp>();
-  std::string name = "grad_loss";
-  for (unsigned i = 1; module.lookupSymbol(name); ++i)
-    name = "grad_loss_" + std::to_string(i);
-  mlir::OpBuilder moduleBuilder(b.getContext());
-  moduleBuilder.setInsertionPointToStart(module.getBody());
-  mlir::func::FuncOp loss =
-      buildFunction(moduleBuilder, plan, site.loss, name, /*isPrivate=*/true);
+  GradientScope scope(module);
+  mlir::func::FuncOp &loss = currentGradients->functions[site.key];
+  if (!loss) {
+    GraphPlan plan = planGraph(site.loss, /*cutAtValues=*/false, &site.cuts);
+    if (plan.args.size() != n.inputs.size() ||
+        !std::equal(plan.args.begin(), plan.args.end(), n.inputs.begin()))
+      throw Error("grad: the graph of a gradient built with create_graph "
+                  "has changed since (an internal error)");
+    std::string name = "grad_loss";
+    for (unsigned i = 1; module.lookupSymbol(name); ++i)
+      name = "grad_loss_" + std::to_string(i);
+    mlir::OpBuilder moduleBuilder(b.getContext());
+    moduleBuilder.setInsertionPointToStart(module.getBody());
+    loss = buildFunction(moduleBuilder, plan, site.loss, name,
+                         /*isPrivate=*/true);
+  }
   llvm::SmallVector<mlir::Type> types = {loss.getFunctionType().getResult(0)};
   for (int64_t w : site.wrt)
     types.push_back(loss.getFunctionType().getInput(w));
@@ -396,6 +429,7 @@ mlir::func::FuncOp harp::detail::buildFunction(mlir::OpBuilder &b,
                                                bool isPrivate) {
   mlir::Location funcLoc = locationOf(b.getContext(), *roots.front());
   mlir::OpBuilder::InsertionGuard guard(b);
+  GradientScope scope(b.getInsertionBlock()->getParentOp());
   std::unordered_map<const Node *, mlir::Value> values;
   llvm::SmallVector<const Node *> results;
   for (const NodePtr &root : roots)
@@ -418,6 +452,7 @@ mlir::func::FuncOp harp::detail::buildGraphFunction(
   for (const NodePtr &result : results)
     resultNodes.push_back(result.get());
   mlir::OpBuilder::InsertionGuard guard(b);
+  GradientScope scope(b.getInsertionBlock()->getParentOp());
   std::unordered_map<const Node *, mlir::Value> values;
   mlir::func::FuncOp func =
       startFunction(b, name, loc, args, resultNodes, isPrivate, values);

@@ -33,6 +33,7 @@ from . import distributed  # noqa: E402,F401
 from . import graph  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
+from . import func  # noqa: E402,F401
 from . import cuda  # noqa: E402,F401
 from .autograd import (enable_grad, inference_mode,  # noqa: F401
                        is_grad_enabled, no_grad, set_grad_enabled)

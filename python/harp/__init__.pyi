@@ -11,6 +11,7 @@ from . import graph as graph
 from . import nn as nn
 from . import optim as optim
 from . import autograd as autograd
+from . import func as func
 from . import random as random
 from . import cuda as cuda
 from . import utils as utils

@@ -159,10 +159,11 @@ def _no_create_graph(op, create_graph):
             "gradients that can be differentiated again" % op)
 
 
-def _grad_output(op, i, output, given):
+def _grad_output(op, i, output, given, create_graph=False):
     """The cotangent of outputs[i]: `given` as a constant of the output's
-    dtype and shape, or None for a 0-d output without one (its gradient is
-    1)."""
+    dtype and shape (with `create_graph`, a tensor that requires a gradient
+    stays in the graph: the gradients are linear in it), or None for a 0-d
+    output without one (its gradient is 1)."""
     if given is None:
         if output.dim() != 0:
             raise HarpError(
@@ -172,7 +173,7 @@ def _grad_output(op, i, output, given):
                 % (op, i, list(output.shape)))
         return None
     if isinstance(given, Tensor):
-        value = given.detach()
+        value = given if create_graph else given.detach()
     elif isinstance(given, (numbers.Number, np.ndarray, list, tuple)):
         from . import tensor
         array = np.asarray(given)
@@ -191,7 +192,7 @@ def _grad_output(op, i, output, given):
     return value
 
 
-def _scalar_loss(op, outputs, grad_outputs):
+def _scalar_loss(op, outputs, grad_outputs, create_graph=False):
     """The 0-d loss whose gradients are the vector-Jacobian products asked
     for: sum over i of <outputs[i], grad_outputs[i]>."""
     if grad_outputs is None:
@@ -211,7 +212,7 @@ def _scalar_loss(op, outputs, grad_outputs):
                 raise HarpError("%s: outputs[%d] is a %s tensor: only real "
                                 "float outputs are differentiated"
                                 % (op, i, output.dtype.name))
-            cotangent = _grad_output(op, i, output, given)
+            cotangent = _grad_output(op, i, output, given, create_graph)
             term = output if cotangent is None else (output * cotangent).sum()
             loss = term if loss is None else loss + term
     return loss
@@ -275,7 +276,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None,
                                   "grad_outputs) is not supported yet")
     outs = _tensors(op, "outputs", outputs)
     wrt = _tensors(op, "inputs", inputs)
-    loss = _scalar_loss(op, outs, grad_outputs)
+    loss = _scalar_loss(op, outs, grad_outputs, bool(create_graph))
     found = _harp._gradients(loss, wrt, bool(create_graph),
                              **_options(threads, vectorize, cpu))
     if not allow_unused:
