@@ -184,6 +184,23 @@ static mlir::OwningOpRef<mlir::ModuleOp> newModule() {
   return mlir::ModuleOp::create(mlir::UnknownLoc::get(context()));
 }
 
+/// executableFor of a module whose public @main computes `roots` from
+/// `plan`'s arguments.
+static std::shared_ptr<Executable> mainExecutable(Jit &jit,
+                                                  const GraphPlan &plan,
+                                                  llvm::ArrayRef<NodePtr> roots,
+                                                  const std::string &what) {
+  return executableFor(
+      jit, plan.key,
+      [&] {
+        mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
+        mlir::OpBuilder b(module->getBodyRegion());
+        buildFunction(b, plan, roots, "main", /*isPrivate=*/false);
+        return module;
+      },
+      what, plan.args);
+}
+
 //===----------------------------------------------------------------------===//
 // Realization
 //===----------------------------------------------------------------------===//
@@ -339,15 +356,7 @@ static std::vector<Array> realizeAll(std::vector<NodePtr> values,
   values = withBounds(std::move(values), checks);
   GraphPlan plan = planGraph(values, /*cutAtValues=*/true);
   Jit &jit = jitFor(values.front()->backend, options);
-  std::shared_ptr<Executable> exe = executableFor(
-      jit, plan.key,
-      [&] {
-        mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
-        mlir::OpBuilder b(module->getBodyRegion());
-        buildFunction(b, plan, values, "main", /*isPrivate=*/false);
-        return module;
-      },
-      what, plan.args);
+  std::shared_ptr<Executable> exe = mainExecutable(jit, plan, values, what);
   std::vector<Array> results = run(*exe, plan.args);
   verifyChecks(checks, results);
   results.resize(count);
@@ -413,17 +422,10 @@ const Array &harp::detail::realize(const NodePtr &node,
   if (!checks.empty())
     plan = planGraph(roots, /*cutAtValues=*/true);
   Jit &jit = jitFor(node->backend, options);
-  std::shared_ptr<Executable> exe = executableFor(
-      jit, plan.key,
-      [&] {
-        mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
-        mlir::OpBuilder b(module->getBodyRegion());
-        buildFunction(b, plan, roots, "main", /*isPrivate=*/false);
-        return module;
-      },
-      "for realizing a " + dtypeName(node->dtype) + " " +
-          shapeStr(node->shape) + " tensor",
-      plan.args);
+  std::shared_ptr<Executable> exe =
+      mainExecutable(jit, plan, roots,
+                     "for realizing a " + dtypeName(node->dtype) + " " +
+                         shapeStr(node->shape) + " tensor");
   std::vector<Array> results = run(*exe, plan.args);
   verifyChecks(checks, results);
   node->data = results.front();
@@ -757,15 +759,9 @@ static Gradients differentiate(const char *what, const NodePtr &loss,
   if (std::vector<IndexCheckPtr> checks = checksOf(plan); !checks.empty()) {
     std::vector<NodePtr> bounds = withBounds({}, checks);
     GraphPlan boundsPlan = planGraph(bounds, /*cutAtValues=*/true);
-    std::shared_ptr<Executable> exe = executableFor(
-        jitFor(loss->backend, options), boundsPlan.key,
-        [&] {
-          mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
-          mlir::OpBuilder b(module->getBodyRegion());
-          buildFunction(b, boundsPlan, bounds, "main", /*isPrivate=*/false);
-          return module;
-        },
-        std::string("of ") + what + "()'s index checks", boundsPlan.args);
+    std::shared_ptr<Executable> exe =
+        mainExecutable(jitFor(loss->backend, options), boundsPlan, bounds,
+                       std::string("of ") + what + "()'s index checks");
     verifyChecks(checks, run(*exe, boundsPlan.args));
   }
   std::vector<int64_t> wrt;
@@ -802,16 +798,9 @@ static Gradients differentiate(const char *what, const NodePtr &loss,
   std::vector<Array> results;
   if (wrt.empty()) {
     // Nothing asked for is under the loss: the loss and the writes alone.
-    exe = executableFor(
-        jit, plan.key,
-        [&] {
-          mlir::OwningOpRef<mlir::ModuleOp> module = newModule();
-          mlir::OpBuilder b(module->getBodyRegion());
-          buildFunction(b, plan, roots, "main", /*isPrivate=*/false);
-          return module;
-        },
-        std::string("of ") + what + "() (a loss nothing asked for is under)",
-        plan.args);
+    exe = mainExecutable(jit, plan, roots,
+                         std::string("of ") + what +
+                             "() (a loss nothing asked for is under)");
     results = run(*exe, plan.args);
   } else {
     exe = executableFor(

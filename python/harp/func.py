@@ -31,7 +31,6 @@ import numbers
 
 import numpy as np
 
-from . import _harp
 from ._harp import HarpError, Tensor
 from . import autograd as _autograd
 
@@ -260,28 +259,18 @@ def _tensor(array):
     return tensor(array)
 
 
-def jacrev(func, argnums=0, has_aux=False):
-    """torch.func.jacrev: a function returning the Jacobian of `func`'s
-    output (a tensor) with respect to its `argnums` arguments, shaped
-    output.shape + argument.shape, one reverse pass per output element."""
-    op = "jacrev"
+def _jacobian(op, func, argnums, has_aux, compute):
+    """The wrapper of jacrev and jacfwd: `compute(out, inputs)` gives the
+    Jacobian of the output with respect to each flat input."""
 
     def wrapper(*args, **kwargs):
-        from . import stack
         nums = _argnums(op, argnums, len(args))
         args, inputs, layout = _prepare_args(op, args, nums)
         out, aux = _split_aux(op, func(*args, **kwargs), has_aux)
         if not isinstance(out, Tensor):
-            raise HarpError("jacrev: the function must return a tensor, got %s"
-                            % type(out).__name__)
-        rows = []
-        for i in range(out.numel()):
-            grads = _autograd.grad(out, inputs, grad_outputs=[_tensor(_one_hot_array(out, i))],
-                                   create_graph=True, allow_unused=True)
-            rows.append(_zeros_for_unused(grads, inputs))
-        jac = [stack([row[k] for row in rows]).reshape(
-            list(out.shape) + list(x.shape)) for k, x in enumerate(inputs)]
-        parts = _split(layout, jac)
+            raise HarpError("%s: the function must return a tensor, got %s"
+                            % (op, type(out).__name__))
+        parts = _split(layout, compute(out, inputs))
         result = parts[0] if isinstance(argnums, numbers.Integral) else tuple(parts)
         return (result, aux) if has_aux else result
 
@@ -298,20 +287,32 @@ def _one_hot_array(like, index):
     return array
 
 
+def jacrev(func, argnums=0, has_aux=False):
+    """torch.func.jacrev: a function returning the Jacobian of `func`'s
+    output (a tensor) with respect to its `argnums` arguments, shaped
+    output.shape + argument.shape, one reverse pass per output element."""
+
+    def compute(out, inputs):
+        from . import stack
+        rows = []
+        for i in range(out.numel()):
+            grads = _autograd.grad(out, inputs,
+                                   grad_outputs=[_tensor(_one_hot_array(out, i))],
+                                   create_graph=True, allow_unused=True)
+            rows.append(_zeros_for_unused(grads, inputs))
+        return [stack([row[k] for row in rows]).reshape(
+            list(out.shape) + list(x.shape)) for k, x in enumerate(inputs)]
+
+    return _jacobian("jacrev", func, argnums, has_aux, compute)
+
+
 def jacfwd(func, argnums=0, has_aux=False):
     """torch.func.jacfwd: the Jacobian (output.shape + argument.shape), one
     Jacobian-vector product per input element (computed in reverse mode:
     see the module's documentation)."""
-    op = "jacfwd"
 
-    def wrapper(*args, **kwargs):
+    def compute(out, inputs):
         from . import stack
-        nums = _argnums(op, argnums, len(args))
-        args, inputs, layout = _prepare_args(op, args, nums)
-        out, aux = _split_aux(op, func(*args, **kwargs), has_aux)
-        if not isinstance(out, Tensor):
-            raise HarpError("jacfwd: the function must return a tensor, got %s"
-                            % type(out).__name__)
         jac = []
         for k, x in enumerate(inputs):
             columns = []
@@ -319,14 +320,12 @@ def jacfwd(func, argnums=0, has_aux=False):
                 tangents = [_tensor(_one_hot_array(x, j) if m == k else
                                     _zeros_array(y))
                             for m, y in enumerate(inputs)]
-                columns.append(_jvp_flat(op, [out], inputs, tangents)[0])
+                columns.append(_jvp_flat("jacfwd", [out], inputs, tangents)[0])
             jac.append(stack(columns, dim=-1).reshape(list(out.shape)
                                                        + list(x.shape)))
-        parts = _split(layout, jac)
-        result = parts[0] if isinstance(argnums, numbers.Integral) else tuple(parts)
-        return (result, aux) if has_aux else result
+        return jac
 
-    return wrapper
+    return _jacobian("jacfwd", func, argnums, has_aux, compute)
 
 
 def hessian(func, argnums=0):
