@@ -909,12 +909,13 @@ it (once per graph structure) and run it.)");
   m.def(
       "_backward",
       [](const NodePtr &loss, const std::optional<std::vector<NodePtr>> &inputs,
-         const py::object &threads, const py::object &vectorize,
-         const py::object &cpu) {
+         bool createGraph, const py::object &threads,
+         const py::object &vectorize, const py::object &cpu) {
         detail::backward(loss, optionsOf(threads, vectorize, cpu),
-                         inputs ? &*inputs : nullptr);
+                         inputs ? &*inputs : nullptr, createGraph);
       },
-      py::arg("loss"), py::arg("inputs") = py::none(), py::kw_only(),
+      py::arg("loss"), py::arg("inputs") = py::none(),
+      py::arg("create_graph") = false, py::kw_only(),
       py::arg("threads") = py::none(), py::arg("vectorize") = py::none(),
       py::arg("cpu") = py::none(),
       "Accumulates d(loss)/d(leaf) into .grad of every leaf that requires "

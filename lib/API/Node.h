@@ -131,6 +131,11 @@ struct Node {
   /// so that writes through it (copy_) are the gradient's and graphs
   /// built on it keep their values when backward() accumulates.
   NodePtr gradientNode;
+  /// The gradient as a computed tensor (backward with createGraph), which
+  /// grad() returns while it is set; computed into `gradient` when the
+  /// values are needed (the next backward() accumulating into it,
+  /// gradientArray()).
+  NodePtr gradientGraph;
   /// A leaf's direct users (the nodes built on it), so that overwrite()
   /// can move them onto a snapshot of the values they were built on;
   /// expired entries are pruned as the list grows (usersPruned: its size

@@ -860,13 +860,59 @@ static Gradients differentiate(const char *what, const NodePtr &loss,
   return gradients;
 }
 
+/// Computes a gradient backward(createGraph) left as a computed tensor into
+/// the leaf's `gradient`.
+static void settleGradientGraph(const NodePtr &leaf,
+                                const CompileOptions &options = {}) {
+  if (!leaf->gradientGraph)
+    return;
+  const Array &value = realize(leaf->gradientGraph, options);
+  Array copy = Array::uninitialized(value.type());
+  std::memcpy(copy.data(), value.data(), value.byteSize());
+  leaf->gradientGraph.reset();
+  leaf->gradientNode.reset();
+  leaf->gradient = std::move(copy);
+}
+
+/// backward() with createGraph: each leaf's gradient becomes a computed
+/// tensor (its old gradient plus this one), differentiable again.
+static void backwardGraph(const NodePtr &loss,
+                          const std::vector<NodePtr> *inputs) {
+  std::vector<NodePtr> leaves;
+  if (inputs) {
+    leaves = *inputs;
+  } else {
+    for (const NodePtr &arg :
+         planGraph(loss, /*cutAtValues=*/false, nullptr).args)
+      if (arg->kind == Kind::Leaf && arg->requiresGrad && isFloat(arg->dtype))
+        leaves.push_back(arg);
+    if (leaves.empty())
+      throw Error("backward: no tensor in the graph requires a gradient");
+  }
+  std::vector<NodePtr> found = gradients(loss, leaves, {}, true);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (!found[i])
+      continue;
+    const NodePtr &leaf = leaves[i];
+    NodePtr before = grad(leaf);
+    leaf->gradientGraph =
+        before ? binary(BinaryOp::Add, before, found[i]) : found[i];
+    leaf->gradient.reset();
+    leaf->gradientNode.reset();
+  }
+}
+
 void harp::detail::backward(const NodePtr &loss, const CompileOptions &options,
-                            const std::vector<NodePtr> *inputs) {
+                            const std::vector<NodePtr> *inputs,
+                            bool createGraph) {
   if (inputs)
     checkGradientInputs("backward", *inputs, /*leavesOnly=*/true);
+  if (createGraph)
+    return backwardGraph(loss, inputs);
   Gradients gradients = differentiate("backward", loss, options, inputs, {});
   std::vector<NodePtr> reached;
   for (auto &[leaf, gradient] : gradients) {
+    settleGradientGraph(leaf, options);
     if (!leaf->gradient) {
       leaf->gradient = std::move(gradient);
     } else if (!leaf->gradientNode) {
@@ -982,6 +1028,7 @@ static void runBackwardHooks(const std::vector<NodePtr> &reached) {
 }
 
 Array *harp::detail::gradientArray(const NodePtr &leaf) {
+  settleGradientGraph(leaf);
   return leaf->gradient ? &*leaf->gradient : nullptr;
 }
 
@@ -993,9 +1040,11 @@ void harp::detail::setGradientArray(const NodePtr &leaf, Array value) {
                 value.type().str());
   leaf->gradient = std::move(value);
   leaf->gradientNode.reset();
+  leaf->gradientGraph.reset();
 }
 
 void harp::detail::setGradientValues(const NodePtr &leaf, const void *data) {
+  settleGradientGraph(leaf);
   if (!leaf->gradient) {
     leaf->gradient = Array::uninitialized(
         TensorType{elementKindOf(leaf->dtype), leaf->shape});
@@ -1008,6 +1057,8 @@ void harp::detail::setGradientValues(const NodePtr &leaf, const void *data) {
 }
 
 NodePtr harp::detail::grad(const NodePtr &leaf) {
+  if (leaf->gradientGraph)
+    return leaf->gradientGraph;
   if (!leaf->gradient)
     return nullptr;
   // The gradient itself, not a copy (torch's .grad): a large one took as
@@ -1020,4 +1071,5 @@ NodePtr harp::detail::grad(const NodePtr &leaf) {
 void harp::detail::zeroGrad(const NodePtr &leaf) {
   leaf->gradient.reset();
   leaf->gradientNode.reset();
+  leaf->gradientGraph.reset();
 }

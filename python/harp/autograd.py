@@ -22,11 +22,15 @@ Gradients, as torch.autograd computes them:
     g, = harp.autograd.grad(loss, [w], create_graph=True)
     (g * v).sum().backward()              # w.grad: the Hessian times v
 
+    loss.backward(create_graph=True)      # w.grad: a computed tensor
+    w.grad.pow(2).sum().backward()        # differentiated through it
+
 harp keeps every graph (it is lazy), so `retain_graph` is accepted and has
-no effect. With `create_graph=True`, grad() returns the gradients as
-computed tensors, a nested `harp.autodiff` in the IR (docs/Autodiff.md);
-`Tensor.backward(create_graph=True)` (a differentiable .grad) raises
-NotImplementedError.
+no effect. With `create_graph=True` the gradients are computed tensors, a
+nested `harp.autodiff` in the IR (docs/Autodiff.md), computed when read:
+grad() returns them, backward() makes them each leaf's .grad (its old
+gradient plus the new one). A later backward() without it computes such a
+.grad first and accumulates into the values.
 """
 
 import functools
@@ -151,14 +155,6 @@ def _tensors(op, what, value, allow_empty=False):
                     % (op, what, type(value).__name__))
 
 
-def _no_create_graph(op, create_graph):
-    if create_graph:
-        raise NotImplementedError(
-            "%s: create_graph=True (.grad as a differentiable tensor) is not "
-            "supported; harp.autograd.grad(..., create_graph=True) returns "
-            "gradients that can be differentiated again" % op)
-
-
 def _grad_output(op, i, output, given, create_graph=False):
     """The cotangent of outputs[i]: `given` as a constant of the output's
     dtype and shape (with `create_graph`, a tensor that requires a gradient
@@ -228,10 +224,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None,
     """torch.autograd.backward: accumulates the gradient of the sum of
     <tensors[i], grad_tensors[i]> into .grad of every leaf that requires a
     gradient (of `inputs` only, where given). `grad_tensors[i]` may be None
-    for a 0-d tensor (its gradient is 1). `threads`, `vectorize` and `cpu`
-    override harp.set_options for this call."""
+    for a 0-d tensor (its gradient is 1). With `create_graph=True` each
+    .grad becomes a computed tensor, differentiable again (nothing runs
+    until it is read; the hooks of harp.distributed do not see it).
+    `threads`, `vectorize` and `cpu` override harp.set_options for this
+    call."""
     op = "backward"
-    _no_create_graph(op, create_graph)
     if grad_variables is not None:
         if grad_tensors is not None:
             raise TypeError("backward: grad_tensors and grad_variables (its "
@@ -239,8 +237,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None,
         grad_tensors = grad_variables
     outputs = _tensors(op, "tensors", tensors)
     leaves = None if inputs is None else _tensors(op, "inputs", inputs)
-    loss = _scalar_loss(op, outputs, grad_tensors)
-    _harp._backward(loss, leaves, **_options(threads, vectorize, cpu))
+    loss = _scalar_loss(op, outputs, grad_tensors, bool(create_graph))
+    _harp._backward(loss, leaves, bool(create_graph),
+                    **_options(threads, vectorize, cpu))
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None,
@@ -250,7 +249,8 @@ def _tensor_backward(self, gradient=None, retain_graph=None,
     every leaf that requires a gradient, or of `inputs` only. A tensor that
     is not 0-d needs `gradient` (its shape): the leaves then receive the
     product of it with the Jacobian. `retain_graph` is accepted (harp keeps
-    every graph); `create_graph=True` raises NotImplementedError.
+    every graph); with `create_graph=True` .grad is a computed tensor that
+    can be differentiated again.
     `threads`, `vectorize` and `cpu` override harp.set_options for this
     call."""
     backward([self], None if gradient is None else [gradient], retain_graph,

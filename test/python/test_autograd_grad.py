@@ -182,8 +182,6 @@ def test_errors_name_the_argument():
     with pytest.raises(harp.HarpError, match=r"gradient of outputs\[0\] has "
                        r"shape \[3\], the output \[2, 3\]"):
         y.backward(harp.ones(3, dtype=harp.float64))
-    with pytest.raises(NotImplementedError, match="create_graph=True"):
-        y.sum().backward(create_graph=True)
     with pytest.raises(harp.HarpError, match=r"input 0 .*computed, not a leaf"):
         y.sum().backward(inputs=[y])
     c = harp.tensor(rnd(3))
@@ -344,3 +342,33 @@ def test_gradient_functions_check_their_computed_indices():
         g.numpy()
     with pytest.raises(IndexError, match="index 5 .*out of range"):
         (g * g).sum().backward()
+
+
+@pytest.mark.parametrize("accumulated", [False, True])
+def test_backward_create_graph_makes_grad_differentiable(accumulated):
+    # torch's gradient-norm regularizer: loss.backward(create_graph=True),
+    # then a function of p.grad differentiated into p.grad again.
+    x0, w0 = rnd(5, 4), rnd(4, 3, seed=1)
+    w, tw = both(w0, requires_grad=True)
+    if accumulated:  # an earlier gradient is part of the graph
+        (w * w).sum().backward()
+        (tw * tw).sum().backward()
+    loss = ((harp.tensor(x0) @ w).tanh() ** 2).sum()
+    tloss = ((torch.tensor(x0) @ tw).tanh() ** 2).sum()
+    loss.backward(create_graph=True)
+    tloss.backward(create_graph=True)
+    assert not w.grad.is_leaf
+    close(w.grad, tw.grad)
+    w.grad.pow(2).sum().backward()
+    tw.grad.pow(2).sum().backward(retain_graph=True)
+    close(w.grad, tw.grad)
+    assert w.grad.is_leaf  # computed by the second backward
+    # zero_grad (or .grad = None) drops the graph the gradient held.
+    w.grad = None
+    tw.grad = None
+    loss.backward(create_graph=True, inputs=[w])
+    w.grad.sum().backward()
+    tloss.backward(create_graph=True, inputs=[tw])
+    tw.grad.sum().backward()
+    close(w.grad, tw.grad)
+    w.grad = None

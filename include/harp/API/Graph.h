@@ -571,8 +571,12 @@ void setRequiresGrad(const NodePtr &node, bool value);
 bool requiresGrad(const NodePtr &node);
 /// Accumulates d(loss)/d(leaf) into every leaf that requires a gradient,
 /// or only into `inputs` (leaves that require a gradient) where given.
+/// With `createGraph` nothing is computed: each leaf's gradient becomes a
+/// computed tensor (torch's create_graph), which grad() returns and later
+/// backward() calls differentiate through.
 void backward(const NodePtr &loss, const CompileOptions &options = {},
-              const std::vector<NodePtr> *inputs = nullptr);
+              const std::vector<NodePtr> *inputs = nullptr,
+              bool createGraph = false);
 /// d(loss)/d(input) for each of `inputs` (leaves that require a gradient,
 /// or tensors computed in the loss's graph), as new leaves; null for an
 /// input the loss does not depend on. No leaf's accumulated gradient
