@@ -170,7 +170,10 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     buildHarpVectorizePipeline(pm.nest<func::FuncOp>(), vectorize);
     pm.addPass(createCanonicalizerPass());
   }
-  pm.addPass(createCSEPass());
+  // CSE that compares two kernels' loop nests only where their value
+  // numbers are equal (upstream's compared every pair with equal operands:
+  // quadratic in the number of kernels).
+  pm.addNestedPass<func::FuncOp>(createHarpKernelCSEPass());
 
   addBufferization(pm);
   bool threads = options.vectorize && options.threads;
