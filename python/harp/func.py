@@ -156,8 +156,10 @@ def grad_and_value(func, argnums=0, has_aux=False):
     or (gradient, (value, aux)) with has_aux; `func` returns a 0-d float
     tensor. The gradient has the structure of the argument (a tuple of them
     for a tuple argnums)."""
-    op = "grad_and_value"
+    return _grad_and_value("grad_and_value", func, argnums, has_aux)
 
+
+def _grad_and_value(op, func, argnums, has_aux):
     def wrapper(*args, **kwargs):
         nums = _argnums(op, argnums, len(args))
         args, inputs, layout = _prepare_args(op, args, nums)
@@ -180,7 +182,7 @@ def grad(func, argnums=0, has_aux=False):
     """torch.func.grad: a function returning the gradient of `func` (a 0-d
     float tensor) with respect to its `argnums` arguments, with `aux` after
     it where has_aux."""
-    inner = grad_and_value(func, argnums, has_aux)
+    inner = _grad_and_value("grad", func, argnums, has_aux)
 
     def wrapper(*args, **kwargs):
         result, value = inner(*args, **kwargs)

@@ -144,8 +144,10 @@ def test_transforms_leave_grad_alone_and_keep_requires_grad_leaves():
 
 def test_errors():
     x = H(rnd(3))
-    with pytest.raises(harp.HarpError, match="must return a 0-d float tensor"):
+    with pytest.raises(harp.HarpError, match="grad: the function must return a 0-d float tensor"):
         harp.func.grad(lambda a: a * 2)(x)
+    with pytest.raises(harp.HarpError, match="grad_and_value: the function must return"):
+        harp.func.grad_and_value(lambda a: a * 2)(x)
     with pytest.raises(ValueError, match="argnums 2 is out of range"):
         harp.func.grad(lambda a: a.sum(), argnums=2)(x)
     with pytest.raises(TypeError, match="argnums must be an int"):
