@@ -698,6 +698,26 @@ static std::vector<NodePtr> checkGradientInputs(const char *what,
   return computed;
 }
 
+/// Throws unless `loss` is a 0-d float tensor (what backward() and grad()
+/// differentiate).
+static void checkLoss(const char *what, const NodePtr &loss) {
+  if (!loss->shape.empty() || !isFloat(loss->dtype))
+    throw Error(std::string(what) +
+                ": the loss must be a 0-d float tensor, got " +
+                dtypeName(loss->dtype) + " " + shapeStr(loss->shape));
+}
+
+/// The error for a leaf written in place after the graph being
+/// differentiated was built on it: its gradient would belong to values it
+/// no longer holds.
+static Error writtenInPlace(const char *what, const Node &leaf) {
+  return Error(std::string(what) + ": a " + dtypeName(leaf.dtype) + " " +
+               shapeStr(leaf.shape) +
+               " tensor that requires a gradient was written in place "
+               "(copy_, an optimizer step) after this graph was built on "
+               "it; build the graph again from its new values");
+}
+
 /// What differentiate() computed: the gradient of each argument it
 /// differentiated with respect to.
 using Gradients = std::vector<std::pair<NodePtr, Array>>;
@@ -711,10 +731,7 @@ static Gradients differentiate(const char *what, const NodePtr &loss,
                                const CompileOptions &options,
                                const std::vector<NodePtr> *only,
                                const std::vector<NodePtr> &cutAt) {
-  if (!loss->shape.empty() || !isFloat(loss->dtype))
-    throw Error(std::string(what) +
-                ": the loss must be a 0-d float tensor, got " +
-                dtypeName(loss->dtype) + " " + shapeStr(loss->shape));
+  checkLoss(what, loss);
   // The deferred writes (a batch norm's running statistics) are computed
   // with the loss, as auxiliary results of the same forward. Gradients go
   // to the leaves the loss reads, not to those only the writes read.
@@ -777,11 +794,7 @@ static Gradients differentiate(const char *what, const NodePtr &loss,
     if (arg->snapshot || llvm::any_of(writes, [&](const auto &write) {
           return write.first == arg;
         }))
-      throw Error(std::string(what) + ": a " + dtypeName(arg->dtype) + " " +
-                  shapeStr(arg->shape) +
-                  " tensor that requires a gradient was written in place "
-                  "(copy_, an optimizer step) after this graph was built on "
-                  "it; build the graph again from its new values");
+      throw writtenInPlace(what, *arg);
     wrt.push_back(i);
   }
   if (wrt.empty() && !only)
@@ -933,9 +946,7 @@ void harp::detail::backward(const NodePtr &loss, const CompileOptions &options,
 static std::vector<NodePtr>
 gradientNodes(const NodePtr &loss, const std::vector<NodePtr> &inputs,
               const std::vector<NodePtr> &computed) {
-  if (!loss->shape.empty() || !isFloat(loss->dtype))
-    throw Error("grad: the loss must be a 0-d float tensor, got " +
-                dtypeName(loss->dtype) + " " + shapeStr(loss->shape));
+  checkLoss("grad", loss);
   // The writes deferred into leaves are done first: done later, they would
   // move the loss's graph onto snapshots of the leaves the nodes read.
   if (readsDeferredWrite(*loss))
@@ -958,11 +969,7 @@ gradientNodes(const NodePtr &loss, const std::vector<NodePtr> &inputs,
     if (it == position.end())
       continue;
     if (plan.args[i]->snapshot)
-      throw Error("grad: a " + dtypeName(plan.args[i]->dtype) + " " +
-                  shapeStr(plan.args[i]->shape) +
-                  " tensor that requires a gradient was written in place "
-                  "(copy_, an optimizer step) after this graph was built on "
-                  "it; build the graph again from its new values");
+      throw writtenInPlace("grad", *plan.args[i]);
     asked.push_back({it->second, site->wrt.size()});
     site->wrt.push_back(static_cast<int64_t>(i));
   }

@@ -215,7 +215,7 @@ def vjp(func, *primals, has_aux=False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def _jvp_flat(op, outputs, inputs, tangents):
+def _jvp_flat(outputs, inputs, tangents):
     """J v for the flat outputs with respect to the flat inputs, in reverse
     mode: d/du <vjp(u), tangents>."""
     from . import zeros_like
@@ -251,7 +251,7 @@ def jvp(func, primals, tangents, has_aux=False):
                                                  [list(t.shape) for t in given]))
     out, aux = _split_aux(op, func(*args), has_aux)
     outputs, spec = _flatten(op, "the output", out)
-    found = _jvp_flat(op, outputs, inputs, [t.detach() for t in given])
+    found = _jvp_flat(outputs, inputs, [t.detach() for t in given])
     result = _unflatten(spec, found)
     return (out, result, aux) if has_aux else (out, result)
 
@@ -322,7 +322,7 @@ def jacfwd(func, argnums=0, has_aux=False):
                 tangents = [_tensor(_one_hot_array(x, j) if m == k else
                                     _zeros_array(y))
                             for m, y in enumerate(inputs)]
-                columns.append(_jvp_flat("jacfwd", [out], inputs, tangents)[0])
+                columns.append(_jvp_flat([out], inputs, tangents)[0])
             jac.append(stack(columns, dim=-1).reshape(list(out.shape)
                                                        + list(x.shape)))
         return jac
