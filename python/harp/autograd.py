@@ -139,7 +139,7 @@ class _Scoped(_GradMode):
 # Gradients ---------------------------------------------------------------
 
 
-def _tensors(op, what, value, allow_empty=False):
+def _tensors(op, what, value):
     """`value` (a Tensor or a sequence of them) as a list."""
     if isinstance(value, Tensor):
         return [value]
@@ -148,7 +148,7 @@ def _tensors(op, what, value, allow_empty=False):
             if not isinstance(item, Tensor):
                 raise TypeError("%s: %s[%d] must be a harp.Tensor, got %s"
                                 % (op, what, i, type(item).__name__))
-        if not value and not allow_empty:
+        if not value:
             raise ValueError("%s: %s must not be empty" % (op, what))
         return list(value)
     raise TypeError("%s: %s must be a harp.Tensor or a sequence of them, got %s"
