@@ -434,7 +434,7 @@ def worker(key, steps, threads, mode, profile_steps):
             ttr.step()
 
     import harp
-    harp.set_options(threads=threads > 1)
+    harp.set_num_threads(threads)
     H = Lib("harp")
     harp.manual_seed(0)
     hnet = build(H)
@@ -870,7 +870,7 @@ def main():
              "; PyTorch: its default ISA")
           + f"; OPENBLAS_CORETYPE={coretype}")
     print(f"  threads: {args.nthreads} (torch.set_num_threads; harp "
-          f"set_options(threads={args.nthreads > 1}) with OMP_NUM_THREADS)")
+          f"set_num_threads({args.nthreads}))")
     print(f"  PyTorch {facts['torch']}, NumPy {facts['numpy']}, Python "
           f"{facts['python']}, harp {facts['harp_commit']}; {facts['date']}")
     print(f"  NumPy copy bandwidth (read + write, 1 thread): "

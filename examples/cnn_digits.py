@@ -170,10 +170,11 @@ def main():
     warm = times[len(times) // args.epochs:]  # the first epoch compiles
     step = float(np.median(warm))
     print("test accuracy %.2f%% after %d epochs" % (100 * history["test_acc"][-1], args.epochs))
-    print("harp:    %.2f ms per training step (median after the first epoch)" % (1e3 * step))
+    threads = harp.get_num_threads() if harp.get_options()["threads"] else 1
+    print("harp:    %.2f ms per training step (median after the first epoch; %d threads)"
+          % (1e3 * step, threads))
     if not args.no_torch:
         import torch
-        threads = os.cpu_count() if harp.get_options()["threads"] else 1
         torch_times = time_torch(x, y, args.batch, 60, threads)
         torch_step = float(np.median(torch_times[10:]))
         print("PyTorch: %.2f ms per training step (%d threads): harp takes %.2fx its time"

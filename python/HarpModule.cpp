@@ -580,10 +580,30 @@ PYBIND11_MODULE(_harp, m) {
       py::arg("vectorize") = py::none(), py::arg("cpu") = py::none(),
       py::arg("profile") = py::none(),
       "Sets how tensors are compiled from now on: `threads` (run parallel "
-      "loops on OpenMP threads), `vectorize` (tile and vectorize kernels), "
+      "loops on get_num_threads() OpenMP threads; default: on when it is "
+      "above 1), `vectorize` (tile and vectorize kernels), "
       "`cpu` (as set_cpu), `profile` (time every kernel into "
       "harp.profile(); default: whether $HARP_PROFILE is set). Arguments "
       "left out keep their value.");
+  m.def(
+      "set_num_threads",
+      [](const py::object &count) {
+        if (!py::isinstance<py::int_>(count))
+          throw py::type_error(
+              "set_num_threads(): argument 'int' must be int, not " +
+              std::string(py::str(count.get_type().attr("__name__"))));
+        harp::set_num_threads(count.cast<int>());
+      },
+      py::arg("int"),
+      "Sets the threads compiled code's parallel loops run on "
+      "(torch.set_num_threads); a count above 1 makes later realizations "
+      "compile threaded code unless set_options(threads=...) chose. A count "
+      "below 1 raises HarpError.");
+  m.def("get_num_threads", &harp::get_num_threads,
+        "The threads compiled code's parallel loops run on "
+        "(torch.get_num_threads): what set_num_threads set, else the first "
+        "number of $OMP_NUM_THREADS, else the physical cores this process "
+        "may run on.");
   m.def(
       "get_options",
       [] {

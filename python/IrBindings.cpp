@@ -97,7 +97,8 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
 /// The JIT options of harp.ir's `function` called with these arguments.
 JitOptions jitOptions(const char *function, const std::string &device,
                       const std::optional<std::string> &cpu, bool fuse,
-                      bool vectorize, bool threads) {
+                      bool vectorize, bool threads,
+                      std::optional<int64_t> parallelMinWork) {
   llvm::Expected<Device> where = parseDevice(device);
   if (!where)
     throw py::value_error(std::string(function) + ": " +
@@ -108,15 +109,25 @@ JitOptions jitOptions(const char *function, const std::string &device,
   options.fuse = fuse;
   options.vectorize = vectorize;
   options.threads = threads;
+  if (parallelMinWork) {
+    if (!threads)
+      throw py::value_error(std::string(function) +
+                            ": parallel_min_work needs threads=True");
+    if (*parallelMinWork < 0)
+      throw py::value_error(std::string(function) +
+                            ": parallel_min_work must be at least 0, got " +
+                            std::to_string(*parallelMinWork));
+  }
+  options.parallelMinWork = parallelMinWork;
   return options;
 }
 
 py::list call(const std::string &text, const std::string &name,
               const std::vector<py::array> &args, const std::string &device,
               const std::optional<std::string> &cpu, bool fuse, bool vectorize,
-              bool threads) {
-  JitOptions options =
-      jitOptions("harp.ir.call", device, cpu, fuse, vectorize, threads);
+              bool threads, std::optional<int64_t> parallelMinWork) {
+  JitOptions options = jitOptions("harp.ir.call", device, cpu, fuse, vectorize,
+                                  threads, parallelMinWork);
   // Kernels are timed as the Tensor API's are (set_options(profile=...)).
   options.profile =
       *harp::get_options().profile && options.device == Device::CPU;
@@ -150,9 +161,9 @@ py::list call(const std::string &text, const std::string &name,
 py::bytes compileObject(const std::string &text, const std::string &device,
                         const std::optional<std::string> &cpu,
                         const std::string &gpuFormat, bool fuse, bool vectorize,
-                        bool threads) {
+                        bool threads, std::optional<int64_t> parallelMinWork) {
   JitOptions options = jitOptions("harp.ir.compile_object", device, cpu, fuse,
-                                  vectorize, threads);
+                                  vectorize, threads, parallelMinWork);
   options.cudaFormat = gpuFormat;
   Jit jit(options, Jit::sharedContext(), Jit::sharedContextMutex());
   llvm::Expected<std::string> object = jit.compileObject(text);
@@ -196,16 +207,19 @@ void harp::python::bindIr(py::module_ &m) {
   ir.def("call", &call, py::arg("text"), py::arg("name"), py::arg("args"),
          py::arg("device") = "cpu", py::arg("cpu") = py::none(), py::kw_only(),
          py::arg("fuse") = true, py::arg("vectorize") = true,
-         py::arg("threads") = false,
+         py::arg("threads") = false, py::arg("parallel_min_work") = py::none(),
          "Compiles a module with harp's JIT for `device` ('cpu' or 'cuda') "
          "and calls a function on NumPy arrays; returns the results. `cpu` "
          "names the CPU code is generated for (default: harp.get_cpu()); "
-         "`fuse=False`, `vectorize=False` and `threads=True` are harp-run's "
-         "--no-fuse, --no-vectorize and --parallel.");
+         "`fuse=False`, `vectorize=False`, `threads=True` and "
+         "`parallel_min_work=N` are harp-run's --no-fuse, --no-vectorize, "
+         "--parallel (on harp.get_num_threads() threads) and "
+         "--parallel-min-work.");
   ir.def("compile_object", &compileObject, py::arg("text"),
          py::arg("device") = "cpu", py::arg("cpu") = py::none(), py::kw_only(),
          py::arg("gpu_format") = "ptx", py::arg("fuse") = true,
          py::arg("vectorize") = true, py::arg("threads") = false,
+         py::arg("parallel_min_work") = py::none(),
          "Compiles a module for `device` and `cpu` without loading it "
          "(harp-run --compile-only) and returns the host object file's "
          "bytes: code for a CPU this machine cannot execute, or for a GPU "

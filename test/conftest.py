@@ -13,7 +13,15 @@ marked `heavy` run first, when the other worker still has many short ones
 to balance them (docs/Testing.md, "Spreading the cases over the workers").
 """
 
+import os
+
 import pytest
+
+# The workers share the cores: each runs compiled code (and PyTorch) on one
+# thread, as harp did by default before it followed torch.get_num_threads().
+# Tests of threads set their count themselves (harptest.THREADS,
+# harp.set_num_threads); OMP_NUM_THREADS set by the caller wins.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # Cases a worker holds besides the one it runs: one, so that it never waits
 # for the controller between cases.

@@ -70,7 +70,7 @@ static CompileOptions effectiveOptions(const CompileOptions &override = {}) {
   if (override.cpu && !override.cpu->empty())
     result.cpu = override.cpu;
   if (!result.threads)
-    result.threads = false;
+    result.threads = threadCount() > 1;
   if (!result.vectorize)
     result.vectorize = true;
   if (!result.cpu)
@@ -81,6 +81,15 @@ static CompileOptions effectiveOptions(const CompileOptions &override = {}) {
 }
 
 CompileOptions harp::get_options() { return effectiveOptions(); }
+
+void harp::set_num_threads(int count) {
+  if (count < 1)
+    throw Error("set_num_threads: the count must be a positive integer, got " +
+                std::to_string(count));
+  setThreadCount(static_cast<unsigned>(count));
+}
+
+int harp::get_num_threads() { return static_cast<int>(threadCount()); }
 
 void harp::set_cpu(const std::string &name) {
   CompileOptions options;

@@ -190,8 +190,11 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     copies.vectorBits = vectorBits;
     pm.addNestedPass<func::FuncOp>(createHarpLowerCopiesPass(copies));
   }
-  if (threads)
-    pm.addNestedPass<func::FuncOp>(createHarpParallelizePass());
+  if (threads) {
+    HarpParallelizePassOptions parallelize;
+    parallelize.minWork = options.parallelMinWork;
+    pm.addNestedPass<func::FuncOp>(createHarpParallelizePass(parallelize));
+  }
   if (options.profile)
     pm.addPass(createHarpProfileKernelsPass());
   // One LLVM function per kernel: LLVM's loop passes are superlinear in

@@ -263,6 +263,7 @@ Error JitExecutable::callInto(StringRef name, llvm::ArrayRef<Array> inputs,
   std::vector<void *> args;
   for (std::vector<int64_t> &d : descriptors)
     args.push_back(d.data());
+  jit::applyThreadCount();
   entries[at](args.data());
   return Error::success();
 }

@@ -45,6 +45,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/Threading.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -326,6 +327,11 @@ using harp::jit::InitFn;
 using harp::jit::makeError;
 using harp::jit::PackedFn;
 
+/// omp_set_num_threads of the OpenMP runtime, once it is loaded.
+static std::atomic<void (*)(int)> ompSetNumThreads{nullptr};
+/// setThreadCount's count; 0: the default.
+static std::atomic<unsigned> threadCountSetting{0};
+
 /// Loads the OpenMP runtime threaded kernels call (__kmpc_fork_call...),
 /// once per process, into the process symbol search the JIT uses. Returns
 /// why it could not, or an empty string.
@@ -344,9 +350,44 @@ static const std::string &openMPRuntimeError() {
       return "threads need the OpenMP runtime libomp.so.5 (Debian: "
              "libomp5-14): " +
              why;
+    ompSetNumThreads.store(reinterpret_cast<void (*)(int)>(
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+            "omp_set_num_threads")));
     return std::string();
   }();
   return error;
+}
+
+/// The first number of $OMP_NUM_THREADS ("4" or "4,2": the outermost
+/// level's), else the physical cores this process may run on.
+static unsigned defaultThreadCount() {
+  static const unsigned count = [] {
+    if (std::optional<std::string> env =
+            llvm::sys::Process::GetEnv("OMP_NUM_THREADS")) {
+      unsigned n = 0;
+      if (!StringRef(*env).split(',').first.trim().getAsInteger(10, n) && n > 0)
+        return n;
+    }
+    return std::max(
+        llvm::heavyweight_hardware_concurrency().compute_thread_count(), 1u);
+  }();
+  return count;
+}
+
+unsigned harp::threadCount() {
+  unsigned set = threadCountSetting.load(std::memory_order_relaxed);
+  return set ? set : defaultThreadCount();
+}
+
+void harp::setThreadCount(unsigned count) {
+  threadCountSetting.store(count, std::memory_order_relaxed);
+}
+
+void harp::jit::applyThreadCount() {
+  // omp_set_num_threads sets the calling thread's count: every call sets
+  // it, whichever thread calls (a few nanoseconds).
+  if (void (*set)(int) = ompSetNumThreads.load(std::memory_order_relaxed))
+    set(static_cast<int>(threadCount()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -750,6 +791,8 @@ struct Jit::Impl {
       hasher.update(StringRef("\0", 1));
     }
     hasher.update(std::to_string(options.optLevel));
+    if (options.threads && options.parallelMinWork)
+      hasher.update("minWork" + std::to_string(*options.parallelMinWork));
     if (options.device == Device::CUDA)
       hasher.update("epThread" + std::to_string(options.cudaElementsPerThread));
     // The numbers code generation derives its tiles from: the caches are
@@ -928,6 +971,9 @@ struct Jit::Impl {
       flags += " --no-vectorize";
     if (options.threads)
       flags += " --parallel";
+    if (options.threads && options.parallelMinWork)
+      flags +=
+          " --parallel-min-work=" + std::to_string(*options.parallelMinWork);
     return flags;
   }
 
@@ -956,6 +1002,8 @@ struct Jit::Impl {
       pipelineOptions.fma = target.fma;
       pipelineOptions.vectorize = options.vectorize;
       pipelineOptions.threads = options.threads;
+      if (options.parallelMinWork)
+        pipelineOptions.parallelMinWork = *options.parallelMinWork;
       pipelineOptions.profile = profiles;
       if (mlir::failed(
               mlir::harp::buildHarpToLLVMPipeline(*pm, pipelineOptions)))

@@ -42,6 +42,11 @@ using PackedFn = void (*)(void **);
 /// `_harp_init` / `_harp_fini`: a module's constructors and destructors.
 using InitFn = void (*)();
 
+/// Sets the calling thread's OpenMP thread count to threadCount() where the
+/// OpenMP runtime is loaded (threaded code was): called before every call
+/// of compiled CPU code.
+void applyThreadCount();
+
 /// The public functions of `module` with their tensor types, or an error
 /// naming a type the runtime cannot pass.
 llvm::Expected<std::vector<FunctionSignature>>

@@ -24,8 +24,9 @@ import numpy as _np
 
 from . import _harp
 from ._harp import (DType, HarpError, HarpIndexError, Tensor, compile_stats,  # noqa: F401
-                    format_profile, get_cpu, get_options, ir, profile, promote,
-                    realize, reset_profile, set_cpu, set_options, where)
+                    format_profile, get_cpu, get_num_threads, get_options, ir,
+                    profile, promote, realize, reset_profile, set_cpu,
+                    set_num_threads, set_options, where)
 from ._harp import from_dlpack  # noqa: F401
 
 from . import nn, optim  # noqa: E402,F401
@@ -129,12 +130,12 @@ __all__ = [
     "concat", "conj", "constant", "conv", "cumprod", "cumsum",
     "diagonal", "dot", "einsum", "float32", "float64", "fold", "format_profile", "full",
     "full_like", "gather",
-    "get_cpu", "get_options", "index_select", "int16", "int32", "int64", "int8",
+    "get_cpu", "get_num_threads", "get_options", "index_select", "int16", "int32", "int64", "int8",
     "interpolate_linear", "interpolate_nearest", "ir", "manual_seed", "matmul",
     "imag", "nn", "norm", "ones", "ones_like", "optim", "outer", "polar",
     "profile", "promote", "rand", "rand_like", "randn", "randn_like", "real",
     "realize", "repeat_interleave", "reset_profile", "roll", "scatter_add",
-    "set_cpu", "set_options", "softmax", "split", "stack", "take_along_dim",
+    "set_cpu", "set_num_threads", "set_options", "softmax", "split", "stack", "take_along_dim",
     "tensor", "tensordot", "tile", "tril", "triu", "uint16", "uint32", "uint64", "uint8", "unbind",
     "unfold", "view_as_complex", "view_as_real", "where", "zeros",
     "zeros_like", "cdouble", "cfloat", "device", "double", "long", "short",

@@ -183,6 +183,8 @@ def run(module, *inputs, entry=None, extra_args=(), env=None, device=None):
         for name in outs:
             cmd += ["--output", name]
         cmd += list(extra_args)
+        if "--parallel" in extra_args and "OMP_NUM_THREADS" not in (env or {}):
+            env = dict(env or os.environ, OMP_NUM_THREADS=str(THREADS))
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise HarpError(proc.stderr)
@@ -197,7 +199,11 @@ def run(module, *inputs, entry=None, extra_args=(), env=None, device=None):
 # own, the GPU) always run there.
 IN_PROCESS = os.environ.get("HARP_TEST_IN_PROCESS", "1") != "0"
 _OPTIONS = {"--no-fuse": ("fuse", False), "--no-vectorize": ("vectorize", False),
-            "--parallel": ("threads", True)}
+            "--parallel": ("threads", True),
+            "--parallel-min-work=0": ("parallel_min_work", 0)}
+# Threaded modules run on this many threads (the suite's workers run on one
+# each otherwise: test/conftest.py).
+THREADS = 2
 
 
 def _harp_module():
@@ -240,10 +246,15 @@ def run_in_process(module, inputs, entry, extra_args):
         entry = public[0]
     options = dict(_OPTIONS[a] for a in extra_args)
     arrays = [np.asarray(a, order="C") for a in inputs]  # 0-d stays 0-d
+    threads = harp.get_num_threads()
+    if options.get("threads"):
+        harp.set_num_threads(THREADS)
     try:
         results = harp.ir.call(module, entry, arrays, **options)
     except ValueError as error:
         raise HarpError(str(error)) from None
+    finally:
+        harp.set_num_threads(threads)
     # Copies that own their memory, as np.load's arrays do.
     return [np.array(r) for r in results]
 

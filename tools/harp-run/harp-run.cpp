@@ -19,6 +19,7 @@
 
 #include "GradCheck.h"
 
+#include "harp/Codegen/CPU/Passes.h"
 #include "harp/Frontend/ImportGraph.h"
 #include "harp/Runtime/Array.h"
 #include "harp/Runtime/Jit.h"
@@ -109,6 +110,13 @@ static cl::opt<bool> useThreads(
     cl::desc("Run parallel tile loops on OpenMP threads (OMP_NUM_THREADS; "
              "needs libomp.so.5)"),
     cl::cat(harpRunCategory));
+
+static cl::opt<int64_t> parallelMinWork(
+    "parallel-min-work",
+    cl::desc("With --parallel: the lane operations a loop nest must do to "
+             "run on threads (harp-parallelize's min-work; 0: every "
+             "parallel loop)"),
+    cl::init(mlir::harp::kDefaultParallelMinWork), cl::cat(harpRunCategory));
 
 static cl::opt<bool> profileKernels(
     "profile",
@@ -481,6 +489,10 @@ int main(int argc, char **argv) {
                 "CPU options; they cannot be used with --device cuda");
   if (repeat == 0)
     return fail("--repeat must be at least 1");
+  if (parallelMinWork.getNumOccurrences() && !useThreads)
+    return fail("--parallel-min-work needs --parallel");
+  if (parallelMinWork < 0)
+    return fail("--parallel-min-work must be at least 0");
 
   JitOptions options;
   options.device = *device;
@@ -490,6 +502,8 @@ int main(int argc, char **argv) {
   options.fuse = !noFuse;
   options.vectorize = !noVectorize;
   options.threads = useThreads;
+  if (parallelMinWork.getNumOccurrences())
+    options.parallelMinWork = parallelMinWork;
   options.profile = profileKernels || profilingRequested();
   options.cacheDir = cacheDir;
   options.cpu = cpuOption;

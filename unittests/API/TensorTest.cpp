@@ -1025,6 +1025,37 @@ TEST(TensorBuilders, OptionsSelectTheCompiledCode) {
   EXPECT_EQ(get_options().cpu, saved.cpu);
 }
 
+TEST(TensorBuilders, NumThreadsSelectThreadedCode) {
+  int saved = get_num_threads();
+  EXPECT_GE(saved, 1);
+  set_num_threads(1);
+  EXPECT_EQ(get_num_threads(), 1);
+  EXPECT_FALSE(*get_options().threads);
+  // Rows of a product large enough to run on threads: the same values on
+  // one thread and on two (each tile summed in the same order).
+  std::vector<float> a(300 * 200), b(200 * 150);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<float>(i % 17) * 0.25f - 2.0f;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<float>(i % 13) * 0.5f - 3.0f;
+  auto product = [&] {
+    return F2::from_data(a, {300, 200})
+        .matmul(F2::from_data(b, {200, 150}))
+        .data();
+  };
+  std::vector<float> one = product();
+  set_num_threads(2);
+  EXPECT_EQ(get_num_threads(), 2);
+  EXPECT_TRUE(*get_options().threads);
+  EXPECT_EQ(product(), one);
+  EXPECT_NE(errorOf([] { set_num_threads(0); })
+                .find("set_num_threads: the count must be a positive integer, "
+                      "got 0"),
+            std::string::npos);
+  EXPECT_EQ(get_num_threads(), 2);
+  set_num_threads(saved);
+}
+
 TEST(TensorBuilders, ProfileOptionTimesKernels) {
   CompileOptions saved = get_options();
   ASSERT_TRUE(saved.profile.has_value());

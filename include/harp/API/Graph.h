@@ -64,8 +64,8 @@ BackendPtr get(const std::string &name);
 /// How realize() and backward() compile: each field left empty takes the
 /// process-wide setting (set_options), then the default.
 struct CompileOptions {
-  /// Run the outermost parallel loops on OpenMP threads (default off;
-  /// OMP_NUM_THREADS sets how many).
+  /// Run the outermost parallel loops on get_num_threads() OpenMP threads
+  /// (default: on when get_num_threads() > 1).
   std::optional<bool> threads;
   /// Tile and vectorize kernels for the target (default on).
   std::optional<bool> vectorize;
@@ -90,6 +90,13 @@ CompileOptions get_options();
 void set_cpu(const std::string &name);
 /// The CPU set_cpu or set_options last set, or the default.
 std::string get_cpu();
+
+/// The threads threaded code runs on (torch.set_num_threads): `count` >= 1,
+/// else harp::Error. Realizations compile threaded code while it is above 1
+/// (unless set_options chose `threads`). The default: the first number of
+/// $OMP_NUM_THREADS, else the physical cores this process may run on.
+void set_num_threads(int count);
+int get_num_threads();
 
 /// Gradient mode of the calling thread (torch.set_grad_enabled): while it is
 /// off, the tensors built are constants to backward(), which stops at them

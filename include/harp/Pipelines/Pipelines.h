@@ -8,6 +8,8 @@
 #ifndef HARP_PIPELINES_PIPELINES_H
 #define HARP_PIPELINES_PIPELINES_H
 
+#include "harp/Codegen/CPU/Passes.h"
+
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Support/LLVM.h"
 
@@ -77,6 +79,11 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
                      "(harp-parallelize; needs vectorize and, to run, "
                      "libomp)"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> parallelMinWork{
+      *this, "parallel-min-work",
+      llvm::cl::desc("With threads: the lane operations a loop nest must do "
+                     "to run on threads (harp-parallelize's min-work)"),
+      llvm::cl::init(kDefaultParallelMinWork)};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every kernel into harp's runtime profile "

@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,9 +92,13 @@ struct JitOptions {
   /// machine lacks compiles (compileObject) but does not load.
   std::string cpu;
   /// Run the outermost parallel tile loops on OpenMP threads
-  /// (harp-parallelize; OMP_NUM_THREADS sets how many). Loads the OpenMP
-  /// runtime, libomp.so.5, when the first such module is loaded.
+  /// (harp-parallelize), threadCount() of them. Loads the OpenMP runtime,
+  /// libomp.so.5, when the first such module is loaded.
   bool threads = false;
+  /// With threads: the lane operations a loop nest must do to run on
+  /// threads (harp-parallelize's min-work; empty: its default; 0: every
+  /// parallel loop does).
+  std::optional<int64_t> parallelMinWork;
   /// CPU: time every kernel into the process-wide profile
   /// (harp-profile-kernels, harp/Runtime/Profile.h). Default: whether
   /// $HARP_PROFILE asks for it.
@@ -112,6 +117,14 @@ struct JitOptions {
   /// per thread of block reductions (harp-gpu-kernels' elements-per-thread).
   unsigned cudaElementsPerThread = 4;
 };
+
+/// The threads compiled code's parallel loops run on (torch.get_num_threads):
+/// what setThreadCount set, else the first number of $OMP_NUM_THREADS, else
+/// the physical cores this process may run on.
+unsigned threadCount();
+/// Sets threadCount() for every later call of threaded code (0 restores
+/// the default). Code compiled without threads runs on the calling thread.
+void setThreadCount(unsigned count);
 
 /// How the last compile calls were served.
 struct JitStats {

@@ -270,7 +270,8 @@ def test_fused_equals_unfused(name, build):
     (fused,) = h.run(module, *inputs)
     (unfused,) = h.run(module, *inputs, extra_args=["--no-fuse"])
     (scalar,) = h.run(module, *inputs, extra_args=["--no-vectorize"])
-    (threaded,) = h.run(module, *inputs, extra_args=["--parallel"])
+    (threaded,) = h.run(module, *inputs,
+                        extra_args=["--parallel", "--parallel-min-work=0"])
     np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(fused, scalar, rtol=1e-5, atol=1e-5)
     # Tiles of parallel dims write disjoint parts: threads change nothing.

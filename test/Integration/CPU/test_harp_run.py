@@ -117,6 +117,10 @@ ERRORS = [
      "2:8: error: 'harp.view' op reads out of bounds"),
     (["add.mlir", "--random-inputs", "1", "--output", "a.npy", "--output", "b.npy"],
      "output"),
+    (["add.mlir", "--random-inputs", "1", "--parallel-min-work=0"],
+     "--parallel-min-work needs --parallel"),
+    (["add.mlir", "--random-inputs", "1", "--parallel", "--parallel-min-work=-1"],
+     "--parallel-min-work must be at least 0"),
 ]
 
 

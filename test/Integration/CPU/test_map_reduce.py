@@ -474,7 +474,8 @@ def test_matmul_tiled_on_threads(dtype, m, k, n):
     rng = np.random.default_rng(m * n + k)
     a, b = h.random((m, k), dtype, rng), h.random((k, n), dtype, rng)
     (one,) = h.run(matmul_module(m, k, n, dtype), a, b, device="cpu")
-    (two,) = h.run(matmul_module(m, k, n, dtype), a, b, extra_args=("--parallel",),
+    (two,) = h.run(matmul_module(m, k, n, dtype), a, b,
+                   extra_args=("--parallel", "--parallel-min-work=0"),
                    env=dict(os.environ, OMP_NUM_THREADS="2"))
     np.testing.assert_array_equal(one, two)
     tol = 1e-4 if dtype == np.float32 else 1e-10
@@ -568,7 +569,7 @@ def test_conv2d(dtype, pad, stride):
     (1, 16, 30, 30, 24, 3, 3, 1),
     (1, 3, 12, 40, 8, 1, 1, 0),
 ])
-@pytest.mark.parametrize("extra", [(), ("--parallel",)])
+@pytest.mark.parametrize("extra", [(), ("--parallel", "--parallel-min-work=0")])
 def test_conv2d_on_a_flattened_grid(dtype, n, c, hgt, wid, f, kh, kw, pad,
                                     extra):
     rng = np.random.default_rng(n * 1000 + c * 100 + wid)
@@ -645,7 +646,7 @@ def test_windows_one_image_at_a_time(dtype, n, c, hgt, wid, k, pad, weighted):
     module = depthwise_module(n, c, hgt, wid, k, pad, dtype, weighted)
     inputs = (x, w) if weighted else (x,)
     (one,) = h.run(module, *inputs, device="cpu")
-    (two,) = h.run(module, *inputs, extra_args=("--parallel",),
+    (two,) = h.run(module, *inputs, extra_args=("--parallel", "--parallel-min-work=0"),
                    env=dict(os.environ, OMP_NUM_THREADS="2"))
     np.testing.assert_array_equal(one, two)
     ref = depthwise_reference(x.astype(np.float64),

@@ -14,6 +14,11 @@
 
 namespace mlir::harp {
 
+/// harp-parallelize's default `min-work`: the lane operations a loop nest
+/// must do to be worth a fork and join on threads (docs/Lowering.md,
+/// "Threads").
+inline constexpr int64_t kDefaultParallelMinWork = 262144;
+
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
 #include "harp/Codegen/CPU/Passes.h.inc"

@@ -538,9 +538,23 @@ def HarpParallelizePass : Pass<"harp-parallelize", "func::FuncOp"> {
     result, so no synchronisation is needed. Loops inside a marked loop, and
     reduction loops, stay sequential. The marks are removed.
 
+    A fork and join costs microseconds, so a loop runs on threads only
+    where its nest does at least `min-work` lane operations: the sum over
+    its operations of their vector lanes (1 for a scalar, the iterations of
+    a linalg op on buffers, the elements of a copy), times the trip counts
+    of the loops around them. A nest with a dynamic trip count or shape, or
+    a call, counts as enough. At least two iterations, each running a loop
+    nest (the cache blocks of a matmul), or eight are needed besides.
+
     `harp-to-llvm{threads=true}` runs it; the JIT then needs the OpenMP
-    runtime (`libomp.so.5`), and `OMP_NUM_THREADS` sets the thread count.
+    runtime (`libomp.so.5`), and runs the loops on `harp.get_num_threads()`
+    threads (`OMP_NUM_THREADS` by default).
   }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t",
+           /*default=*/"::mlir::harp::kDefaultParallelMinWork",
+           "Lane operations a loop nest must do to run on threads">
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
