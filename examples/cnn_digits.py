@@ -171,14 +171,15 @@ def main():
     step = float(np.median(warm))
     print("test accuracy %.2f%% after %d epochs" % (100 * history["test_acc"][-1], args.epochs))
     threads = harp.get_num_threads() if harp.get_options()["threads"] else 1
-    print("harp:    %.2f ms per training step (median after the first epoch; %d threads)"
-          % (1e3 * step, threads))
+    print("harp:    %.2f ms per training step (median after the first epoch; %d thread%s)"
+          % (1e3 * step, threads, "s" if threads > 1 else ""))
     if not args.no_torch:
         import torch
         torch_times = time_torch(x, y, args.batch, 60, threads)
         torch_step = float(np.median(torch_times[10:]))
-        print("PyTorch: %.2f ms per training step (%d threads): harp takes %.2fx its time"
-              % (1e3 * torch_step, torch.get_num_threads(), step / torch_step))
+        print("PyTorch: %.2f ms per training step (%d thread%s): harp takes %.2fx its time"
+              % (1e3 * torch_step, torch.get_num_threads(),
+                 "s" if torch.get_num_threads() > 1 else "", step / torch_step))
     for path in plot(history, args.out):
         print("wrote", os.path.relpath(path))
     if history["test_acc"][-1] < args.min_accuracy:
