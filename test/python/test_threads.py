@@ -37,6 +37,16 @@ def threads():
     harp.set_num_threads(saved)
 
 
+@pytest.fixture
+def threaded(threads):
+    """Threaded code whatever the count (another test may have chosen
+    set_options(threads=False)); the option restored after."""
+    saved = harp.get_options()["threads"]
+    harp.set_options(threads=True)
+    yield
+    harp.set_options(threads=saved)
+
+
 def python(code, **env):
     """Runs `code` in a fresh interpreter with `env` over this one's
     (OMP_NUM_THREADS removed unless given); returns its stdout."""
@@ -67,13 +77,14 @@ def test_default_count_is_the_cores_without_a_valid_omp_num_threads(value):
     assert threaded == str(int(count) > 1)
 
 
-def test_one_thread_compiles_without_threads(threads):
-    harp.set_num_threads(1)
-    assert harp.get_num_threads() == 1
-    assert harp.get_options()["threads"] is False
-    harp.set_num_threads(2)
-    assert harp.get_num_threads() == 2
-    assert harp.get_options()["threads"] is True
+def test_one_thread_compiles_without_threads():
+    # In a fresh process: set_options(threads=...) elsewhere in this one
+    # would decide instead of the count.
+    out = python("import harp; harp.set_num_threads(1); "
+                 "print(harp.get_num_threads(), harp.get_options()['threads']); "
+                 "harp.set_num_threads(2); "
+                 "print(harp.get_num_threads(), harp.get_options()['threads'])")
+    assert out.split("\n") == ["1 False", "2 True"]
 
 
 def test_set_options_threads_wins_over_the_count():
@@ -119,7 +130,7 @@ def _train(steps, seed=0):
     return losses, [p.detach().numpy() for p in net.parameters()]
 
 
-def test_training_on_two_threads_equals_one(threads):
+def test_training_on_two_threads_equals_one(threaded):
     # Threads run tiles of parallel dims, each summed as on one thread: the
     # results are bit-identical.
     harp.set_num_threads(1)
