@@ -177,23 +177,24 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
 
   addBufferization(pm);
   bool threads = options.vectorize && options.threads;
+  // The loops worth threads become scf.parallel first, so that the hoisting
+  // below knows them.
+  if (threads) {
+    HarpParallelizePassOptions parallelize;
+    parallelize.minWork = options.parallelMinWork;
+    pm.addNestedPass<func::FuncOp>(createHarpParallelizePass(parallelize));
+  }
   // Scratch buffers of a loop body (a row's partial sums) are allocated
-  // once, outside the loop, instead of once per iteration. Not with
-  // threads: the loop may run its iterations in parallel.
-  if (!threads)
-    pm.addNestedPass<func::FuncOp>(
-        bufferization::createBufferLoopHoistingPass());
+  // once, outside the loop, instead of once per iteration. Never out of an
+  // scf.parallel (its iterations may run at once: each keeps its own
+  // buffer), so with threads the loops left sequential are hoisted too.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   bufferization::buildBufferDeallocationPipeline(pm);
 
   if (options.vectorize) {
     HarpLowerCopiesPassOptions copies;
     copies.vectorBits = vectorBits;
     pm.addNestedPass<func::FuncOp>(createHarpLowerCopiesPass(copies));
-  }
-  if (threads) {
-    HarpParallelizePassOptions parallelize;
-    parallelize.minWork = options.parallelMinWork;
-    pm.addNestedPass<func::FuncOp>(createHarpParallelizePass(parallelize));
   }
   if (options.profile)
     pm.addPass(createHarpProfileKernelsPass());

@@ -101,9 +101,9 @@ struct HarpToLLVMOptions : public PassPipelineOptions<HarpToLLVMOptions> {
 /// canonicalize, harp-fuse, convert-harp-to-linalg, harp-inline-single-calls,
 /// harp-fuse-epilogues, harp-vectorize, harp-full-rank-writes,
 /// harp-duplicate-fills and harp-distinct-results, one-shot
-/// bufferization with results turned into out-parameters, scratch buffers
-/// hoisted out of loops (without threads), buffer deallocation,
-/// harp-parallelize (with threads), harp-profile-kernels (with profile),
+/// bufferization with results turned into out-parameters, harp-parallelize
+/// (with threads), scratch buffers hoisted out of the loops left sequential,
+/// buffer deallocation, harp-profile-kernels (with profile),
 /// harp-outline-kernels (with outline), loops, and the LLVM conversions (math
 /// functions without an LLVM intrinsic become libm calls). Fails only for an
 /// unknown `cpu`, saying why through `errorHandler` (default: on llvm::errs()).
