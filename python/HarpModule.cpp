@@ -18,6 +18,7 @@
 #include "harp/Runtime/Profile.h"
 
 #include <cstring>
+#include <limits>
 #include <unordered_set>
 
 using namespace harp;
@@ -592,6 +593,13 @@ PYBIND11_MODULE(_harp, m) {
           throw py::type_error(
               "set_num_threads(): argument 'int' must be int, not " +
               std::string(py::str(count.get_type().attr("__name__"))));
+        // Beyond an int either way: harp::set_num_threads's error, with
+        // the bound named.
+        if (count < py::int_(std::numeric_limits<int>::min()) ||
+            count > py::int_(std::numeric_limits<int>::max()))
+          throw Error("set_num_threads: the count must be a positive "
+                      "integer that fits an int, got " +
+                      std::string(py::str(count)));
         harp::set_num_threads(count.cast<int>());
       },
       py::arg("int"),

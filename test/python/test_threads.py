@@ -103,6 +103,12 @@ def test_count_below_one_raises(threads, count):
         harp.set_num_threads(count)
 
 
+@pytest.mark.parametrize("count", [2 ** 40, -2 ** 70])
+def test_count_beyond_an_int_raises(threads, count):
+    with pytest.raises(harp.HarpError, match="fits an int, got %d" % count):
+        harp.set_num_threads(count)
+
+
 @pytest.mark.parametrize("count", [1.5, "2", None])
 def test_count_of_another_type_raises(threads, count):
     with pytest.raises(TypeError, match="set_num_threads"):
