@@ -24,8 +24,10 @@ config.substitutions.append(("%harp_obj_root", config.harp_obj_root))
 config.substitutions.append(("%python", config.python_executable))
 
 # HARP_DEBUG_POISON: result storage starts as NaN bytes (scripts/run-tests.sh).
+# OMP_NUM_THREADS: the threads compiled code runs on (one under the
+# sanitizers: scripts/run-sanitizers.sh).
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
-                                     "HARP_DEBUG_POISON"])
+                                     "HARP_DEBUG_POISON", "OMP_NUM_THREADS"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.harp_tools_dir, config.llvm_tools_dir]
