@@ -15,8 +15,9 @@ wrong value, shape or dtype, fails. NOT_NAMED lists the ops harp does not
 name; docs/OpInfo.md is the table of all of it (utils/opinfo-table.py).
 
 Under a CPU profile (HARP_CPU) a third of each op's samples run, a different
-third per profile, so every sample's code runs natively and under one
-vector width without tripling the time. Samples are computed GROUP at a time
+third per profile (at most PROFILE_SAMPLES of it, spread over it), so every
+sample's code runs natively, and under one vector width more unless its op
+has over 3 x PROFILE_SAMPLES samples, without tripling the time. Samples are computed GROUP at a time
 (one backward(), which computes their results too, then one harp.realize for
 what it left), each compared on its own (docs/Testing.md)."""
 
@@ -456,6 +457,25 @@ def _share():
     return 0, 1
 
 
+# Under a profile an op runs at most this many samples of its share, spread
+# evenly over it (the first, the last and every k-th between). The native
+# run takes every sample. Without the cap the six max-pool entries (576 to
+# 1,440 samples a dtype: every combination of kernel, stride, padding,
+# dilation, ceil_mode and return_indices) were a third of each profile
+# pass; their window code per vector width is also what test_nn_functional
+# (test_pool_f32_vector_widths, test_max_pool2d) and test_regressions
+# (test_strided_window_gradients_per_phase) check under every profile.
+PROFILE_SAMPLES = 64
+
+
+def _spread(items, most):
+    """`most` of `items` spread evenly over them, first and last included."""
+    if len(items) <= most:
+        return items
+    last = len(items) - 1
+    return [items[round(j * last / (most - 1))] for j in range(most)]
+
+
 # Samples computed together (harp.realize, one backward() of their summed
 # losses): one compiled module per group instead of one per sample. A group
 # whose call fails is redone sample by sample, so every error is the
@@ -537,10 +557,13 @@ def run_op(name, tdtype):
                 not_taken[why] = not_taken.get(why, 0) + 1
         return False
 
+    mine = [(index, sample) for index, sample in
+            enumerate(op.sample_inputs("cpu", tdtype, requires_grad=grads))
+            if (index + zlib.crc32(name.encode())) % shares == share]
+    if shares > 1:
+        mine = _spread(mine, PROFILE_SAMPLES)
     states = []
-    for index, sample in enumerate(op.sample_inputs("cpu", tdtype, requires_grad=grads)):
-        if (index + zlib.crc32(name.encode())) % shares != share:
-            continue
+    for index, sample in mine:
         state = _Sample(index, sample)
         if attempt(state, lambda: prepare_sample(op, fn, state, tdtype)):
             states.append(state)
@@ -625,3 +648,16 @@ def test_not_taken_entries_name_ops():
         for pattern, why in entries:
             re.compile(pattern)
             assert why
+
+
+def test_profile_share_is_spread_over_the_samples():
+    """A profile's cap keeps the first and last of its share and spreads the
+    rest evenly; a share within the cap runs whole."""
+    share = list(range(1, 480 * 3, 3))  # max_pool2d's share under one profile
+    kept = _spread(share, PROFILE_SAMPLES)
+    assert len(kept) == PROFILE_SAMPLES == len(set(kept))
+    assert kept[0] == share[0] and kept[-1] == share[-1] and kept == sorted(kept)
+    gaps = [b - a for a, b in zip(kept, kept[1:])]
+    assert max(gaps) - min(gaps) <= 3  # one sample of the share apart at most
+    assert _spread(share[:PROFILE_SAMPLES], PROFILE_SAMPLES) == share[:PROFILE_SAMPLES]
+    assert _spread(share[:5], PROFILE_SAMPLES) == share[:5]
