@@ -518,15 +518,35 @@ func.func @region_no_terminator(%a: tensor<4xf32>) {
 
 // -----
 
+// The body is isolated from above: a value from outside is refused where
+// the body is parsed.
 func.func @region_captures(%a: tensor<4xf32>, %s: f32) {
-  // expected-note @+1 {{required by region isolation constraints}}
+  // expected-error @+1 {{reads a value not defined in the body (an undeclared name, or one defined outside: the region is isolated from above)}}
   %0 = harp.map_reduce ins(%a : tensor<4xf32>) {
   ^bb0(%x: f32):
-    // expected-error @+1 {{using value defined outside the region}}
     %y = arith.addf %x, %s : f32
     harp.yield %y : f32
   } : tensor<4xf32>
   return
+}
+
+// -----
+
+// An undeclared name in a body, then a later body's block argument of that
+// name and a parse error: the name is refused in the first body (MLIR's
+// parser had given its use to the later argument, and freed that argument
+// under it at the error: a heap error found by test/Fuzz/mutations.py).
+func.func @undeclared_then_argument(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{body: 'harp.yield' at}}
+  %s = harp.map_reduce ins(%x : tensor<4xf32>) {
+  ^bb0(%b: f32):
+    harp.yield %a : f32
+  } : tensor<4xf32>
+  %t = harp.map_reduce ins(%x : tensor<4xf32>) {
+  ^bb0(%a: f32):
+    harp.yield %a : f32
+  } : tensor<axf32>
+  return %s : tensor<4xf32>
 }
 
 // -----

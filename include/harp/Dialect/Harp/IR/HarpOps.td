@@ -102,7 +102,7 @@ def Harp_MapReduceOp : Harp_Op<"map_reduce", [
       CArg<"bool", "false">:$keepdim)>
   ];
   let assemblyFormat = [{
-    (`ins` `(` $inputs^ `:` type($inputs) `)`)? $body
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)? custom<IsolatedBody>($body)
     (`reduce` `(` custom<ReductionKind>($kind)^ `,` `dims` `=` $dims
      (`,` `keepdim` $keepdim^)? `)`)?
     attr-dict `:` type($result)
