@@ -624,3 +624,39 @@ def test_weight_gradient_over_transposed_loops(dtype, t, b, o, c):
     check(dtype, lambda d, x: harp.einsum("tbo,btc->oc", d, x),
           lambda d, x: torch.einsum("tbo,btc->oc", d, x),
           (t, b, o), (b, t, c), seed=t + o, tol_scale=10)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_embedding_and_index_select_gradients(dtype, n):
+    # Gradients that scatter whole rows (harp.scatter_add with an index
+    # broadcast along the row: one index read per row, the row added as
+    # vectors), tokens repeated and the table rows n wide.
+    np_dtype, h_dtype, tol = DTYPES[dtype]
+    rng = np.random.default_rng(n)
+    tokens = rng.integers(0, 11, size=(3, 7))
+    tokens[0, :3] = 4
+    picks = np.array([2, 0, 2, 1, 2])
+
+    def grads(lib, tensor):
+        table = rng_table(np_dtype, (11, n), n)
+        cube = rng_table(np_dtype, (3, 4, n), n + 1)
+        t = tensor(table)
+        c = tensor(cube)
+        t.requires_grad = True
+        c.requires_grad = True
+        out = lib.nn.functional.embedding(tensor(tokens), t)
+        sel = lib.index_select(c, 0, tensor(picks))
+        w1 = tensor(np.linspace(0.5, 1.5, out.numel()).reshape(out.shape).astype(np_dtype))
+        w2 = tensor(np.linspace(1.5, 0.5, sel.numel()).reshape(sel.shape).astype(np_dtype))
+        ((out * w1).sum() + (sel * w2).sum()).backward()
+        return t.grad.numpy(), c.grad.numpy()
+
+    h = grads(harp, lambda a: harp.tensor(a))
+    t = grads(torch, lambda a: torch.tensor(a))
+    for got, want in zip(h, t):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def rng_table(np_dtype, shape, seed):
+    return np.random.default_rng(seed).uniform(-1.5, 1.5, size=shape).astype(np_dtype)

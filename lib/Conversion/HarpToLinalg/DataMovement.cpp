@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -91,6 +92,15 @@ struct GatherToGeneric : OpRewritePattern<GatherOp> {
   }
 };
 
+/// `old` + `add`, element-wise, in the element type's addition.
+static Value addElements(OpBuilder &b, Location loc, Value old, Value add) {
+  if (isa<ComplexType>(add.getType()))
+    return complex::AddOp::create(b, loc, old, add);
+  if (isa<FloatType>(add.getType()))
+    return arith::AddFOp::create(b, loc, old, add);
+  return arith::AddIOp::create(b, loc, old, add);
+}
+
 /// A loop nest over the index, accumulating into a copy of dest: scatters
 /// may hit one position many times, so this is sequential by nature.
 struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
@@ -102,6 +112,16 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
     RankedTensorType destType = op.getDest().getType();
     ArrayRef<int64_t> shape = op.getIndex().getType().getShape();
     int64_t dim = op.getDim();
+    int64_t rank = shape.size();
+    // An index broadcast along the innermost dim (the gradient of an
+    // embedding lookup) names one destination row per source row: the loops
+    // run over the rows, read the index once per row through its view (the
+    // broadcast is never materialised) and add the whole row with one
+    // element-wise kernel, which harp-vectorize turns into vectors.
+    auto [indexSource, indexLayout] = stripViews(op.getIndex());
+    if (indexLayout && !indexLayout.hasMask() && dim != rank - 1 &&
+        !indexLayout.getMap().isFunctionOfDim(rank - 1) && shape.back() > 1)
+      return scatterRows(op, indexSource, indexLayout, rewriter);
     SmallVector<Value> lbs, ubs, steps;
     for (int64_t size : shape) {
       lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
@@ -120,14 +140,69 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
               lowering::clampIndex(b, l, at, destType.getDimSize(dim));
           Value add = tensor::ExtractOp::create(b, l, src, ivs);
           Value old = tensor::ExtractOp::create(b, l, acc.front(), coords);
-          Value sum;
-          if (isa<ComplexType>(add.getType()))
-            sum = complex::AddOp::create(b, l, old, add);
-          else if (isa<FloatType>(add.getType()))
-            sum = arith::AddFOp::create(b, l, old, add);
-          else
-            sum = arith::AddIOp::create(b, l, old, add);
+          Value sum = addElements(b, l, old, add);
           return {tensor::InsertOp::create(b, l, sum, acc.front(), coords)};
+        });
+    rewriter.replaceOp(op, nest.results.front());
+    return success();
+  }
+
+  /// The scatter of `op` row by row: a loop nest over all dims but the
+  /// innermost, whose index `indexLayout` of `indexSource` does not read.
+  LogicalResult scatterRows(ScatterAddOp op, Value indexSource,
+                            ViewAttr indexLayout,
+                            PatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    RankedTensorType destType = op.getDest().getType();
+    RankedTensorType srcType = op.getSrc().getType();
+    ArrayRef<int64_t> shape = op.getIndex().getType().getShape();
+    int64_t rank = shape.size(), dim = op.getDim(), width = shape.back();
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t size : shape.drop_back()) {
+      lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
+      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
+      steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
+    }
+    auto rowType = RankedTensorType::get({width}, srcType.getElementType());
+    Value src = op.getSrc();
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps, ValueRange{op.getDest()},
+        [&](OpBuilder &b, Location l, ValueRange ivs,
+            ValueRange acc) -> scf::ValueVector {
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          SmallVector<Value> at(ivs);
+          at.push_back(zero);
+          SmallVector<Value> indexAt;
+          for (AffineExpr expr : indexLayout.getMap().getResults())
+            indexAt.push_back(lowering::applyExpr(b, l, expr, at));
+          Value raw = tensor::ExtractOp::create(b, l, indexSource, indexAt);
+          Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+          SmallVector<OpFoldResult> srcOffsets(getAsOpFoldResult(at));
+          SmallVector<OpFoldResult> destOffsets(srcOffsets);
+          destOffsets[dim] =
+              lowering::clampIndex(b, l, row, destType.getDimSize(dim));
+          SmallVector<OpFoldResult> sizes(rank, b.getIndexAttr(1));
+          sizes.back() = b.getIndexAttr(width);
+          SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+          Value add = tensor::ExtractSliceOp::create(
+              b, l, rowType, src, srcOffsets, sizes, strides);
+          Value old = tensor::ExtractSliceOp::create(
+              b, l, rowType, acc.front(), destOffsets, sizes, strides);
+          AffineMap identity = b.getMultiDimIdentityMap(1);
+          Value sum =
+              linalg::GenericOp::create(
+                  b, l, rowType, ValueRange{old, add}, ValueRange{old},
+                  SmallVector<AffineMap>(3, identity),
+                  SmallVector<utils::IteratorType>{
+                      utils::IteratorType::parallel},
+                  [](OpBuilder &nb, Location nl, ValueRange args) {
+                    linalg::YieldOp::create(
+                        nb, nl, addElements(nb, nl, args[0], args[1]));
+                  })
+                  .getResult(0);
+          return {tensor::InsertSliceOp::create(b, l, sum, acc.front(),
+                                                destOffsets, sizes, strides)
+                      .getResult()};
         });
     rewriter.replaceOp(op, nest.results.front());
     return success();

@@ -65,6 +65,48 @@ func.func @scatter_add(%src: tensor<2x3xf32>, %dest: tensor<5x3xf32>, %idx: tens
 
 // -----
 
+// scatter_add with an index broadcast along the innermost dim (an embedding
+// lookup's gradient): one loop per outer dim, the index read once per row
+// through its view (not materialised, clamped), and the row added by one
+// element-wise kernel on slices of the source and the accumulated tensor.
+// CHECK-LABEL: func.func @scatter_add_rows
+// CHECK-SAME: (%[[S:.*]]: tensor<2x4x16xf32>, %[[D:.*]]: tensor<10x4x16xf32>, %[[I:.*]]: tensor<4x2xi64>)
+// CHECK: scf.for %[[P:.*]] = {{.*}} iter_args(%[[ACC0:.*]] = %[[D]])
+// CHECK: scf.for %[[Q:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[ACC0]])
+// CHECK-NOT: scf.for
+// CHECK: %[[RAW:.*]] = tensor.extract %[[I]][%[[Q]], %[[P]]] : tensor<4x2xi64>
+// CHECK: %[[ROW:.*]] = arith.index_cast %[[RAW]] : i64 to index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[ROW]], %{{.*}} : index
+// CHECK: %[[AT:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: %[[ADD:.*]] = tensor.extract_slice %[[S]][%[[P]], %[[Q]], 0] [1, 1, 16] [1, 1, 1] : tensor<2x4x16xf32> to tensor<16xf32>
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[ACC]][%[[AT]], %[[Q]], 0] [1, 1, 16] [1, 1, 1] : tensor<10x4x16xf32> to tensor<16xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[OLD]], %[[ADD]] : tensor<16xf32>, tensor<16xf32>) outs(%[[OLD]] : tensor<16xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice %[[SUM]] into %[[ACC]][%[[AT]], %[[Q]], 0] [1, 1, 16] [1, 1, 1]
+func.func @scatter_add_rows(%src: tensor<2x4x16xf32>, %dest: tensor<10x4x16xf32>, %i: tensor<4x2xi64>) -> tensor<10x4x16xf32> {
+  %ib = harp.view %i <(d0, d1, d2) -> (d1, d0)> : tensor<4x2xi64> -> tensor<2x4x16xi64>
+  %0 = harp.scatter_add %src into %dest[%ib] dim(0) : tensor<2x4x16xf32> into tensor<10x4x16xf32>[tensor<2x4x16xi64>]
+  return %0 : tensor<10x4x16xf32>
+}
+
+// -----
+
+// An index that varies along the innermost dim, or a scatter along it,
+// keeps the element-wise loop nest.
+// CHECK-LABEL: func.func @scatter_add_innermost
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: tensor.extract
+// CHECK: tensor.insert
+// CHECK-NOT: linalg.generic
+func.func @scatter_add_innermost(%src: tensor<2x3xf32>, %dest: tensor<2x5xf32>, %i: tensor<2xi64>) -> tensor<2x5xf32> {
+  %ib = harp.view %i <(d0, d1) -> (d0)> : tensor<2xi64> -> tensor<2x3xi64>
+  %0 = harp.scatter_add %src into %dest[%ib] dim(1) : tensor<2x3xf32> into tensor<2x5xf32>[tensor<2x3xi64>]
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
 // A view operand of a data-movement op is materialised first.
 // CHECK-LABEL: func.func @concat_of_view
 // CHECK: %[[T:.*]] = linalg.generic
