@@ -660,3 +660,14 @@ def test_embedding_and_index_select_gradients(dtype, n):
 
 def rng_table(np_dtype, shape, seed):
     return np.random.default_rng(seed).uniform(-1.5, 1.5, size=shape).astype(np_dtype)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_sums_over_outer_and_inner_dims(dtype, n):
+    # The middle dim kept, the outer and innermost summed (a bias gradient
+    # over batch and time): rows of n, n + 76 and 3n + 1 are vector tiles
+    # and a peeled remainder.
+    for shape in [(5, 3, n), (n, 4, n + 76), (2, n, 3 * n + 1)]:
+        check(dtype, lambda a: a.sum(axis=[0, 2], keepdim=False),
+              lambda a: a.sum(dim=(0, 2)), shape, seed=n, tol_scale=10)

@@ -1410,6 +1410,12 @@ struct HarpTileAndVectorizePass
     tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
     tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, context);
     tensor::CastOp::getCanonicalizationPatterns(patterns, context);
+    // A tile whose input is a static slice cast to a dynamic shape (the
+    // peeled reduced dim of a reduction down the rows: a bias gradient's sum
+    // over batch and time) takes the static shape (linalg's folding of
+    // tensor.cast into its consumer); left dynamic, it stayed scalar.
+    context->getLoadedDialect<tensor::TensorDialect>()
+        ->getCanonicalizationPatterns(patterns);
     FrozenRewritePatternSet staticShapes(std::move(patterns));
     if (failed(applyPatternsGreedily(func, staticShapes)))
       return signalPassFailure();
