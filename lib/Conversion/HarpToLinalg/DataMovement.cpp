@@ -189,17 +189,16 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
           Value old = tensor::ExtractSliceOp::create(
               b, l, rowType, acc.front(), destOffsets, sizes, strides);
           AffineMap identity = b.getMultiDimIdentityMap(1);
-          Value sum =
-              linalg::GenericOp::create(
-                  b, l, rowType, ValueRange{old, add}, ValueRange{old},
-                  SmallVector<AffineMap>(3, identity),
-                  SmallVector<utils::IteratorType>{
-                      utils::IteratorType::parallel},
-                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                    linalg::YieldOp::create(
-                        nb, nl, addElements(nb, nl, args[0], args[1]));
-                  })
-                  .getResult(0);
+          Value sum = linalg::GenericOp::create(
+                          b, l, rowType, ValueRange{old, add}, ValueRange{old},
+                          SmallVector<AffineMap>(3, identity),
+                          SmallVector<utils::IteratorType>{
+                              utils::IteratorType::parallel},
+                          [](OpBuilder &nb, Location nl, ValueRange args) {
+                            linalg::YieldOp::create(
+                                nb, nl, addElements(nb, nl, args[0], args[1]));
+                          })
+                          .getResult(0);
           return {tensor::InsertSliceOp::create(b, l, sum, acc.front(),
                                                 destOffsets, sizes, strides)
                       .getResult()};
