@@ -17,9 +17,10 @@ name; docs/OpInfo.md is the table of all of it (utils/opinfo-table.py).
 Under a CPU profile (HARP_CPU) a third of each op's samples run, a different
 third per profile (at most PROFILE_SAMPLES of it, spread over it), so every
 sample's code runs natively, and under one vector width more unless its op
-has over 3 x PROFILE_SAMPLES samples, without tripling the time. Samples are computed GROUP at a time
-(one backward(), which computes their results too, then one harp.realize for
-what it left), each compared on its own (docs/Testing.md)."""
+has over 3 x PROFILE_SAMPLES samples, without tripling the time. Samples are
+computed GROUP at a time (one backward(), which computes their results too,
+then one harp.realize for what it left), each compared on its own
+(docs/Testing.md)."""
 
 import os
 import re
