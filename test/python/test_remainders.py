@@ -15,9 +15,13 @@ SIZES = [1, 3, 5, 7, 9, 13, 15, 17, 31, 33, 37, 63, 65]
 DTYPES = {"f32": (np.float32, harp.float32, 2e-5), "f64": (np.float64, harp.float64, 1e-10)}
 
 
+def uniform(shape, np_dtype, seed):
+    return np.random.default_rng(seed).uniform(-1.5, 1.5, size=shape).astype(np_dtype)
+
+
 def pair(shape, dtype, seed):
     np_dtype, h_dtype, _ = DTYPES[dtype]
-    data = np.random.default_rng(seed).uniform(-1.5, 1.5, size=shape).astype(np_dtype)
+    data = uniform(shape, np_dtype, seed)
     h = harp.tensor(data, h_dtype)
     t = torch.tensor(data)
     if dtype == "f64":
@@ -639,8 +643,8 @@ def test_embedding_and_index_select_gradients(dtype, n):
     picks = np.array([2, 0, 2, 1, 2])
 
     def grads(lib, tensor):
-        table = rng_table(np_dtype, (11, n), n)
-        cube = rng_table(np_dtype, (3, 4, n), n + 1)
+        table = uniform((11, n), np_dtype, n)
+        cube = uniform((3, 4, n), np_dtype, n + 1)
         t = tensor(table)
         c = tensor(cube)
         t.requires_grad = True
@@ -656,10 +660,6 @@ def test_embedding_and_index_select_gradients(dtype, n):
     t = grads(torch, lambda a: torch.tensor(a))
     for got, want in zip(h, t):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
-
-
-def rng_table(np_dtype, shape, seed):
-    return np.random.default_rng(seed).uniform(-1.5, 1.5, size=shape).astype(np_dtype)
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))

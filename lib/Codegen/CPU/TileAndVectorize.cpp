@@ -345,17 +345,17 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
         (ranges[*dim] >= lanes || !reusesInputs(op))) {
       int64_t width = config.reductionVectors * lanes;
       plan.interchange = innermostLast(numLoops, {*dim});
-      if (ranges[*dim] >= 2 * width && op.getNumDpsInits() == 1 &&
-          op.getNumReductionLoops() == 1) {
+      bool twoTiles = ranges[*dim] >= 2 * width;
+      if (ranges[*dim] > width && (twoTiles || !window) &&
+          op.getNumDpsInits() == 1 && op.getNumReductionLoops() == 1) {
         plan.tileSizes[*dim] = width;
-        plan.partialReductionDim = *dim;
-      } else if (ranges[*dim] > width && !window && op.getNumDpsInits() == 1 &&
-                 op.getNumReductionLoops() == 1) {
-        // A row of one tile and a remainder: each reduced in registers
-        // (the remainder peeled), where partial accumulators cost a fill,
-        // a merge and three scratch rows per output (a text classifier's
-        // max over 76 time steps: 0.28 ms for 64 x 96 rows).
-        plan.tileSizes[*dim] = width;
+        // Partial accumulators only across two tiles or more: a row of one
+        // tile and a remainder reduces each in registers (the remainder
+        // peeled), where they cost a fill, a merge and three scratch rows
+        // per output (a text classifier's max over 76 time steps: 0.28 ms
+        // for 64 x 96 rows instead of 0.14).
+        if (twoTiles)
+          plan.partialReductionDim = *dim;
       } else if (window && op.getNumDpsInits() == 1) {
         // Rows of a correlation, reduced over the outer dims too: vectors
         // of partial sums along the row carried across all of them, one
@@ -1419,8 +1419,9 @@ struct HarpTileAndVectorizePass
     tensor::CastOp::getCanonicalizationPatterns(patterns, context);
     // A tile whose input is a static slice cast to a dynamic shape (the
     // peeled reduced dim of a reduction down the rows: a bias gradient's sum
-    // over batch and time) takes the static shape (linalg's folding of
-    // tensor.cast into its consumer); left dynamic, it stayed scalar.
+    // over batch and time) takes the static shape (the tensor dialect's
+    // folding of tensor.cast into its consumer); left dynamic, it stayed
+    // scalar.
     context->getLoadedDialect<tensor::TensorDialect>()
         ->getCanonicalizationPatterns(patterns);
     FrozenRewritePatternSet staticShapes(std::move(patterns));

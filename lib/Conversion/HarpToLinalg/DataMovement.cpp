@@ -45,6 +45,43 @@ struct ConcatToTensorConcat : OpRewritePattern<ConcatOp> {
   }
 };
 
+/// An index tensor broadcast along the innermost dim (an embedding's rows):
+/// the tensor its views read and their layout, where the layout is unmasked
+/// and reads no innermost index, and `dim`, the dim the index selects along,
+/// is not the innermost. Every row of such an index holds one value, which
+/// readRowIndex reads.
+static std::optional<std::pair<Value, ViewAttr>> rowIndex(Value index,
+                                                          int64_t dim) {
+  int64_t rank = cast<RankedTensorType>(index.getType()).getRank();
+  auto [source, layout] = stripViews(index);
+  if (!layout || layout.hasMask() || dim == rank - 1 ||
+      layout.getMap().isFunctionOfDim(rank - 1))
+    return std::nullopt;
+  return std::make_pair(source, layout);
+}
+
+/// The value of a rowIndex at `indices` (the innermost ignored), read from
+/// its source through its layout.
+static Value readRowIndex(OpBuilder &b, Location loc,
+                          std::pair<Value, ViewAttr> index,
+                          ValueRange indices) {
+  SmallVector<Value> at;
+  for (AffineExpr expr : index.second.getMap().getResults())
+    at.push_back(lowering::applyExpr(b, loc, expr, indices));
+  return tensor::ExtractOp::create(b, loc, index.first, at);
+}
+
+/// Loop bounds 0 to `shape[i]` step 1, for scf::buildLoopNest.
+static void loopBounds(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                       SmallVectorImpl<Value> &lbs, SmallVectorImpl<Value> &ubs,
+                       SmallVectorImpl<Value> &steps) {
+  for (int64_t size : shape) {
+    lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, size));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+}
+
 /// result[i] = input[i with i[dim] = index[i]], one kernel over the index.
 struct GatherToGeneric : OpRewritePattern<GatherOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -55,32 +92,22 @@ struct GatherToGeneric : OpRewritePattern<GatherOp> {
     RankedTensorType inputType = op.getInput().getType();
     int64_t dim = op.getDim();
     ArrayRef<int64_t> shape = op.getIndex().getType().getShape();
-    int64_t rank = shape.size();
     // An index broadcast along the innermost dim (the rows of an embedding
     // lookup) is read in the body through its view: the same index for a
     // whole row, so the row is read as contiguous vectors, not gathered
     // element by element.
-    auto [indexSource, indexLayout] = stripViews(op.getIndex());
-    bool uniformRows = indexLayout && !indexLayout.hasMask() &&
-                       dim != rank - 1 &&
-                       !indexLayout.getMap().isFunctionOfDim(rank - 1);
+    std::optional<std::pair<Value, ViewAttr>> rows =
+        rowIndex(op.getIndex(), dim);
     SmallVector<Value> operands;
-    if (!uniformRows)
+    if (!rows)
       operands.push_back(op.getIndex());
     Value result = lowering::buildKernel(
         rewriter, op.getLoc(), shape, operands, {}, std::nullopt,
         inputType.getElementType(),
         [&](OpBuilder &b, Location loc, ValueRange scalars,
             ValueRange indices) -> Value {
-          Value raw;
-          if (uniformRows) {
-            SmallVector<Value> at;
-            for (AffineExpr expr : indexLayout.getMap().getResults())
-              at.push_back(lowering::applyExpr(b, loc, expr, indices));
-            raw = tensor::ExtractOp::create(b, loc, indexSource, at);
-          } else {
-            raw = scalars.front();
-          }
+          Value raw =
+              rows ? readRowIndex(b, loc, *rows, indices) : scalars.front();
           Value at = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
           SmallVector<Value> coords(indices);
           coords[dim] =
@@ -112,22 +139,17 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
     RankedTensorType destType = op.getDest().getType();
     ArrayRef<int64_t> shape = op.getIndex().getType().getShape();
     int64_t dim = op.getDim();
-    int64_t rank = shape.size();
     // An index broadcast along the innermost dim (the gradient of an
     // embedding lookup) names one destination row per source row: the loops
     // run over the rows, read the index once per row through its view (the
     // broadcast is never materialised) and add the whole row with one
     // element-wise kernel, which harp-vectorize turns into vectors.
-    auto [indexSource, indexLayout] = stripViews(op.getIndex());
-    if (indexLayout && !indexLayout.hasMask() && dim != rank - 1 &&
-        !indexLayout.getMap().isFunctionOfDim(rank - 1) && shape.back() > 1)
-      return scatterRows(op, indexSource, indexLayout, rewriter);
+    if (std::optional<std::pair<Value, ViewAttr>> rows =
+            rowIndex(op.getIndex(), dim);
+        rows && shape.back() > 1)
+      return scatterRows(op, *rows, rewriter);
     SmallVector<Value> lbs, ubs, steps;
-    for (int64_t size : shape) {
-      lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
-      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
-      steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
-    }
+    loopBounds(rewriter, loc, shape, lbs, ubs, steps);
     Value src = op.getSrc(), index = op.getIndex();
     scf::LoopNest nest = scf::buildLoopNest(
         rewriter, loc, lbs, ubs, steps, ValueRange{op.getDest()},
@@ -147,10 +169,9 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
     return success();
   }
 
-  /// The scatter of `op` row by row: a loop nest over all dims but the
-  /// innermost, whose index `indexLayout` of `indexSource` does not read.
-  LogicalResult scatterRows(ScatterAddOp op, Value indexSource,
-                            ViewAttr indexLayout,
+  /// The scatter of `op` row by row, its index `rows` (rowIndex): a loop
+  /// nest over all dims but the innermost.
+  LogicalResult scatterRows(ScatterAddOp op, std::pair<Value, ViewAttr> rows,
                             PatternRewriter &rewriter) const {
     Location loc = op.getLoc();
     RankedTensorType destType = op.getDest().getType();
@@ -158,11 +179,7 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
     ArrayRef<int64_t> shape = op.getIndex().getType().getShape();
     int64_t rank = shape.size(), dim = op.getDim(), width = shape.back();
     SmallVector<Value> lbs, ubs, steps;
-    for (int64_t size : shape.drop_back()) {
-      lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
-      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
-      steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
-    }
+    loopBounds(rewriter, loc, shape.drop_back(), lbs, ubs, steps);
     auto rowType = RankedTensorType::get({width}, srcType.getElementType());
     Value src = op.getSrc();
     scf::LoopNest nest = scf::buildLoopNest(
@@ -172,10 +189,7 @@ struct ScatterAddToLoops : OpRewritePattern<ScatterAddOp> {
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
           SmallVector<Value> at(ivs);
           at.push_back(zero);
-          SmallVector<Value> indexAt;
-          for (AffineExpr expr : indexLayout.getMap().getResults())
-            indexAt.push_back(lowering::applyExpr(b, l, expr, at));
-          Value raw = tensor::ExtractOp::create(b, l, indexSource, indexAt);
+          Value raw = readRowIndex(b, l, rows, at);
           Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
           SmallVector<OpFoldResult> srcOffsets(getAsOpFoldResult(at));
           SmallVector<OpFoldResult> destOffsets(srcOffsets);
