@@ -28,11 +28,14 @@ if DEVICE not in ("cpu", "cuda", "cuda-compile"):
 COMPILE_CPUS = [c for c in os.environ.get("HARP_TEST_COMPILE_CPU", "").split(",") if c]
 # cubin needs the toolkit's ptxas (harp-to-gpu's toolkit path); without it
 # the PTX is still produced and checked by the NVPTX backend only.
-GPU_FORMAT = "cubin" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptx"
+PTXAS = "/usr/local/cuda/bin/ptxas"
+GPU_FORMAT = "cubin" if os.path.exists(PTXAS) else "ptx"
 # The stand-in driver (test/Runtime/FakeCuda, built where cuda.h is found).
 # In "cuda-compile" mode every module's host code also runs against it: it
 # executes no kernel, but fails a launch that hands a kernel memory that is
-# not a device allocation, as a GPU would fault on it.
+# not a device allocation, as a GPU would fault on it, and it assembles the
+# PTX it loads with ptxas (HARP_FAKE_CUDA_PTXAS) as a driver's JIT does: the
+# same check as a compile to cubin, from the one compile of the module.
 FAKE_CUDA = os.path.join(os.path.dirname(os.path.dirname(HARP_RUN)), "test",
                          "fake-cuda")
 if not os.path.exists(os.path.join(FAKE_CUDA, "libcuda.so.1")):
@@ -113,6 +116,15 @@ def fake_run(path, args, tmp, env):
     fake_env = dict(env if env is not None else os.environ)
     fake_env["LD_LIBRARY_PATH"] = FAKE_CUDA
     fake_env["HARP_FAKE_CUDA_LOG"] = log
+    if GPU_FORMAT == "cubin":
+        fake_env["HARP_FAKE_CUDA_PTXAS"] = PTXAS
+        # Many modules compile to the same PTX (one op over dtypes or
+        # layouts that the kernel does not tell apart): assembled once,
+        # by this ptxas (its modification time names the directory).
+        cache = os.path.join(FAKE_CUDA, "ptxas-assembled-%d"
+                             % int(os.path.getmtime(PTXAS)))
+        os.makedirs(cache, exist_ok=True)
+        fake_env["HARP_FAKE_CUDA_PTXAS_CACHE"] = cache
     cmd = [HARP_RUN, path, "--device", "cuda", "--gpu-format", "ptx",
            "--no-disk-cache"] + args
     proc = subprocess.run(cmd, capture_output=True, text=True, env=fake_env)
@@ -158,10 +170,9 @@ def run(module, *inputs, entry=None, extra_args=(), env=None, device=None):
             return input_args
         n_out = module_result_count(module, entry)
         if DEVICE == "cuda-compile" and not cpu_only:
-            # The run on the stand-in driver compiles the module to PTX
-            # itself: compiled here only where that is not all (cubin,
-            # ptxas's check, or no stand-in driver).
-            if GPU_FORMAT != "ptx" or not FAKE_CUDA:
+            # The run on the stand-in driver compiles the module to PTX and
+            # has ptxas assemble it: compiled here only without that driver.
+            if not FAKE_CUDA:
                 compile_only(module, path, entry_args, env, "GPU compilation failed",
                              ["--device", "cuda", "--gpu-format", GPU_FORMAT],
                              {"device": "cuda", "gpu_format": GPU_FORMAT})

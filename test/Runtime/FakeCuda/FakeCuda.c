@@ -13,6 +13,17 @@
  *
  *   HARP_FAKE_CUDA_DEVICES=n   how many devices there are (default 1)
  *   HARP_FAKE_CUDA_FAIL=name   the driver call that fails (e.g. cuLaunchKernel)
+ *   HARP_FAKE_CUDA_PTXAS=path  assembles every PTX module with this ptxas for
+ *                              its `.target`, as a driver's JIT would: a
+ *                              module ptxas refuses fails to load with
+ *                              CUDA_ERROR_INVALID_PTX and ptxas's messages
+ *                              in the JIT error log (a check of the PTX in
+ *                              the same process that runs its host code,
+ *                              instead of a second compile to cubin)
+ *   HARP_FAKE_CUDA_PTXAS_CACHE=dir  a directory of the PTX texts ptxas has
+ *                              assembled (by a 128-bit hash of the text and
+ *                              the ptxas path): a text assembled before is
+ *                              not assembled again
  *
  *===----------------------------------------------------------------------===*/
 
@@ -22,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static FILE *logFile(void) {
   static FILE *file = NULL;
@@ -152,8 +165,80 @@ struct Module {
   struct Function *functions;
 };
 
-static CUresult loadModule(CUmodule *module, const void *image,
-                           const char *how) {
+/* FNV-1a over `text` and `salt`, from `basis`. */
+static unsigned long long hash(const char *text, const char *salt,
+                               unsigned long long basis) {
+  unsigned long long h = basis;
+  for (const char *p = text; *p; ++p)
+    h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+  for (const char *p = salt; *p; ++p)
+    h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+  return h;
+}
+
+/* Assembles the PTX `text` with $HARP_FAKE_CUDA_PTXAS (if set) for the
+   architecture its `.target` names; returns 0 when it assembles, else
+   copies ptxas's messages to `log` (of `size` bytes, if any). */
+static int assemble(const char *text, char *log, size_t size) {
+  const char *ptxas = getenv("HARP_FAKE_CUDA_PTXAS");
+  if (!ptxas || !*ptxas)
+    return 0;
+  char arch[32] = "";
+  const char *target = strstr(text, "\n.target ");
+  if (!target || sscanf(target, "\n.target %31[a-z0-9_]", arch) != 1) {
+    if (log)
+      snprintf(log, size, "fake driver: the PTX names no .target");
+    return 1;
+  }
+  /* Where the cache (if any) records that this text assembled. */
+  char checked[4096] = "";
+  const char *cache = getenv("HARP_FAKE_CUDA_PTXAS_CACHE");
+  if (cache && *cache) {
+    snprintf(checked, sizeof(checked), "%s/%016llx%016llx.ok", cache,
+             hash(text, ptxas, 0xcbf29ce484222325ULL),
+             hash(text, ptxas, 0x84222325cbf29ce4ULL));
+    if (access(checked, F_OK) == 0) {
+      say("  ptxas -arch=%s: ok (assembled before)", arch);
+      return 0;
+    }
+  }
+  char ptx[] = "/tmp/harp-fake-cuda-XXXXXX";
+  int fd = mkstemp(ptx);
+  if (fd < 0)
+    return 1;
+  size_t length = strlen(text);
+  int written = write(fd, text, length) == (ssize_t)length;
+  close(fd);
+  char command[4096];
+  snprintf(command, sizeof(command), "'%s' -arch=%s -o /dev/null '%s' 2>&1",
+           ptxas, arch, ptx);
+  FILE *out = written ? popen(command, "r") : NULL;
+  size_t used = 0;
+  if (out) {
+    char line[1024];
+    while (fgets(line, sizeof(line), out)) {
+      line[strcspn(line, "\n")] = '\0';
+      say("  ptxas: %s", line);
+      if (log && used + 1 < size) {
+        snprintf(log + used, size - used, "%s\n", line);
+        used += strlen(log + used);
+      }
+    }
+  }
+  int status = out ? pclose(out) : -1;
+  unlink(ptx);
+  int ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  say("  ptxas -arch=%s: %s", arch, ok ? "ok" : "failed");
+  if (ok && checked[0]) {
+    FILE *mark = fopen(checked, "w");
+    if (mark)
+      fclose(mark);
+  }
+  return !ok;
+}
+
+static CUresult loadModule(CUmodule *module, const void *image, const char *how,
+                           char *log, size_t size) {
   const char *text = (const char *)image;
   int isElf = memcmp(text, "\177ELF", 4) == 0;
   say("module-load %s %s", how, isElf ? "cubin" : "ptx");
@@ -163,6 +248,8 @@ static CUresult loadModule(CUmodule *module, const void *image,
       const char *end = strchr(at, '(');
       say("  entry %.*s", (int)(end - at - 7), at + 7);
     }
+    if (assemble(text, log, size))
+      return CUDA_ERROR_INVALID_PTX;
   }
   struct Module *m = calloc(1, sizeof(struct Module));
   m->text = isElf ? strdup("") : strdup(text);
@@ -173,19 +260,28 @@ static CUresult loadModule(CUmodule *module, const void *image,
 CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   if (fails("cuModuleLoadData"))
     return CUDA_ERROR_INVALID_PTX;
-  return loadModule(module, image, "data");
+  return loadModule(module, image, "data", NULL, 0);
 }
 
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
                             unsigned numOptions, CUjit_option *options,
                             void **values) {
+  char *log = NULL;
+  size_t size = 0;
+  for (unsigned i = 0; i < numOptions; ++i) {
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+      log = (char *)values[i];
+    else if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+      size = (size_t)values[i];
+  }
+  if (!size)
+    log = NULL;
   if (fails("cuModuleLoadDataEx")) {
-    for (unsigned i = 0; i < numOptions; ++i)
-      if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
-        strcpy((char *)values[i], "ptxas fatal: fake error log");
+    if (log)
+      snprintf(log, size, "ptxas fatal: fake error log");
     return CUDA_ERROR_INVALID_PTX;
   }
-  return loadModule(module, image, "jit");
+  return loadModule(module, image, "jit", log, size);
 }
 
 enum { kMaxParams = 256 };
