@@ -133,6 +133,24 @@ def test_pool_f32_vector_widths():
               lambda x: TF.avg_pool2d(x, (3, k), (2, 2), (1, k // 2)), x, rtol=1e-5, atol=1e-5)
 
 
+def test_pool_window_taps_f32_vector_widths():
+    # Windows as wide as their stride (2x2 / 2, 3x3 / 3, 1-d 2 / 2): their
+    # taps lie together, so each output row is reduced as vectors across
+    # outputs, one strided read per tap (docs/Lowering.md, the tile plans).
+    # Output rows of 1, 7, 15, 16, 17 and 33: below, at and past every
+    # vector width, with remainders.
+    for width in (1, 7, 15, 16, 17, 33):
+        for k in (2, 3):
+            x = normal(2, 3, 2 * k + 1, k * width, dtype=np.float32)
+            check(lambda x: F.max_pool2d(x, k), lambda x: TF.max_pool2d(x, k), x,
+                  rtol=1e-5, atol=1e-5)
+            check(lambda x: F.avg_pool2d(x, k), lambda x: TF.avg_pool2d(x, k), x,
+                  rtol=1e-5, atol=1e-5)
+        x = normal(3, 5, 2 * width, dtype=np.float32)
+        check(lambda x: F.max_pool1d(x, 2), lambda x: TF.max_pool1d(x, 2), x,
+              rtol=1e-5, atol=1e-5)
+
+
 def test_pool_errors():
     x = harp.tensor(normal(1, 1, 4, 4))
     with pytest.raises(ValueError, match="padding .* must be between 0 and half the kernel"):
