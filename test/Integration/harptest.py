@@ -40,6 +40,15 @@ FAKE_CUDA = os.path.join(os.path.dirname(os.path.dirname(HARP_RUN)), "test",
                          "fake-cuda")
 if not os.path.exists(os.path.join(FAKE_CUDA, "libcuda.so.1")):
     FAKE_CUDA = None
+# Many modules compile to the same PTX (one op over dtypes or layouts that
+# the kernel does not tell apart): the stand-in driver assembles each text
+# once, remembered here for this ptxas (its modification time names the
+# directory).
+PTXAS_CACHE = None
+if DEVICE == "cuda-compile" and FAKE_CUDA and GPU_FORMAT == "cubin":
+    PTXAS_CACHE = os.path.join(FAKE_CUDA, "ptxas-assembled-%d"
+                               % int(os.path.getmtime(PTXAS)))
+    os.makedirs(PTXAS_CACHE, exist_ok=True)
 
 # MLIR element type spellings of the NumPy dtypes harp exchanges.
 MLIR_TYPES = {
@@ -118,13 +127,8 @@ def fake_run(path, args, tmp, env):
     fake_env["HARP_FAKE_CUDA_LOG"] = log
     if GPU_FORMAT == "cubin":
         fake_env["HARP_FAKE_CUDA_PTXAS"] = PTXAS
-        # Many modules compile to the same PTX (one op over dtypes or
-        # layouts that the kernel does not tell apart): assembled once,
-        # by this ptxas (its modification time names the directory).
-        cache = os.path.join(FAKE_CUDA, "ptxas-assembled-%d"
-                             % int(os.path.getmtime(PTXAS)))
-        os.makedirs(cache, exist_ok=True)
-        fake_env["HARP_FAKE_CUDA_PTXAS_CACHE"] = cache
+        if PTXAS_CACHE:
+            fake_env["HARP_FAKE_CUDA_PTXAS_CACHE"] = PTXAS_CACHE
     cmd = [HARP_RUN, path, "--device", "cuda", "--gpu-format", "ptx",
            "--no-disk-cache"] + args
     proc = subprocess.run(cmd, capture_output=True, text=True, env=fake_env)

@@ -1,5 +1,6 @@
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize),canonicalize,cse)' | FileCheck %s
 // RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=256}),canonicalize,cse)' | FileCheck %s --check-prefix=AVX2
+// RUN: harp-opt %s --pass-pipeline='builtin.module(func.func(harp-vectorize{vector-bits=128}),canonicalize,cse)' | FileCheck %s --check-prefix=SSE
 
 // A reduction whose contiguous input dim is shorter than a vector (a 2x2
 // pooling window's taps) is vectorized along the result's contiguous dim
@@ -25,6 +26,13 @@
 // AVX2: vector.transfer_read {{.*}}permutation_map{{.*}} : tensor<2x3x5x2x19x2xf32>, vector<3xf32>
 // AVX2-NOT: vector.multi_reduction
 // AVX2-LABEL: func.func @short_rows
+// SSE-LABEL: func.func @max_pool_2x2
+// SSE-NOT: vector.multi_reduction
+// SSE: vector.transfer_read {{.*}}permutation_map{{.*}} : tensor<2x3x5x2x19x2xf32>, vector<4xf32>
+// SSE-NOT: vector.multi_reduction
+// SSE: vector.transfer_read {{.*}}permutation_map{{.*}} : tensor<2x3x5x2x19x2xf32>, vector<3xf32>
+// SSE-NOT: vector.multi_reduction
+// SSE-LABEL: func.func @short_rows
 //
 // Rows stay rows where the result has fewer outputs along its contiguous
 // dim than a row has elements (3 rows of 8), and where its outputs lie
