@@ -2,6 +2,7 @@
 
 #include "harp/Pipelines/Pipelines.h"
 #include "harp/InitAllHarp.h"
+#include "harp/Support/Greedy.h"
 #include "harp/Target/CPU.h"
 
 #include "harp/Codegen/Passes.h"
@@ -24,6 +25,15 @@
 #include <algorithm>
 
 using namespace mlir;
+
+/// A canonicalizer for loops and single-block regions, before scf-to-cf
+/// (mlir::harp::structuredGreedyConfig: no region simplification).
+static std::unique_ptr<Pass> createStructuredCanonicalizerPass() {
+  GreedyRewriteConfig config = mlir::harp::structuredGreedyConfig();
+  // The canonicalize pass's own default (the driver's is bottom-up).
+  config.setUseTopDownTraversal(true);
+  return createCanonicalizerPass(config);
+}
 
 namespace {
 /// Does nothing, but names as its dependencies every dialect and external
@@ -52,11 +62,14 @@ static void addFrontEnd(OpPassManager &pm, bool fuse) {
   pm.addPass(std::make_unique<HarpPipelineDialectsPass>());
   pm.addPass(mlir::harp::createHarpFunctionABIPass());
   pm.addPass(mlir::harp::createHarpAutodiffPass());
+  // With region simplification: its dead-code walk clears what the
+  // derivatives left unused, which the greedy driver alone leaves (harp-fuse
+  // then counts those readers).
   pm.addPass(createCanonicalizerPass());
   if (fuse)
     pm.addPass(mlir::harp::createHarpFusePass());
   pm.addPass(mlir::harp::createConvertHarpToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createStructuredCanonicalizerPass());
   // After the kernels are formed: inlined before harp-fuse, the attention
   // step's gradient fused into other kernels, one of them a reduction
   // along a strided dim that made the step 3.5x slower (docs/Lowering.md).
@@ -85,14 +98,31 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Tile loops yield the buffer they were given: folding those iter_args
   // lets a result's allocation reach the return, where it is hoisted.
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createStructuredCanonicalizerPass());
   // Callers (the JIT) allocate results: no buffer crosses the boundary with
   // ownership attached.
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createStructuredCanonicalizerPass());
+}
+
+/// Upstream's buffer-deallocation-pipeline, its canonicalizers without
+/// region simplification (the loops are still structured).
+static void addBufferDeallocation(OpPassManager &pm) {
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  memref::ExpandReallocPassOptions realloc;
+  realloc.emitDeallocs = false;
+  func.addPass(memref::createExpandReallocPass(realloc));
+  func.addPass(createStructuredCanonicalizerPass());
+  func.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  func.addPass(createStructuredCanonicalizerPass());
+  func.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  OpPassManager &after = pm.nest<func::FuncOp>();
+  after.addPass(createCSEPass());
+  after.addPass(createStructuredCanonicalizerPass());
 }
 
 /// Rows of a contraction's register tile (harp-vectorize's register-rows,
@@ -148,7 +178,7 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     HarpFuseEpiloguesPassOptions epilogues;
     epilogues.contractions = !options.vectorize;
     pm.addNestedPass<func::FuncOp>(createHarpFuseEpiloguesPass(epilogues));
-    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createStructuredCanonicalizerPass());
   }
   if (options.vectorize) {
     HarpVectorizeOptions vectorize;
@@ -168,7 +198,7 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     // made the first 9% faster and the second no slower.
     vectorize.windowPlanes = !options.threads;
     buildHarpVectorizePipeline(pm.nest<func::FuncOp>(), vectorize);
-    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createStructuredCanonicalizerPass());
   }
   // CSE that compares two kernels' loop nests only where their value
   // numbers are equal (upstream's compared every pair with equal operands:
@@ -189,7 +219,7 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
   // scf.parallel (its iterations may run at once: each keeps its own
   // buffer), so with threads the loops left sequential are hoisted too.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
-  bufferization::buildBufferDeallocationPipeline(pm);
+  addBufferDeallocation(pm);
 
   if (options.vectorize) {
     HarpLowerCopiesPassOptions copies;
@@ -215,7 +245,7 @@ LogicalResult mlir::harp::buildHarpToLLVMPipeline(
     // Inlines the memref.alloca_scope wrapped around each loop body (a
     // single-block region, which lowering the loops inside it to cf would
     // break): harp's kernels allocate on the heap, never with alloca.
-    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createStructuredCanonicalizerPass());
   }
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

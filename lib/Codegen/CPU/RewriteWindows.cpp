@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/Codegen/CPU/Passes.h"
+#include "harp/Support/Greedy.h"
 
 #include "CodegenConfig.h"
 #include "harp/Codegen/Common/Passes.h"
@@ -918,7 +919,8 @@ struct HarpRewriteWindowsPass
       MLIRContext *context = &getContext();
       RewritePatternSet patterns(context);
       scf::IfOp::getCanonicalizationPatterns(patterns, context);
-      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                       harp::structuredGreedyConfig())))
         return signalPassFailure();
     }
     for (linalg::GenericOp op : generics()) {

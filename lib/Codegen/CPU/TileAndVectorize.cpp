@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/Codegen/CPU/Passes.h"
+#include "harp/Support/Greedy.h"
 
 #include "CodegenConfig.h"
 #include "harp/Codegen/Common/Passes.h"
@@ -1448,7 +1449,8 @@ struct HarpTileAndVectorizePass
     context->getLoadedDialect<tensor::TensorDialect>()
         ->getCanonicalizationPatterns(patterns);
     FrozenRewritePatternSet staticShapes(std::move(patterns));
-    if (failed(applyPatternsGreedily(func, staticShapes)))
+    if (failed(applyPatternsGreedily(func, staticShapes,
+                                     harp::structuredGreedyConfig())))
       return signalPassFailure();
     // Remainder blocks, static now, get their own tiles.
     SmallVector<linalg::LinalgOp> remainders;
@@ -1468,7 +1470,8 @@ struct HarpTileAndVectorizePass
     for (; i < worklist.size() && i < 4096; ++i)
       tileAndPeel(rewriter, worklist[i], config, worklist);
     if (!remainders.empty() &&
-        failed(applyPatternsGreedily(func, staticShapes)))
+        failed(applyPatternsGreedily(func, staticShapes,
+                                     harp::structuredGreedyConfig())))
       return signalPassFailure();
 
     // Then the tiles are vectorized.

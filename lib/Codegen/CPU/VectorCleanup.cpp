@@ -9,6 +9,7 @@
 
 #include "harp/Codegen/CPU/Passes.h"
 #include "harp/Codegen/Common/TilingUtils.h"
+#include "harp/Support/Greedy.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -357,7 +358,8 @@ struct HarpVectorCleanupPass
     affine::AffineApplyOp::getCanonicalizationPatterns(cleanup, context);
     affine::AffineMinOp::getCanonicalizationPatterns(cleanup, context);
     FrozenRewritePatternSet frozenCleanup(std::move(cleanup));
-    if (failed(applyPatternsGreedily(func, frozenCleanup)))
+    if (failed(applyPatternsGreedily(func, frozenCleanup,
+                                     harp::structuredGreedyConfig())))
       return signalPassFailure();
     SmallVector<LoopLikeOpInterface> loops;
     func.walk([&](LoopLikeOpInterface loop) { loops.push_back(loop); });
@@ -403,7 +405,8 @@ struct HarpVectorCleanupPass
     math.add<ScalarReadToElement>(context);
     if (!fma)
       harp::cpu::markExistingFmas(func);
-    if (failed(applyPatternsGreedily(func, std::move(math))))
+    if (failed(applyPatternsGreedily(func, std::move(math),
+                                     harp::structuredGreedyConfig())))
       return signalPassFailure();
     if (!fma)
       harp::cpu::splitApproximationFmas(func);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "harp/Codegen/Common/Passes.h"
+#include "harp/Support/Greedy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -79,7 +80,8 @@ struct HarpFullRankWritesPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FullRankWrite>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     harp::structuredGreedyConfig())))
       signalPassFailure();
   }
 };

@@ -3,6 +3,7 @@
 #include "harp/Conversion/HarpToLinalg/HarpToLinalg.h"
 #include "harp/Conversion/Passes.h"
 #include "harp/Dialect/Harp/IR/HarpOps.h"
+#include "harp/Support/Greedy.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -55,7 +56,8 @@ struct ConvertHarpToLinalgPass
     RewritePatternSet patterns(&getContext());
     populateHarpToLinalgPatterns(patterns);
     patterns.add<EmptyDomainKernel>(&getContext());
-    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+    if (failed(applyPatternsGreedily(module, std::move(patterns),
+                                     harp::structuredGreedyConfig())))
       return signalPassFailure();
 
     WalkResult left = module.walk([](Operation *op) {

@@ -10,6 +10,7 @@
 #include "harp/Dialect/Harp/IR/HarpOps.h"
 #include "harp/Dialect/Harp/IR/ViewLayout.h"
 #include "harp/Dialect/Harp/Transforms/Passes.h"
+#include "harp/Support/Greedy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
@@ -50,6 +51,52 @@ static bool broadcasts(ViewAttr layout, ArrayRef<int64_t> domain) {
   return false;
 }
 
+/// How much `e` grows when dim `d` grows by one, where `e` is a sum of
+/// constant multiples of dims, symbols and constants (a view's usual
+/// index, parts that do not read `d` aside); nullopt for anything else (a
+/// floordiv or mod of `d`, a product of dims), which the caller simplifies
+/// instead. Exact, and without creating
+/// expressions: harp-fuse asks this for every operand of every consumer it
+/// visits, and simplifyAffineExpr was half of the pass's time on an
+/// unrolled recurrence.
+static std::optional<int64_t> linearStep(AffineExpr e, unsigned d) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+  case AffineExprKind::SymbolId:
+    return 0;
+  case AffineExprKind::DimId:
+    return cast<AffineDimExpr>(e).getPosition() == d ? 1 : 0;
+  case AffineExprKind::Add: {
+    auto add = cast<AffineBinaryOpExpr>(e);
+    std::optional<int64_t> lhs = linearStep(add.getLHS(), d);
+    std::optional<int64_t> rhs = linearStep(add.getRHS(), d);
+    if (!lhs || !rhs)
+      return std::nullopt;
+    return *lhs + *rhs;
+  }
+  case AffineExprKind::Mul: {
+    auto mul = cast<AffineBinaryOpExpr>(e);
+    auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+    AffineExpr other = mul.getLHS();
+    if (!c) {
+      c = dyn_cast<AffineConstantExpr>(mul.getLHS());
+      other = mul.getRHS();
+    }
+    if (!c)
+      return std::nullopt;
+    std::optional<int64_t> step = linearStep(other, d);
+    if (!step)
+      return std::nullopt;
+    return *step * c.getValue();
+  }
+  default:
+    // A floordiv or mod of other dims only does not move with `d`.
+    if (!e.isFunctionOfDim(d))
+      return 0;
+    return std::nullopt;
+  }
+}
+
 /// Whether every dim of `map` can be solved for from its results, one at a
 /// time, each from a result where it is the only unsolved dim, with a
 /// constant nonzero coefficient (`y - ky` once `ky` is read bare, `2 t + 1`),
@@ -70,11 +117,15 @@ static bool solvesEveryDim(AffineMap map, SmallVector<bool> solved) {
         }
       if (unsolved != 1)
         continue;
-      AffineExpr dim = getAffineDimExpr(*only, map.getContext());
-      AffineExpr step =
-          simplifyAffineExpr(e.replace(dim, dim + 1) - e, rank, 0);
-      auto c = dyn_cast<AffineConstantExpr>(step);
-      if (!c || c.getValue() == 0)
+      std::optional<int64_t> step = linearStep(e, *only);
+      if (!step) {
+        AffineExpr dim = getAffineDimExpr(*only, map.getContext());
+        auto c = dyn_cast<AffineConstantExpr>(
+            simplifyAffineExpr(e.replace(dim, dim + 1) - e, rank, 0));
+        if (c)
+          step = c.getValue();
+      }
+      if (!step || *step == 0)
         continue;
       solved[*only] = true;
       progress = true;
@@ -690,7 +741,8 @@ struct HarpFusePass : harp::impl::HarpFusePassBase<HarpFusePass> {
     // Views composed, duplicate operands merged, dead producers erased.
     ViewOp::getCanonicalizationPatterns(patterns, ctx);
     MapReduceOp::getCanonicalizationPatterns(patterns, ctx);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     harp::structuredGreedyConfig())))
       signalPassFailure();
   }
 };
